@@ -1,0 +1,45 @@
+//! Errors from reading requirements files, each naming file, line and column.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a line came from: `path:line:column`, one-based.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    pub path: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.path.display(), self.line, self.column)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{origin}: {message}\n    {text}")]
+    Syntax {
+        origin: Origin,
+        text: String,
+        message: String,
+    },
+    #[error("cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{origin}: cannot read included file {}", path.display())]
+    Include {
+        origin: Origin,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not UTF-8 text", path.display())]
+    NotUtf8 { path: PathBuf },
+    #[error("{} includes itself (through -r/-c)", path.display())]
+    IncludeCycle { path: PathBuf },
+}

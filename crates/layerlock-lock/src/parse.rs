@@ -1,0 +1,451 @@
+//! A reader for pip requirements files: `-r`/`-c` includes, options lines,
+//! per-requirement `--hash` options, markers, continuations and comments.
+//!
+//! The format is pip's (<https://pip.pypa.io/en/stable/reference/requirements-file-format/>);
+//! requirement lines themselves are PEP 508 and parsed by `uv-pep508`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use uv_normalize::PackageName;
+use uv_pep508::{Requirement, VerbatimUrl};
+
+use crate::error::{LockError, Origin};
+
+/// One requirement line, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub requirement: Requirement<VerbatimUrl>,
+    pub origin: Origin,
+    /// `--hash=ALGO:HEX` options, as written (`sha256:abc…`).
+    pub hashes: Vec<String>,
+    pub editable: bool,
+}
+
+/// Index options found in options lines (`--index-url` and friends).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexOptions {
+    pub index_url: Option<String>,
+    pub extra_index_urls: Vec<String>,
+    pub find_links: Vec<String>,
+    pub no_index: bool,
+}
+
+/// A requirements file with its includes flattened.
+#[derive(Debug, Clone, Default)]
+pub struct RequirementsFile {
+    /// Requirements from this file and every `-r` include, in file order.
+    pub entries: Vec<Entry>,
+    /// Requirements from `-c` constraint files.
+    pub constraints: Vec<Entry>,
+    pub options: IndexOptions,
+    /// The files read, in the order first read (for messages and `# via`).
+    pub files: Vec<PathBuf>,
+}
+
+impl RequirementsFile {
+    /// Read `path` and everything it includes.
+    pub fn read(path: &Path) -> Result<Self, LockError> {
+        let mut file = Self::default();
+        let mut stack = Vec::new();
+        read_into(path, Kind::Requirement, &mut file, &mut stack)?;
+        Ok(file)
+    }
+
+    /// Parse `text` as if read from `path` (includes are resolved beside `path`).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, LockError> {
+        let mut file = Self::default();
+        let mut stack = vec![path.to_path_buf()];
+        file.files.push(path.to_path_buf());
+        parse_into(path, text, Kind::Requirement, &mut file, &mut stack)?;
+        Ok(file)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Requirement,
+    Constraint,
+}
+
+fn read_into(
+    path: &Path,
+    kind: Kind,
+    out: &mut RequirementsFile,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), LockError> {
+    if stack.iter().any(|p| p == path) {
+        return Err(LockError::IncludeCycle {
+            path: path.to_path_buf(),
+        });
+    }
+    let bytes = fs_err::read(path).map_err(|source| LockError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| LockError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
+    stack.push(path.to_path_buf());
+    if !out.files.iter().any(|p| p == path) {
+        out.files.push(path.to_path_buf());
+    }
+    parse_into(path, &text, kind, out, stack)?;
+    stack.pop();
+    Ok(())
+}
+
+/// One logical line: continuations joined, comment removed.
+struct Logical {
+    line: usize,
+    text: String,
+}
+
+fn logical_lines(text: &str) -> Vec<Logical> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let mut current: Option<Logical> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        let (body, continued) = match raw.strip_suffix('\\') {
+            // pip joins a line that ends in a backslash with the next one.
+            Some(body) => (body, true),
+            None => (raw, false),
+        };
+        let logical = current.get_or_insert_with(|| Logical {
+            line: index + 1,
+            text: String::new(),
+        });
+        logical.text.push_str(body);
+        if !continued {
+            out.extend(current.take());
+        }
+    }
+    out.extend(current.take());
+    for logical in &mut out {
+        logical.text = strip_comment(&logical.text).to_string();
+    }
+    out
+}
+
+/// pip strips `#` comments that start a line or follow whitespace, so a URL
+/// fragment such as `#egg=name` or `#sha256=` survives.
+fn strip_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'#' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// `${NAME}` is expanded from the environment, as pip does.
+fn expand_env(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end)
+                if !after[..end].is_empty()
+                    && after[..end]
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') =>
+            {
+                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Global options that change how pip installs, not what: accepted and ignored.
+const IGNORED_FLAGS: &[&str] = &["--pre", "--prefer-binary", "--require-hashes"];
+const IGNORED_WITH_VALUE: &[&str] = &[
+    "--only-binary",
+    "--no-binary",
+    "--trusted-host",
+    "--use-feature",
+    "--config-settings",
+    "--global-option",
+    "--install-option",
+    "--extra-index-url-strategy",
+];
+
+fn parse_into(
+    path: &Path,
+    text: &str,
+    kind: Kind,
+    out: &mut RequirementsFile,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), LockError> {
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    for logical in logical_lines(text) {
+        let expanded = expand_env(&logical.text);
+        let trimmed = expanded.trim_start();
+        let indent = expanded.len() - trimmed.len();
+        let trimmed = trimmed.trim_end();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let origin = Origin {
+            path: path.to_path_buf(),
+            line: logical.line,
+            column: indent + 1,
+        };
+        if trimmed.starts_with('-') {
+            let (flag, value) = split_option(trimmed);
+            let need_value = |value: Option<&str>| -> Result<String, LockError> {
+                value
+                    .map(str::to_string)
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| LockError::Syntax {
+                        origin: origin.clone(),
+                        text: trimmed.to_string(),
+                        message: format!("`{flag}` needs a value"),
+                    })
+            };
+            match flag {
+                "-r" | "--requirement" | "-c" | "--constraint" => {
+                    let target = dir.join(need_value(value)?);
+                    let include_kind = if flag.starts_with("-c") || flag == "--constraint" {
+                        Kind::Constraint
+                    } else {
+                        kind
+                    };
+                    read_into(&target, include_kind, out, stack).map_err(|err| match err {
+                        LockError::Io { path, source } => LockError::Include {
+                            origin: origin.clone(),
+                            path,
+                            source,
+                        },
+                        other => other,
+                    })?;
+                }
+                "-i" | "--index-url" => out.options.index_url = Some(need_value(value)?),
+                "--extra-index-url" => out.options.extra_index_urls.push(need_value(value)?),
+                "-f" | "--find-links" => {
+                    let link = need_value(value)?;
+                    // A relative find-links directory is relative to the file.
+                    let link = if link.contains("://") || Path::new(&link).is_absolute() {
+                        link
+                    } else {
+                        dir.join(link).display().to_string()
+                    };
+                    out.options.find_links.push(link);
+                }
+                "--no-index" => out.options.no_index = true,
+                "-e" | "--editable" => {
+                    let value = need_value(value)?;
+                    let entry = parse_requirement(&value, &dir, &origin, indent + flag.len() + 1)?;
+                    push(out, kind, Entry {
+                        editable: true,
+                        ..entry
+                    });
+                }
+                f if IGNORED_FLAGS.contains(&f) => {}
+                f if IGNORED_WITH_VALUE.contains(&f) => {}
+                _ => {
+                    return Err(LockError::Syntax {
+                        origin,
+                        text: trimmed.to_string(),
+                        message: format!("unknown option `{flag}`"),
+                    });
+                }
+            }
+            continue;
+        }
+        let entry = parse_requirement(trimmed, &dir, &origin, indent)?;
+        push(out, kind, entry);
+    }
+    Ok(())
+}
+
+fn push(out: &mut RequirementsFile, kind: Kind, entry: Entry) {
+    match kind {
+        Kind::Requirement => out.entries.push(entry),
+        Kind::Constraint => out.constraints.push(entry),
+    }
+}
+
+/// Split `--flag=value`, `--flag value` or `-rvalue`.
+fn split_option(text: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = text.strip_prefix("--") {
+        if let Some(eq) = rest.find('=') {
+            let space = rest.find(char::is_whitespace).unwrap_or(usize::MAX);
+            if eq < space {
+                return (&text[..eq + 2], Some(rest[eq + 1..].trim()));
+            }
+        }
+        return match text.find(char::is_whitespace) {
+            Some(space) => (&text[..space], Some(text[space..].trim())),
+            None => (text, None),
+        };
+    }
+    // Short options: `-r file`, `-rfile`.
+    let flag = &text[..2.min(text.len())];
+    let value = text[flag.len()..].trim();
+    (flag, (!value.is_empty()).then_some(value))
+}
+
+/// Parse one requirement with its trailing per-requirement options.
+fn parse_requirement(
+    text: &str,
+    dir: &Path,
+    origin: &Origin,
+    column_offset: usize,
+) -> Result<Entry, LockError> {
+    let (spec, options) = split_requirement_options(text);
+    let mut hashes = Vec::new();
+    let mut tokens = options.split_whitespace().peekable();
+    while let Some(token) = tokens.next() {
+        let (flag, value) = match token.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_string())),
+            None => (token, tokens.next().map(str::to_string)),
+        };
+        match flag {
+            "--hash" => {
+                let value = value.unwrap_or_default();
+                if !value.contains(':') {
+                    return Err(LockError::Syntax {
+                        origin: origin.clone(),
+                        text: text.to_string(),
+                        message: format!("`--hash` wants ALGORITHM:DIGEST, got `{value}`"),
+                    });
+                }
+                hashes.push(value);
+            }
+            "--config-settings" | "--global-option" | "--install-option" => {}
+            _ => {
+                return Err(LockError::Syntax {
+                    origin: origin.clone(),
+                    text: text.to_string(),
+                    message: format!("unknown per-requirement option `{flag}`"),
+                });
+            }
+        }
+    }
+    let spec = spec.trim();
+    let requirement = match Requirement::<VerbatimUrl>::parse(spec, dir) {
+        Ok(requirement) => requirement,
+        Err(err) => match egg_requirement(spec) {
+            Some(requirement) => requirement,
+            None => {
+                let message = err.message.to_string();
+                return Err(LockError::Syntax {
+                    origin: Origin {
+                        column: column_offset + err.start + 1,
+                        ..origin.clone()
+                    },
+                    text: text.to_string(),
+                    message,
+                });
+            }
+        },
+    };
+    Ok(Entry {
+        requirement,
+        origin: origin.clone(),
+        hashes,
+        editable: false,
+    })
+}
+
+/// A bare VCS or archive URL with `#egg=NAME` names its package the old way;
+/// it is read as `NAME @ URL`.
+fn egg_requirement(spec: &str) -> Option<Requirement<VerbatimUrl>> {
+    let (_, fragment) = spec.split_once('#')?;
+    let name = fragment
+        .split('&')
+        .find_map(|part| part.strip_prefix("egg="))?;
+    let name = PackageName::from_str(name).ok()?;
+    let url = spec.trim();
+    Requirement::<VerbatimUrl>::from_str(&format!("{name} @ {url}")).ok()
+}
+
+/// The requirement ends where the first ` --option` begins.
+fn split_requirement_options(text: &str) -> (&str, &str) {
+    let bytes = text.as_bytes();
+    for i in 1..bytes.len().saturating_sub(1) {
+        if bytes[i - 1].is_ascii_whitespace() && bytes[i] == b'-' && bytes[i + 1] == b'-' {
+            return (&text[..i], &text[i..]);
+        }
+    }
+    (text, "")
+}
+
+/// Names pinned by a set of entries, for messages.
+pub fn names(entries: &[Entry]) -> BTreeSet<PackageName> {
+    entries.iter().map(|e| e.requirement.name.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<RequirementsFile, LockError> {
+        RequirementsFile::parse(Path::new("reqs.txt"), text)
+    }
+
+    #[test]
+    fn continuations_comments_and_hashes() {
+        let file = parse(
+            "# header\nalpha==1.0 \\\n    --hash=sha256:aa \\\n    --hash sha256:bb\n  # via x\nbeta[x]>=2 ; python_version >= '3.8'  # why\n",
+        )
+        .unwrap();
+        assert_eq!(file.entries.len(), 2);
+        assert_eq!(file.entries[0].hashes, vec!["sha256:aa", "sha256:bb"]);
+        assert_eq!(file.entries[0].origin.line, 2);
+        assert_eq!(file.entries[1].requirement.name.as_ref(), "beta");
+        assert_eq!(file.entries[1].origin.line, 6);
+    }
+
+    #[test]
+    fn options_lines() {
+        let file = parse(
+            "--index-url https://example.org/simple\n--extra-index-url=https://x/simple\n--pre\nfoo\n",
+        )
+        .unwrap();
+        assert_eq!(
+            file.options.index_url.as_deref(),
+            Some("https://example.org/simple")
+        );
+        assert_eq!(file.options.extra_index_urls, vec!["https://x/simple"]);
+    }
+
+    #[test]
+    fn vcs_egg_names_the_package() {
+        let file = parse("git+https://github.com/a/b@0123456789abcdef#egg=bee\n").unwrap();
+        assert_eq!(file.entries[0].requirement.name.as_ref(), "bee");
+    }
+
+    #[test]
+    fn malformed_line_names_line_and_column() {
+        let err = parse("ok==1\n  bad==>1\n").unwrap_err();
+        let LockError::Syntax { origin, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(origin.line, 2);
+        assert!(origin.column >= 3, "{origin:?}");
+    }
+
+    #[test]
+    fn unknown_option_is_an_error() {
+        assert!(parse("--frobnicate\n").is_err());
+    }
+
+    #[test]
+    fn comment_hash_inside_url_is_kept() {
+        assert_eq!(strip_comment("x @ https://h/x.whl#sha256=ab"), "x @ https://h/x.whl#sha256=ab");
+        assert_eq!(strip_comment("x # c"), "x ");
+    }
+}
