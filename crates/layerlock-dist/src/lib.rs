@@ -1,14 +1,13 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The distribution model shared by the index client and the resolver: the
+//! target (Python version + platform), files an index lists, core metadata,
+//! and the `PackageSource` trait the resolver asks. No I/O.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod files;
+mod metadata;
+mod source;
+mod target;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use files::{DistKind, IndexFile, ProjectFiles};
+pub use metadata::{CoreMetadata, MetadataError};
+pub use source::{PackageSource, ProjectAnswer, SourceError};
+pub use target::{Target, TargetError};

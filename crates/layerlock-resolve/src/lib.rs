@@ -1,14 +1,125 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! Resolution of a layer against fixed base pins, for one target, with
+//! PubGrub. The resolver asks a `PackageSource` and never touches the network.
+
+mod candidates;
+mod explain;
+mod provider;
+mod request;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pubgrub::PubGrubError;
+use uv_normalize::PackageName;
+
+use layerlock_dist::{PackageSource, SourceError};
+
+pub use candidates::{Candidate, Candidates, Exclusion, candidates, speculative_wheel};
+pub use request::{BasePin, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
+
+use provider::{Pkg, Provider, root_version};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no layer satisfies the requirements:\n{report}")]
+    NoSolution { report: String, hints: Vec<String> },
+    #[error("while looking up {package}")]
+    Source {
+        package: String,
+        #[source]
+        source: SourceError,
+    },
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Resolve `request` with packages from `source`.
+pub fn resolve(
+    source: &dyn PackageSource,
+    request: &ResolveRequest,
+) -> Result<Resolution, ResolveError> {
+    let provider = Provider::new(source, request);
+    let solution = match pubgrub::resolve(&provider, Pkg::Root, root_version()) {
+        Ok(solution) => solution,
+        Err(PubGrubError::NoSolution(mut tree)) => {
+            tree.collapse_no_versions();
+            let (report, hints) = explain::explain(&provider, &tree);
+            return Err(ResolveError::NoSolution { report, hints });
+        }
+        Err(PubGrubError::ErrorChoosingVersion { package, source }) => {
+            return Err(ResolveError::Source {
+                package: package.to_string(),
+                source,
+            });
+        }
+        Err(PubGrubError::ErrorRetrievingDependencies {
+            package,
+            version,
+            source,
+        }) => {
+            return Err(ResolveError::Source {
+                package: format!("{package}=={version}"),
+                source,
+            });
+        }
+        Err(PubGrubError::ErrorInShouldCancel(source)) => {
+            return Err(ResolveError::Source {
+                package: "the resolution".to_string(),
+                source,
+            });
+        }
+    };
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+    let chosen: BTreeMap<Pkg, _> = solution.into_iter().collect();
+    let state = provider.state.borrow();
+    // Who asked for whom: edges of every chosen node, extras folded into
+    // their package.
+    let mut via: BTreeMap<PackageName, BTreeSet<String>> = BTreeMap::new();
+    for (pkg, version) in &chosen {
+        let Some(children) = state.edges.get(&(pkg.clone(), version.clone())) else {
+            continue;
+        };
+        for child in children {
+            let label = match pkg {
+                Pkg::Root => continue,
+                Pkg::Name(n) | Pkg::Extra(n, _) => n.to_string(),
+            };
+            if Some(child) == pkg.name() {
+                continue;
+            }
+            via.entry(child.clone()).or_default().insert(label);
+        }
     }
+    for direct in &request.direct {
+        if direct.requirement.marker.evaluate(request.target.markers(), &[]) {
+            via.entry(direct.requirement.name.clone())
+                .or_default()
+                .insert(direct.via.clone());
+        }
+    }
+
+    let mut resolution = Resolution {
+        warnings: state.warnings.iter().cloned().collect(),
+        ..Resolution::default()
+    };
+    for (pkg, version) in &chosen {
+        let Pkg::Name(name) = pkg else { continue };
+        let asked_by = via.get(name).cloned().unwrap_or_default();
+        if request.base.contains_key(name) {
+            resolution.base_used.insert(name.clone(), asked_by);
+            continue;
+        }
+        let files = state
+            .candidates
+            .get(name)
+            .and_then(|c| c.versions.get(version))
+            .map(|c| c.files.clone())
+            .unwrap_or_default();
+        resolution.packages.insert(
+            name.clone(),
+            Resolved {
+                version: version.clone(),
+                files,
+                via: asked_by,
+            },
+        );
+    }
+    Ok(resolution)
 }

@@ -1,0 +1,213 @@
+//! The target a layer is compiled for: a Python version and a platform, with
+//! the PEP 425 tags and PEP 508 marker values that follow from them.
+
+use std::str::FromStr;
+
+use uv_pep440::Version;
+use uv_pep508::{MarkerEnvironment, MarkerEnvironmentBuilder};
+use uv_platform_tags::{Arch, Os, Platform, Tags, TagsOptions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error(
+        "unknown platform `{0}`; use e.g. x86_64-manylinux_2_28, aarch64-manylinux_2_28, x86_64-musllinux_1_2, aarch64-apple-darwin, x86_64-pc-windows-msvc or linux"
+    )]
+    Platform(String),
+    #[error("`{0}` is not a Python version like 3.12 (or 3.12.4)")]
+    PythonVersion(String),
+    #[error("cannot compute tags for the target: {0}")]
+    Tags(String),
+}
+
+/// Python version and platform, with their tags and marker environment.
+#[derive(Debug, Clone)]
+pub struct Target {
+    python: Version,
+    python_minor: (u8, u8),
+    platform_name: String,
+    tags: Tags,
+    markers: MarkerEnvironment,
+}
+
+impl Target {
+    /// `python_version` is `3.12` or `3.12.4`; `platform` is a name such as
+    /// `x86_64-manylinux_2_28` (the names `uv pip compile --python-platform` takes).
+    pub fn new(python_version: &str, platform: &str) -> Result<Self, TargetError> {
+        let bad = || TargetError::PythonVersion(python_version.to_string());
+        let parts: Vec<u8> = python_version
+            .split('.')
+            .map(|p| p.parse::<u8>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let (major, minor, patch) = match parts.as_slice() {
+            [major, minor] => (*major, *minor, None),
+            [major, minor, patch] => (*major, *minor, Some(*patch)),
+            _ => return Err(bad()),
+        };
+        if major != 3 {
+            return Err(bad());
+        }
+        let (os, arch, canonical) = parse_platform(platform)?;
+        let tags = Tags::from_env(
+            Platform::new(os.clone(), arch),
+            (major, minor),
+            "cpython",
+            (major, minor),
+            TagsOptions {
+                manylinux_compatible: matches!(os, Os::Manylinux { .. }),
+                gil_disabled: false,
+                debug_enabled: false,
+                is_cross: true,
+            },
+        )
+        .map_err(|e| TargetError::Tags(e.to_string()))?;
+        let full = format!("{major}.{minor}.{}", patch.unwrap_or(0));
+        let short = format!("{major}.{minor}");
+        let (os_name, sys_platform, system, machine) = match (&os, arch) {
+            (Os::Windows, Arch::Aarch64) => ("nt", "win32", "Windows", "ARM64"),
+            (Os::Windows, Arch::X86) => ("nt", "win32", "Windows", "x86"),
+            (Os::Windows, _) => ("nt", "win32", "Windows", "AMD64"),
+            (Os::Macos { .. }, Arch::Aarch64) => ("posix", "darwin", "Darwin", "arm64"),
+            (Os::Macos { .. }, _) => ("posix", "darwin", "Darwin", "x86_64"),
+            (_, arch) => ("posix", "linux", "Linux", arch.name()),
+        };
+        let markers = MarkerEnvironment::try_from(MarkerEnvironmentBuilder {
+            implementation_name: "cpython",
+            implementation_version: &full,
+            os_name,
+            platform_machine: machine,
+            platform_python_implementation: "CPython",
+            platform_release: "",
+            platform_system: system,
+            platform_version: "",
+            python_full_version: &full,
+            python_version: &short,
+            sys_platform,
+        })
+        .map_err(|e| TargetError::Tags(e.to_string()))?;
+        Ok(Self {
+            python: Version::from_str(&full).map_err(|_| bad())?,
+            python_minor: (major, minor),
+            platform_name: canonical,
+            tags,
+            markers,
+        })
+    }
+
+    /// The full Python version (`3.12.0` when only `3.12` was given), used
+    /// for requires-python checks.
+    pub fn python(&self) -> &Version {
+        &self.python
+    }
+
+    /// `3.12`.
+    pub fn python_short(&self) -> String {
+        format!("{}.{}", self.python_minor.0, self.python_minor.1)
+    }
+
+    pub fn platform_name(&self) -> &str {
+        &self.platform_name
+    }
+
+    pub fn tags(&self) -> &Tags {
+        &self.tags
+    }
+
+    pub fn markers(&self) -> &MarkerEnvironment {
+        &self.markers
+    }
+
+    /// "Python 3.12 on x86_64-manylinux_2_28".
+    pub fn describe(&self) -> String {
+        format!("Python {} on {}", self.python_short(), self.platform_name)
+    }
+}
+
+fn parse_arch(text: &str) -> Option<Arch> {
+    Some(match text {
+        "x86_64" | "amd64" => Arch::X86_64,
+        "aarch64" | "arm64" => Arch::Aarch64,
+        "i686" | "x86" => Arch::X86,
+        "ppc64le" | "powerpc64le" => Arch::Powerpc64Le,
+        "s390x" => Arch::S390X,
+        "riscv64" => Arch::Riscv64,
+        _ => return None,
+    })
+}
+
+fn parse_glibc(text: &str) -> Option<(u16, u16)> {
+    let (major, minor) = text.split_once('_')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// Platform names, as `uv pip compile --python-platform` spells them, plus
+/// `{arch}-manylinux_X_Y` / `{arch}-musllinux_X_Y` for any glibc/musl version.
+fn parse_platform(name: &str) -> Result<(Os, Arch, String), TargetError> {
+    let err = || TargetError::Platform(name.to_string());
+    let alias = match name {
+        "linux" => "x86_64-manylinux_2_28",
+        "macos" => "aarch64-apple-darwin",
+        "windows" => "x86_64-pc-windows-msvc",
+        "x86_64-unknown-linux-gnu" => "x86_64-manylinux_2_28",
+        "aarch64-unknown-linux-gnu" => "aarch64-manylinux_2_28",
+        "x86_64-unknown-linux-musl" => "x86_64-musllinux_1_2",
+        "aarch64-unknown-linux-musl" => "aarch64-musllinux_1_2",
+        other => other,
+    };
+    let (arch, rest) = alias.split_once('-').ok_or_else(err)?;
+    let arch = parse_arch(arch).ok_or_else(err)?;
+    let os = if let Some(v) = rest.strip_prefix("manylinux_") {
+        let (major, minor) = parse_glibc(v).ok_or_else(err)?;
+        Os::Manylinux { major, minor }
+    } else if let Some(v) = rest.strip_prefix("musllinux_") {
+        let (major, minor) = parse_glibc(v).ok_or_else(err)?;
+        Os::Musllinux { major, minor }
+    } else if rest == "apple-darwin" {
+        // uv's default deployment targets: 13.0 on Apple silicon, 12.0 on Intel.
+        match arch {
+            Arch::Aarch64 => Os::Macos {
+                major: 13,
+                minor: 0,
+            },
+            _ => Os::Macos {
+                major: 12,
+                minor: 0,
+            },
+        }
+    } else if rest == "pc-windows-msvc" {
+        Os::Windows
+    } else {
+        return Err(err());
+    };
+    Ok((os, arch, alias.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uv_distribution_filename::WheelFilename;
+
+    fn compatible(target: &Target, file: &str) -> bool {
+        WheelFilename::from_str(file)
+            .unwrap()
+            .is_compatible(target.tags())
+    }
+
+    #[test]
+    fn manylinux_target_accepts_older_glibc_and_abi3() {
+        let t = Target::new("3.12", "x86_64-manylinux_2_28").unwrap();
+        assert!(compatible(&t, "a-1-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"));
+        assert!(compatible(&t, "a-1-cp38-abi3-manylinux_2_28_x86_64.whl"));
+        assert!(compatible(&t, "a-1-py3-none-any.whl"));
+        assert!(!compatible(&t, "a-1-cp312-cp312-manylinux_2_34_x86_64.whl"));
+        assert!(!compatible(&t, "a-1-cp311-cp311-manylinux_2_17_x86_64.whl"));
+        assert!(!compatible(&t, "a-1-cp312-cp312-musllinux_1_2_x86_64.whl"));
+        assert!(!compatible(&t, "a-1-cp312-cp312-win_amd64.whl"));
+        assert_eq!(t.describe(), "Python 3.12 on x86_64-manylinux_2_28");
+    }
+
+    #[test]
+    fn unknown_platform_is_explained() {
+        let err = Target::new("3.12", "sparc-solaris").unwrap_err();
+        assert!(err.to_string().contains("x86_64-manylinux_2_28"));
+    }
+}

@@ -1,0 +1,279 @@
+//! Turns PubGrub's derivation tree into plain words: which base pin, which
+//! platform, which requires-python ruled versions out.
+
+use std::collections::BTreeSet;
+
+use pubgrub::{
+    DefaultStringReporter, Derived, DerivationTree, External, Map, ReportFormatter, Reporter,
+    Term,
+};
+use uv_pep440::strip_local_version_sentinels;
+
+use crate::provider::{Pkg, Provider, Range};
+
+/// Render `range` for a reader: no internal local-version sentinels, and
+/// nothing at all for "any version".
+fn show_range(range: &Range) -> String {
+    let range = strip_local_version_sentinels(range);
+    if range == Range::full() {
+        String::new()
+    } else if let Some(v) = range.as_singleton() {
+        format!("=={v}")
+    } else {
+        range.to_string()
+    }
+}
+
+fn pkg_range(pkg: &Pkg, range: &Range) -> String {
+    match pkg {
+        Pkg::Root => pkg.to_string(),
+        _ => {
+            let r = show_range(range);
+            if r.is_empty() {
+                pkg.to_string()
+            } else if r.starts_with("==") || r.starts_with(['<', '>', '!', '~']) {
+                format!("{pkg}{r}")
+            } else {
+                format!("{pkg} {r}")
+            }
+        }
+    }
+}
+
+pub(crate) struct Formatter<'a, 'b> {
+    pub(crate) provider: &'a Provider<'b>,
+}
+
+impl Formatter<'_, '_> {
+    fn external(&self, external: &External<Pkg, Range, String>) -> String {
+        match external {
+            External::NotRoot(..) => "we are resolving your requirements".to_string(),
+            External::NoVersions(pkg, range) => {
+                let Some(name) = pkg.name() else {
+                    return "your requirements cannot be met".to_string();
+                };
+                if let Some(pin) = self.provider.request.base.get(name) {
+                    let what = if pin.owned { "owned by the image" } else { "pinned by the base" };
+                    return match &pin.version {
+                        Some(v) => format!(
+                            "{name} is {what} at {v} ({}), which is not in {}",
+                            pin.origin,
+                            show_range(range)
+                        ),
+                        None => format!("{name} is {what} ({})", pin.origin),
+                    };
+                }
+                if let Some(asked) = self.provider.state.borrow().not_found.get(name) {
+                    return format!("{name} is not on any index asked ({})", asked.join(", "));
+                }
+                if *range == Range::full() {
+                    format!("no version of {name} is usable on {}", self.target())
+                } else {
+                    format!(
+                        "no version of {name} that is usable on {} matches {}",
+                        self.target(),
+                        show_range(range)
+                    )
+                }
+            }
+            External::FromDependencyOf(pkg, range, dep, dep_range) => match pkg {
+                Pkg::Root => format!("you require {}", pkg_range(dep, dep_range)),
+                _ => format!(
+                    "{} depends on {}",
+                    pkg_range(pkg, range),
+                    pkg_range(dep, dep_range)
+                ),
+            },
+            External::Custom(pkg, range, why) => {
+                format!("{} cannot be used: {why}", pkg_range(pkg, range))
+            }
+        }
+    }
+
+    fn target(&self) -> String {
+        self.provider.request.target.describe()
+    }
+
+    fn terms(&self, terms: &Map<Pkg, Term<Range>>) -> String {
+        let mut list: Vec<(&Pkg, &Term<Range>)> = terms.iter().collect();
+        list.sort_by(|a, b| a.0.cmp(b.0));
+        match list.as_slice() {
+            [] => "the requirements cannot be met".to_string(),
+            [(Pkg::Root, Term::Positive(_))] => "your requirements cannot be met".to_string(),
+            [(pkg, Term::Positive(range))] => format!("{} cannot be used", pkg_range(pkg, range)),
+            [(pkg, Term::Negative(range))] => format!("{} is required", pkg_range(pkg, range)),
+            [(p1, Term::Positive(r1)), (p2, Term::Negative(r2))] => {
+                format!("{} requires {}", pkg_range(p1, r1), pkg_range(p2, r2))
+            }
+            [(p1, Term::Negative(r1)), (p2, Term::Positive(r2))] => {
+                format!("{} requires {}", pkg_range(p2, r2), pkg_range(p1, r1))
+            }
+            many => {
+                let parts: Vec<String> = many
+                    .iter()
+                    .map(|(p, t)| match t {
+                        Term::Positive(r) => pkg_range(p, r),
+                        Term::Negative(r) => format!("not {}", pkg_range(p, r)),
+                    })
+                    .collect();
+                format!("these cannot all hold: {}", parts.join("; "))
+            }
+        }
+    }
+}
+
+impl ReportFormatter<Pkg, Range, String> for Formatter<'_, '_> {
+    type Output = String;
+
+    fn format_external(&self, external: &External<Pkg, Range, String>) -> String {
+        self.external(external)
+    }
+
+    fn format_terms(&self, terms: &Map<Pkg, Term<Range>>) -> String {
+        self.terms(terms)
+    }
+
+    fn explain_both_external(
+        &self,
+        e1: &External<Pkg, Range, String>,
+        e2: &External<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!(
+            "Because {} and {}, {}.",
+            self.external(e1),
+            self.external(e2),
+            self.terms(terms)
+        )
+    }
+
+    fn explain_both_ref(
+        &self,
+        id1: usize,
+        d1: &Derived<Pkg, Range, String>,
+        id2: usize,
+        d2: &Derived<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!(
+            "Because {} ({id1}) and {} ({id2}), {}.",
+            self.terms(&d1.terms),
+            self.terms(&d2.terms),
+            self.terms(terms)
+        )
+    }
+
+    fn explain_ref_and_external(
+        &self,
+        id: usize,
+        derived: &Derived<Pkg, Range, String>,
+        external: &External<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!(
+            "Because {} ({id}) and {}, {}.",
+            self.terms(&derived.terms),
+            self.external(external),
+            self.terms(terms)
+        )
+    }
+
+    fn and_explain_external(
+        &self,
+        external: &External<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!("And because {}, {}.", self.external(external), self.terms(terms))
+    }
+
+    fn and_explain_ref(
+        &self,
+        id: usize,
+        derived: &Derived<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!(
+            "And because {} ({id}), {}.",
+            self.terms(&derived.terms),
+            self.terms(terms)
+        )
+    }
+
+    fn and_explain_prior_and_external(
+        &self,
+        prior: &External<Pkg, Range, String>,
+        external: &External<Pkg, Range, String>,
+        terms: &Map<Pkg, Term<Range>>,
+    ) -> String {
+        format!(
+            "And because {} and {}, {}.",
+            self.external(prior),
+            self.external(external),
+            self.terms(terms)
+        )
+    }
+}
+
+/// The report, then `hint:` lines on the versions each failing package lost.
+pub(crate) fn explain(
+    provider: &Provider<'_>,
+    tree: &DerivationTree<Pkg, Range, String>,
+) -> (String, Vec<String>) {
+    let formatter = Formatter { provider };
+    let report = DefaultStringReporter::report_with_formatter(tree, &formatter);
+    let mut hints = BTreeSet::new();
+    collect_hints(provider, tree, &mut hints);
+    (report, hints.into_iter().collect())
+}
+
+fn collect_hints(
+    provider: &Provider<'_>,
+    tree: &DerivationTree<Pkg, Range, String>,
+    hints: &mut BTreeSet<String>,
+) {
+    match tree {
+        DerivationTree::External(External::NoVersions(pkg, range)) => {
+            let Some(name) = pkg.name() else { return };
+            if provider.request.base.contains_key(name) {
+                return;
+            }
+            let Some(candidates) = provider.state.borrow().candidates.get(name).cloned() else {
+                return;
+            };
+            let ruled_out: Vec<String> = candidates
+                .versions
+                .iter()
+                .rev()
+                .filter(|(v, _)| range.contains(*v))
+                .filter_map(|(v, c)| c.exclusion.as_ref().map(|why| format!("{v}: {why}")))
+                .take(6)
+                .collect();
+            if !ruled_out.is_empty() {
+                hints.insert(format!(
+                    "{name} versions ruled out on {}: {}",
+                    provider.request.target.describe(),
+                    ruled_out.join("; ")
+                ));
+            }
+            let pre: Vec<String> = candidates
+                .versions
+                .iter()
+                .rev()
+                .filter(|(v, c)| v.any_prerelease() && c.exclusion.is_none() && range.contains(*v))
+                .take(3)
+                .map(|(v, _)| v.to_string())
+                .collect();
+            if !pre.is_empty() {
+                hints.insert(format!(
+                    "{name} has pre-releases in range ({}); pin one with == or pass --prerelease allow",
+                    pre.join(", ")
+                ));
+            }
+        }
+        DerivationTree::External(_) => {}
+        DerivationTree::Derived(derived) => {
+            collect_hints(provider, &derived.cause1, hints);
+            collect_hints(provider, &derived.cause2, hints);
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! The PubGrub dependency provider: base pins are fixed facts, every other
+//! package is chosen from the versions usable on the target.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use pubgrub::{Dependencies, DependencyProvider, PackageResolutionStatistics, Ranges};
+use uv_normalize::{ExtraName, PackageName};
+use uv_pep440::{Operator, Version};
+use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
+
+use layerlock_dist::{PackageSource, ProjectAnswer, SourceError};
+
+use crate::candidates::{Candidate, Candidates, Exclusion, candidates};
+use crate::request::{Prerelease, ResolveRequest};
+
+/// A node of the resolution: the root, a package, or a package with an extra
+/// (which depends on the package at the same version, like uv does).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Pkg {
+    Root,
+    Name(PackageName),
+    Extra(PackageName, ExtraName),
+}
+
+impl Pkg {
+    pub(crate) fn name(&self) -> Option<&PackageName> {
+        match self {
+            Self::Root => None,
+            Self::Name(n) | Self::Extra(n, _) => Some(n),
+        }
+    }
+}
+
+impl fmt::Display for Pkg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Root => write!(f, "your requirements"),
+            Self::Name(n) => write!(f, "{n}"),
+            Self::Extra(n, e) => write!(f, "{n}[{e}]"),
+        }
+    }
+}
+
+pub(crate) type Range = Ranges<Version>;
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) candidates: HashMap<PackageName, Arc<Candidates>>,
+    /// Projects no index knows, with the indexes asked.
+    pub(crate) not_found: BTreeMap<PackageName, Vec<String>>,
+    /// The package names each chosen node depends on (for `# via`).
+    pub(crate) edges: HashMap<(Pkg, Version), Vec<PackageName>>,
+    order: HashMap<PackageName, usize>,
+    /// Packages a requirement names a pre-release of.
+    explicit_pre: HashSet<PackageName>,
+    /// Versions pinned with `==` (a yanked one may then be used; PEP 592).
+    exact_pins: HashMap<PackageName, HashSet<Version>>,
+    pub(crate) warnings: BTreeSet<String>,
+}
+
+pub(crate) struct Provider<'a> {
+    pub(crate) source: &'a dyn PackageSource,
+    pub(crate) request: &'a ResolveRequest,
+    constraints: HashMap<PackageName, Range>,
+    pub(crate) state: RefCell<State>,
+}
+
+pub(crate) fn root_version() -> Version {
+    Version::new([0])
+}
+
+impl<'a> Provider<'a> {
+    pub(crate) fn new(source: &'a dyn PackageSource, request: &'a ResolveRequest) -> Self {
+        let mut constraints: HashMap<PackageName, Range> = HashMap::new();
+        let state = RefCell::new(State::default());
+        for c in &request.constraints {
+            if let Some(VersionOrUrl::VersionSpecifier(specs)) = &c.requirement.version_or_url {
+                if !c
+                    .requirement
+                    .marker
+                    .evaluate(request.target.markers(), &[])
+                {
+                    continue;
+                }
+                let range = Range::from(specs.clone());
+                let entry = constraints
+                    .entry(c.requirement.name.clone())
+                    .or_insert_with(Range::full);
+                *entry = entry.intersection(&range);
+            }
+        }
+        Self {
+            source,
+            request,
+            constraints,
+            state,
+        }
+    }
+
+    fn is_base(&self, name: &PackageName) -> bool {
+        self.request.base.contains_key(name)
+    }
+
+    /// The project's versions, fetched once.
+    pub(crate) fn candidates(&self, name: &PackageName) -> Result<Arc<Candidates>, SourceError> {
+        if let Some(c) = self.state.borrow().candidates.get(name) {
+            return Ok(c.clone());
+        }
+        let answer = self.source.project(name)?;
+        let result = match answer.as_ref() {
+            ProjectAnswer::Found(project) => Arc::new(candidates(
+                name,
+                project,
+                &self.request.target,
+                self.request.exclude_newer,
+            )),
+            ProjectAnswer::NotFound { asked } => {
+                self.state
+                    .borrow_mut()
+                    .not_found
+                    .insert(name.clone(), asked.clone());
+                Arc::new(Candidates::default())
+            }
+            ProjectAnswer::NotCached { asked } => {
+                return Err(SourceError::Offline {
+                    url: format!("the page of {name} on {}", asked.join(", ")),
+                });
+            }
+        };
+        self.state
+            .borrow_mut()
+            .candidates
+            .insert(name.clone(), result.clone());
+        Ok(result)
+    }
+
+    fn usable(&self, name: &PackageName, version: &Version, candidate: &Candidate) -> bool {
+        match &candidate.exclusion {
+            None => true,
+            Some(Exclusion::Yanked(_)) => self
+                .state
+                .borrow()
+                .exact_pins
+                .get(name)
+                .is_some_and(|pins| pins.contains(version)),
+            Some(_) => false,
+        }
+    }
+
+    /// Turn one requirement into dependency edges, or say why it cannot be.
+    fn edges_of(
+        &self,
+        requirement: &Requirement<VerbatimUrl>,
+        out: &mut BTreeMap<Pkg, Range>,
+    ) -> Result<(), String> {
+        let name = &requirement.name;
+        if let Some(pin) = self.request.base.get(name) {
+            if pin.version.is_none() {
+                // Provided by the image at a version we do not know: taken as
+                // satisfied. Its extras' dependencies cannot be looked up.
+                if !requirement.extras.is_empty() {
+                    let mut state = self.state.borrow_mut();
+                    state.warnings.insert(format!(
+                        "{name} is provided by {} without a version, so the dependencies of {}[{}] were not checked",
+                        pin.origin,
+                        name,
+                        requirement
+                            .extras
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ));
+                }
+                return Ok(());
+            }
+        }
+        let mut range = match &requirement.version_or_url {
+            None => Range::full(),
+            Some(VersionOrUrl::VersionSpecifier(specs)) => {
+                let mut state = self.state.borrow_mut();
+                for spec in specs.iter() {
+                    if spec.version().any_prerelease() {
+                        state.explicit_pre.insert(name.clone());
+                    }
+                    if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) {
+                        state
+                            .exact_pins
+                            .entry(name.clone())
+                            .or_default()
+                            .insert(spec.version().clone());
+                    }
+                }
+                Range::from(specs.clone())
+            }
+            Some(VersionOrUrl::Url(url)) => {
+                if self.is_base(name) {
+                    Range::full()
+                } else {
+                    return Err(format!(
+                        "it asks for {name} by URL ({url}); layerlock resolves from indexes only, so put {name} in the base or pin it by version"
+                    ));
+                }
+            }
+        };
+        if let Some(constraint) = self.constraints.get(name) {
+            range = range.intersection(constraint);
+        }
+        let mut add = |pkg: Pkg, range: &Range| {
+            let entry = out.entry(pkg).or_insert_with(Range::full);
+            *entry = entry.intersection(range);
+        };
+        add(Pkg::Name(name.clone()), &range);
+        for extra in requirement.extras.iter() {
+            add(Pkg::Extra(name.clone(), extra.clone()), &range);
+        }
+        let mut state = self.state.borrow_mut();
+        let next = state.order.len();
+        state.order.entry(name.clone()).or_insert(next);
+        Ok(())
+    }
+
+    fn finish(
+        &self,
+        pkg: &Pkg,
+        version: &Version,
+        deps: BTreeMap<Pkg, Range>,
+    ) -> Dependencies<Pkg, Range, String> {
+        let names: Vec<PackageName> = deps
+            .keys()
+            .filter_map(Pkg::name)
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        for name in &names {
+            if !self.is_base(name) {
+                self.source.prefetch_project(name);
+            }
+        }
+        self.state
+            .borrow_mut()
+            .edges
+            .insert((pkg.clone(), version.clone()), names);
+        Dependencies::Available(deps.into_iter().collect())
+    }
+
+    /// Choose the newest usable version in `range`.
+    fn pick(&self, name: &PackageName, range: &Range) -> Result<Option<Version>, SourceError> {
+        if let Some(pin) = self.request.base.get(name) {
+            return Ok(pin.version.clone().filter(|v| range.contains(v)));
+        }
+        let candidates = self.candidates(name)?;
+        let allow_pre = match self.request.prerelease {
+            Prerelease::Allow => true,
+            Prerelease::Disallow => false,
+            Prerelease::IfNecessaryOrExplicit => {
+                self.state.borrow().explicit_pre.contains(name)
+                    || candidates.versions.keys().all(Version::any_prerelease)
+            }
+        };
+        Ok(candidates
+            .versions
+            .iter()
+            .rev()
+            .filter(|(v, _)| allow_pre || !v.any_prerelease())
+            .find(|(v, c)| range.contains(*v) && self.usable(name, v, c))
+            .map(|(v, _)| v.clone()))
+    }
+
+    /// The metadata of `name==version`'s best wheel.
+    fn metadata(
+        &self,
+        name: &PackageName,
+        version: &Version,
+    ) -> Result<Result<Arc<layerlock_dist::CoreMetadata>, String>, SourceError> {
+        let candidates = self.candidates(name)?;
+        let Some(candidate) = candidates.versions.get(version) else {
+            let pin = self.request.base.get(name);
+            return Ok(Err(match pin {
+                Some(pin) => format!(
+                    "its dependencies are needed, but {name}=={version} (pinned by {}) is not on any index asked",
+                    pin.origin
+                ),
+                None => format!("{name}=={version} is not on any index asked"),
+            }));
+        };
+        let Some(wheel) = &candidate.best_wheel else {
+            return Ok(Err(format!(
+                "{name}=={version} has {}",
+                candidate
+                    .exclusion
+                    .as_ref()
+                    .map_or_else(|| "no usable wheel".to_string(), ToString::to_string)
+            )));
+        };
+        let metadata = self.source.metadata(name, wheel)?;
+        if let Some(spec) = &metadata.requires_python {
+            if !spec.contains(self.request.target.python()) {
+                return Ok(Err(format!("{name}=={version} requires Python {spec}")));
+            }
+        }
+        Ok(Ok(metadata))
+    }
+}
+
+impl DependencyProvider for Provider<'_> {
+    type P = Pkg;
+    type V = Version;
+    type VS = Range;
+    type M = String;
+    type Err = SourceError;
+    type Priority = (u8, u32, Reverse<usize>);
+
+    fn prioritize(
+        &self,
+        package: &Pkg,
+        range: &Range,
+        stats: &PackageResolutionStatistics,
+    ) -> Self::Priority {
+        // Fixed facts first (base pins, exact pins), then the most
+        // conflicted, then the order requirements were discovered in.
+        let Some(name) = package.name() else {
+            return (3, 0, Reverse(0));
+        };
+        let class = if self.is_base(name) || range.as_singleton().is_some() {
+            2
+        } else {
+            1
+        };
+        let order = self
+            .state
+            .borrow()
+            .order
+            .get(name)
+            .copied()
+            .unwrap_or(usize::MAX);
+        (class, stats.conflict_count(), Reverse(order))
+    }
+
+    fn choose_version(&self, package: &Pkg, range: &Range) -> Result<Option<Version>, SourceError> {
+        match package {
+            Pkg::Root => Ok(Some(root_version())),
+            Pkg::Name(name) | Pkg::Extra(name, _) => self.pick(name, range),
+        }
+    }
+
+    fn get_dependencies(
+        &self,
+        package: &Pkg,
+        version: &Version,
+    ) -> Result<Dependencies<Pkg, Range, String>, SourceError> {
+        let env = self.request.target.markers();
+        let mut deps = BTreeMap::new();
+        match package {
+            Pkg::Root => {
+                for direct in &self.request.direct {
+                    if !direct.requirement.marker.evaluate(env, &[]) {
+                        continue;
+                    }
+                    if let Err(why) = self.edges_of(&direct.requirement, &mut deps) {
+                        return Ok(Dependencies::Unavailable(why));
+                    }
+                }
+            }
+            Pkg::Name(name) => {
+                if self.is_base(name) {
+                    // The image's pins are closed under their own dependencies.
+                    return Ok(self.finish(package, version, deps));
+                }
+                let metadata = match self.metadata(name, version)? {
+                    Ok(m) => m,
+                    Err(why) => return Ok(Dependencies::Unavailable(why)),
+                };
+                for requirement in &metadata.requires_dist {
+                    if requirement.name == *name && requirement.extras.is_empty() {
+                        continue;
+                    }
+                    if !requirement.marker.evaluate(env, &[]) {
+                        continue;
+                    }
+                    if let Err(why) = self.edges_of(requirement, &mut deps) {
+                        return Ok(Dependencies::Unavailable(why));
+                    }
+                }
+                self.warn_unreadable(name, version, &metadata);
+            }
+            Pkg::Extra(name, extra) => {
+                let metadata = match self.metadata(name, version)? {
+                    Ok(m) => m,
+                    Err(why) => return Ok(Dependencies::Unavailable(why)),
+                };
+                if !metadata.provides_extra.contains(extra) {
+                    self.state.borrow_mut().warnings.insert(format!(
+                        "{name}=={version} does not provide the extra `{extra}`"
+                    ));
+                }
+                deps.insert(Pkg::Name(name.clone()), Range::singleton(version.clone()));
+                for requirement in &metadata.requires_dist {
+                    if !requirement.marker.evaluate(env, std::slice::from_ref(extra)) {
+                        continue;
+                    }
+                    if requirement.name == *name && requirement.extras.is_empty() {
+                        continue;
+                    }
+                    if let Err(why) = self.edges_of(requirement, &mut deps) {
+                        return Ok(Dependencies::Unavailable(why));
+                    }
+                }
+            }
+        }
+        Ok(self.finish(package, version, deps))
+    }
+}
+
+impl Provider<'_> {
+    fn warn_unreadable(
+        &self,
+        name: &PackageName,
+        version: &Version,
+        metadata: &layerlock_dist::CoreMetadata,
+    ) {
+        if metadata.unreadable.is_empty() {
+            return;
+        }
+        let mut state = self.state.borrow_mut();
+        for line in &metadata.unreadable {
+            state.warnings.insert(format!(
+                "{name}=={version}: ignored an unreadable Requires-Dist: {line}"
+            ));
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! What a resolution is asked to do, and what it answers.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+use uv_pep508::{Requirement, VerbatimUrl};
+
+use layerlock_dist::{IndexFile, Target};
+
+/// A requirement of the layer, with the label `# via` shows for it.
+#[derive(Debug, Clone)]
+pub struct Direct {
+    pub requirement: Requirement<VerbatimUrl>,
+    /// e.g. `-r requirements/kv_connectors.txt`.
+    pub via: String,
+}
+
+/// A package the image already has: a base lock pin or an `--owned` package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BasePin {
+    /// `None`: provided, version unknown (an `--owned` name, or a base entry
+    /// pinned by URL); requirements on it are taken as satisfied.
+    pub version: Option<Version>,
+    /// Where it is pinned: `requirements/test/cuda.txt:12` or `--owned`.
+    pub origin: String,
+    pub owned: bool,
+}
+
+/// When pre-releases may be chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Prerelease {
+    Disallow,
+    Allow,
+    /// When a requirement names a pre-release, or a project has nothing else
+    /// (uv's and pip's default).
+    #[default]
+    IfNecessaryOrExplicit,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResolveRequest {
+    pub direct: Vec<Direct>,
+    /// `-c` constraints: they narrow a package's versions when it is needed
+    /// but never pull it in.
+    pub constraints: Vec<Direct>,
+    pub base: BTreeMap<PackageName, BasePin>,
+    pub target: Target,
+    pub exclude_newer: Option<Timestamp>,
+    pub prerelease: Prerelease,
+}
+
+/// One package the layer adds.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub version: Version,
+    /// The files of that version that count (see `Candidate::files`).
+    pub files: Vec<IndexFile>,
+    /// Package names and `-r FILE` labels that asked for it.
+    pub via: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Resolution {
+    /// Only packages the base does not provide.
+    pub packages: BTreeMap<PackageName, Resolved>,
+    /// Base packages the layer's packages depend on, with who asked.
+    pub base_used: BTreeMap<PackageName, BTreeSet<String>>,
+    pub warnings: Vec<String>,
+}
