@@ -1,14 +1,13 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The package index client: PEP 691 JSON and PEP 503 HTML simple indexes,
+//! `--find-links` directories, PEP 658 metadata, HTTP range requests into
+//! wheels, credentials, retries and a persistent cache.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod auth;
+mod cache;
+mod client;
+mod find_links;
+mod page;
+mod zip;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use auth::redact;
+pub use client::{ClientError, IndexClient, IndexConfig, Progress, Speculator, package_name};

@@ -1,3 +1,41 @@
-fn main() {
-    println!("Hello, world!");
+//! The `layerlock` binary: parse flags, merge settings, run one command, map
+//! the outcome to an exit code (0 ok, 1 check failed, 2 could not do the job).
+
+mod cli;
+mod commands;
+mod config;
+mod layer;
+mod printer;
+mod settings;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use settings::Environment;
+
+fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Compile(args) => commands::compile::run(&settings::compile(args, env)?),
+        Command::Covers(args) => commands::covers::run(&settings::covers(args, env)?),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let outcome = Environment::capture().and_then(|env| run(&cli, &env));
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            printer::print_error(&err);
+            ExitCode::from(2)
+        }
+    }
 }

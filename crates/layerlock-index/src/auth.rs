@@ -1,0 +1,159 @@
+//! Index credentials: from the index URL's user-info or from netrc. They are
+//! sent only to the host they belong to and never printed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use url::Url;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: Option<String>,
+}
+
+/// Credentials per host (`host` or `host:port`).
+#[derive(Debug, Clone, Default)]
+pub struct Keyring {
+    by_host: BTreeMap<String, Credentials>,
+    default: Option<Credentials>,
+}
+
+fn host_key(url: &Url) -> Option<String> {
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    })
+}
+
+/// The URL with any user-info removed, safe to print.
+pub fn redact(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => url.to_string(),
+    }
+}
+
+impl Keyring {
+    /// Take the user-info out of `url` (keeping it for its host) and return
+    /// the bare URL.
+    pub fn take_from_url(&mut self, url: &mut Url) {
+        if url.username().is_empty() {
+            return;
+        }
+        let decode = |s: &str| {
+            percent_decode(s)
+        };
+        let creds = Credentials {
+            username: decode(url.username()),
+            password: url.password().map(decode),
+        };
+        if let Some(key) = host_key(url) {
+            self.by_host.insert(key, creds);
+        }
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+
+    /// Read a netrc file (`machine`, `login`, `password`, `default`).
+    pub fn read_netrc(&mut self, path: &Path) {
+        let Ok(text) = fs_err::read_to_string(path) else {
+            return;
+        };
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        let mut i = 0;
+        let mut current: Option<Option<String>> = None;
+        let mut login = None;
+        let mut password = None;
+        let flush = |current: &mut Option<Option<String>>,
+                         login: &mut Option<String>,
+                         password: &mut Option<String>,
+                         ring: &mut Self| {
+            if let (Some(machine), Some(user)) = (current.take(), login.take()) {
+                let creds = Credentials {
+                    username: user,
+                    password: password.take(),
+                };
+                match machine {
+                    Some(host) => {
+                        ring.by_host.entry(host).or_insert(creds);
+                    }
+                    None => ring.default = ring.default.take().or(Some(creds)),
+                }
+            }
+            *password = None;
+        };
+        while i < tokens.len() {
+            match tokens[i] {
+                "machine" => {
+                    flush(&mut current, &mut login, &mut password, self);
+                    current = Some(tokens.get(i + 1).map(|s| (*s).to_string()));
+                    i += 2;
+                }
+                "default" => {
+                    flush(&mut current, &mut login, &mut password, self);
+                    current = Some(None);
+                    i += 1;
+                }
+                "login" => {
+                    login = tokens.get(i + 1).map(|s| (*s).to_string());
+                    i += 2;
+                }
+                "password" => {
+                    password = tokens.get(i + 1).map(|s| (*s).to_string());
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+        }
+        flush(&mut current, &mut login, &mut password, self);
+    }
+
+    pub fn for_url(&self, url: &Url) -> Option<&Credentials> {
+        let key = host_key(url)?;
+        self.by_host
+            .get(&key)
+            .or_else(|| url.host_str().and_then(|h| self.by_host.get(h)))
+            .or(self.default.as_ref())
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() + 1 && i + 3 <= bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_credentials_are_taken_and_redacted() {
+        let mut ring = Keyring::default();
+        let mut url = Url::parse("https://user:p%40ss@idx.example:8443/simple/").unwrap();
+        ring.take_from_url(&mut url);
+        assert_eq!(url.as_str(), "https://idx.example:8443/simple/");
+        let creds = ring.for_url(&url).unwrap();
+        assert_eq!(creds.password.as_deref(), Some("p@ss"));
+        assert_eq!(redact("https://a:b@h/x"), "https://h/x");
+    }
+}

@@ -1,0 +1,617 @@
+//! The HTTP index client: project pages and core metadata, fetched
+//! concurrently on a tokio runtime, shared between everyone who asks, cached
+//! on disk, retried with backoff. Implements the resolver's `PackageSource`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use url::Url;
+use uv_normalize::PackageName;
+
+use layerlock_dist::{
+    CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError,
+};
+
+use crate::auth::{Keyring, redact};
+use crate::cache::{Cache, CachedPage, hex_sha256};
+use crate::find_links::FindLinks;
+use crate::page::{ACCEPT, JSON_TYPE, parse_html, parse_json};
+use crate::zip;
+
+/// How to reach packages.
+#[derive(Debug, Clone, Default)]
+pub struct IndexConfig {
+    /// Simple-index URLs in the order they are asked; the first that knows a
+    /// project wins (uv's `first-index`, which keeps a private name from
+    /// being taken over by a public upload).
+    pub index_urls: Vec<String>,
+    pub find_links: Vec<PathBuf>,
+    /// `None`: no persistent cache.
+    pub cache_dir: Option<PathBuf>,
+    pub offline: bool,
+    pub netrc: Option<PathBuf>,
+    pub retries: u32,
+    pub concurrency: usize,
+}
+
+/// Picks the wheel whose metadata is worth fetching as soon as a project page
+/// arrives, before the resolver asks for it.
+pub type Speculator = Arc<dyn Fn(&PackageName, &ProjectFiles) -> Option<IndexFile> + Send + Sync>;
+
+/// Told about each finished fetch (for a progress bar).
+pub trait Progress: Send + Sync {
+    fn fetched(&self, what: &str);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("`{0}` is not a valid index URL")]
+    IndexUrl(String),
+    #[error("cannot read --find-links directory {0}")]
+    FindLinks(String, #[source] std::io::Error),
+    #[error("cannot start the HTTP client: {0}")]
+    Http(String),
+}
+
+type Fut<T> = Shared<BoxFuture<'static, Result<Arc<T>, SourceError>>>;
+
+struct Index {
+    url: Url,
+    display: String,
+}
+
+enum Page {
+    Files(Vec<IndexFile>),
+    Missing,
+    NotCached,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    indexes: Vec<Index>,
+    find_links: FindLinks,
+    keyring: Keyring,
+    cache: Cache,
+    offline: bool,
+    retries: u32,
+    permits: tokio::sync::Semaphore,
+    projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
+    metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
+    speculator: Mutex<Option<Speculator>>,
+    progress: Mutex<Option<Arc<dyn Progress>>>,
+    requests: AtomicU64,
+}
+
+pub struct IndexClient {
+    inner: Arc<Inner>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl IndexClient {
+    pub fn new(config: &IndexConfig) -> Result<Self, ClientError> {
+        let mut keyring = Keyring::default();
+        if let Some(netrc) = &config.netrc {
+            keyring.read_netrc(netrc);
+        }
+        let mut indexes = Vec::new();
+        for raw in &config.index_urls {
+            let mut url = Url::parse(raw).map_err(|_| ClientError::IndexUrl(redact(raw)))?;
+            keyring.take_from_url(&mut url);
+            if !url.path().ends_with('/') {
+                let path = format!("{}/", url.path());
+                url.set_path(&path);
+            }
+            indexes.push(Index {
+                display: url.to_string(),
+                url,
+            });
+        }
+        let find_links = FindLinks::read(&config.find_links).map_err(|e| {
+            ClientError::FindLinks(
+                config
+                    .find_links
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                e,
+            )
+        })?;
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| ClientError::Http(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| ClientError::Http(e.to_string()))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                indexes,
+                find_links,
+                keyring,
+                cache: Cache::new(config.cache_dir.clone()),
+                offline: config.offline,
+                retries: config.retries,
+                permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
+                projects: Mutex::default(),
+                metadata: Mutex::default(),
+                speculator: Mutex::default(),
+                progress: Mutex::default(),
+                requests: AtomicU64::new(0),
+            }),
+            runtime,
+        })
+    }
+
+    pub fn set_speculator(&self, speculator: Speculator) {
+        if let Ok(mut slot) = self.inner.speculator.lock() {
+            *slot = Some(speculator);
+        }
+    }
+
+    pub fn set_progress(&self, progress: Arc<dyn Progress>) {
+        if let Ok(mut slot) = self.inner.progress.lock() {
+            *slot = Some(progress);
+        }
+    }
+
+    /// HTTP requests sent so far (retries included).
+    pub fn requests(&self) -> u64 {
+        self.inner.requests.load(Ordering::Relaxed)
+    }
+}
+
+impl PackageSource for IndexClient {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let fut = Inner::project_future(&self.inner, name);
+        self.runtime.block_on(fut)
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let fut = Inner::metadata_future(&self.inner, name, file);
+        self.runtime.block_on(fut)
+    }
+
+    fn prefetch_project(&self, name: &PackageName) {
+        let fut = Inner::project_future(&self.inner, name);
+        self.runtime.spawn(fut);
+    }
+
+    fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
+        let fut = Inner::metadata_future(&self.inner, name, file);
+        self.runtime.spawn(fut);
+    }
+}
+
+struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Inner {
+    fn project_future(this: &Arc<Self>, name: &PackageName) -> Fut<ProjectAnswer> {
+        let Ok(mut map) = this.projects.lock() else {
+            return futures::future::ready(Err(SourceError::Other {
+                message: "internal lock poisoned".to_string(),
+            }))
+            .boxed()
+            .shared();
+        };
+        map.entry(name.clone())
+            .or_insert_with(|| {
+                let inner = this.clone();
+                let name = name.clone();
+                async move { inner.fetch_project(name).await }.boxed().shared()
+            })
+            .clone()
+    }
+
+    fn metadata_future(this: &Arc<Self>, name: &PackageName, file: &IndexFile) -> Fut<CoreMetadata> {
+        let Ok(mut map) = this.metadata.lock() else {
+            return futures::future::ready(Err(SourceError::Other {
+                message: "internal lock poisoned".to_string(),
+            }))
+            .boxed()
+            .shared();
+        };
+        map.entry(file.url.clone())
+            .or_insert_with(|| {
+                let inner = this.clone();
+                let name = name.clone();
+                let file = file.clone();
+                async move { inner.fetch_metadata(name, file).await }
+                    .boxed()
+                    .shared()
+            })
+            .clone()
+    }
+
+    fn report(&self, what: &str) {
+        if let Ok(slot) = self.progress.lock() {
+            if let Some(p) = slot.as_ref() {
+                p.fetched(what);
+            }
+        }
+    }
+
+    /// GET with bounded retries and exponential backoff on connection
+    /// failures, 429 and 5xx. The URL never carries credentials.
+    async fn get(&self, url: &Url, headers: HeaderMap) -> Result<Response, SourceError> {
+        let _permit = self.permits.acquire().await.map_err(|_| SourceError::Other {
+            message: "the client is shutting down".to_string(),
+        })?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let mut request = self.http.get(url.clone()).headers(headers.clone());
+            if let Some(creds) = self.keyring.for_url(url) {
+                request = request.basic_auth(&creds.username, creds.password.as_ref());
+            }
+            let retry = attempt <= self.retries;
+            let outcome = match request.send().await {
+                Ok(response) => {
+                    let status = response.status();
+                    if (status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS)
+                        && retry
+                    {
+                        Err(format!("HTTP {status}"))
+                    } else {
+                        let headers = response.headers().clone();
+                        match response.bytes().await {
+                            Ok(body) => Ok(Response {
+                                status,
+                                headers,
+                                body: body.to_vec(),
+                            }),
+                            Err(e) => Err(e.without_url().to_string()),
+                        }
+                    }
+                }
+                Err(e) => Err(error_chain(&e.without_url())),
+            };
+            match outcome {
+                Ok(response) => return Ok(response),
+                Err(_) if retry => {
+                    let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
+                    tokio::time::sleep(backoff).await;
+                }
+                Err(message) => {
+                    return Err(SourceError::Network {
+                        url: redact(url.as_str()),
+                        attempts: attempt,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn fetch_project(self: Arc<Self>, name: PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let mut files: Vec<IndexFile> = self
+            .find_links
+            .files
+            .get(&name)
+            .cloned()
+            .unwrap_or_default();
+        let mut asked: Vec<String> = self.find_links.dirs.clone();
+        let mut not_cached = false;
+        for index in &self.indexes {
+            asked.push(index.display.clone());
+            match self.fetch_page(index, &name).await? {
+                Page::Files(found) => {
+                    files.extend(found);
+                    break;
+                }
+                Page::Missing => {}
+                Page::NotCached => not_cached = true,
+            }
+        }
+        self.report(name.as_ref());
+        let answer = if !files.is_empty() {
+            let project = ProjectFiles { files, asked };
+            let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
+            if let Some(pick) = speculator.and_then(|s| s(&name, &project)) {
+                let fut = Self::metadata_future(&self, &name, &pick);
+                tokio::spawn(fut);
+            }
+            ProjectAnswer::Found(project)
+        } else if not_cached {
+            ProjectAnswer::NotCached { asked }
+        } else {
+            ProjectAnswer::NotFound { asked }
+        };
+        Ok(Arc::new(answer))
+    }
+
+    async fn fetch_page(&self, index: &Index, name: &PackageName) -> Result<Page, SourceError> {
+        let url = index
+            .url
+            .join(&format!("{name}/"))
+            .map_err(|e| SourceError::Other {
+                message: format!("cannot form a project URL from {}: {e}", index.display),
+            })?;
+        let key = url.to_string();
+        let cached = self.cache.page(&key);
+        if self.offline {
+            return Ok(match cached {
+                Some(page) => self.read_page(&url, &page, &index.display)?,
+                None => Page::NotCached,
+            });
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_static(ACCEPT));
+        if let Some(page) = &cached {
+            if let Some(etag) = page.etag.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+                headers.insert(header::IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = page
+                .last_modified
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                headers.insert(header::IF_MODIFIED_SINCE, lm);
+            }
+        }
+        let response = self.get(&url, headers).await?;
+        if response.status == StatusCode::NOT_MODIFIED {
+            if let Some(page) = cached {
+                return self.read_page(&url, &page, &index.display);
+            }
+        }
+        let header = |name: header::HeaderName| {
+            response
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let page = match response.status {
+            s if s.is_success() => CachedPage {
+                url: key,
+                status: 200,
+                etag: header(header::ETAG),
+                last_modified: header(header::LAST_MODIFIED),
+                content_type: header(header::CONTENT_TYPE),
+                body: String::from_utf8_lossy(&response.body).into_owned(),
+            },
+            StatusCode::NOT_FOUND | StatusCode::GONE => CachedPage {
+                url: key,
+                status: 404,
+                etag: None,
+                last_modified: None,
+                content_type: None,
+                body: String::new(),
+            },
+            status => {
+                return Err(SourceError::Status {
+                    url: redact(url.as_str()),
+                    status: status.as_u16(),
+                });
+            }
+        };
+        self.cache.put_page(&page);
+        self.read_page(&url, &page, &index.display)
+    }
+
+    fn read_page(&self, url: &Url, page: &CachedPage, display: &str) -> Result<Page, SourceError> {
+        if page.status == 404 {
+            return Ok(Page::Missing);
+        }
+        let is_json = page
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t.starts_with(JSON_TYPE) || t.starts_with("application/json"));
+        let files = if is_json {
+            parse_json(url, page.body.as_bytes(), display).map_err(|e| SourceError::Invalid {
+                url: redact(url.as_str()),
+                message: e.to_string(),
+            })?
+        } else {
+            parse_html(url, page.body.as_bytes(), display)
+        };
+        Ok(Page::Files(files))
+    }
+
+    async fn fetch_metadata(self: Arc<Self>, name: PackageName, file: IndexFile) -> Result<Arc<CoreMetadata>, SourceError> {
+        let key = match &file.sha256 {
+            Some(h) => format!("sha256-{h}"),
+            None => format!("url-{}", hex_sha256(file.url.as_bytes())),
+        };
+        let invalid = |message: String| SourceError::Invalid {
+            url: redact(&file.url),
+            message,
+        };
+        let bytes = match self.cache.metadata(&key) {
+            Some(bytes) => bytes,
+            None if self.offline && !file.url.starts_with("file:") => {
+                return Err(SourceError::Offline {
+                    url: redact(&file.url),
+                });
+            }
+            None => {
+                let bytes = self.download_metadata(&file).await?;
+                self.cache.put_metadata(&key, &bytes);
+                bytes
+            }
+        };
+        let metadata = CoreMetadata::parse(&bytes).map_err(|e| invalid(e.to_string()))?;
+        if metadata.name != name {
+            return Err(invalid(format!(
+                "its METADATA names {} instead of {name}",
+                metadata.name
+            )));
+        }
+        self.report(&file.filename);
+        Ok(Arc::new(metadata))
+    }
+
+    /// PEP 658 `.metadata` when offered, else ranges of the wheel's zip,
+    /// else the whole wheel (checked against its sha256).
+    async fn download_metadata(&self, file: &IndexFile) -> Result<Vec<u8>, SourceError> {
+        let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
+            url: redact(&file.url),
+            message: e.to_string(),
+        })?;
+        if url.scheme() == "file" {
+            let path = url.to_file_path().map_err(|()| SourceError::Invalid {
+                url: file.url.clone(),
+                message: "not a local path".to_string(),
+            })?;
+            let bytes = fs_err::read(&path).map_err(|e| SourceError::Other {
+                message: e.to_string(),
+            })?;
+            return zip::metadata_from_wheel(&bytes).map_err(|e| SourceError::Invalid {
+                url: file.url.clone(),
+                message: e.to_string(),
+            });
+        }
+        if let Some(expected) = &file.core_metadata {
+            let meta_url = Url::parse(&format!("{}.metadata", file.url)).map_err(|e| {
+                SourceError::Invalid {
+                    url: redact(&file.url),
+                    message: e.to_string(),
+                }
+            })?;
+            let response = self.get(&meta_url, HeaderMap::new()).await?;
+            if response.status.is_success() {
+                if let Some(expected) = expected {
+                    let actual = hex_sha256(&response.body);
+                    if &actual != expected {
+                        return Err(SourceError::HashMismatch {
+                            url: redact(meta_url.as_str()),
+                            expected: expected.clone(),
+                            actual,
+                        });
+                    }
+                }
+                return Ok(response.body);
+            }
+            // An offered but missing file: fall through to the wheel itself.
+        }
+        self.metadata_by_range(&url, file).await
+    }
+
+    async fn metadata_by_range(&self, url: &Url, file: &IndexFile) -> Result<Vec<u8>, SourceError> {
+        let invalid = |message: String| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message,
+        };
+        let zip_err = |e: zip::ZipError| invalid(e.to_string());
+        let tail = self.get(url, range_header("bytes=-65536")).await?;
+        if tail.status == StatusCode::OK {
+            // No range support: we have the whole wheel; check it.
+            self.check_hash(url, file, &tail.body)?;
+            return zip::metadata_from_wheel(&tail.body).map_err(zip_err);
+        }
+        if tail.status != StatusCode::PARTIAL_CONTENT {
+            return Err(SourceError::Status {
+                url: redact(url.as_str()),
+                status: tail.status.as_u16(),
+            });
+        }
+        let total = tail
+            .headers
+            .get(header::CONTENT_RANGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit('/').next())
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| invalid("a 206 answer without a usable Content-Range".to_string()))?;
+        let tail_start = total - tail.body.len() as u64;
+        let dir = zip::find_directory(&tail.body, tail_start).map_err(zip_err)?;
+        let dir_bytes = if dir.offset >= tail_start {
+            let at = (dir.offset - tail_start) as usize;
+            tail.body
+                .get(at..at + dir.size as usize)
+                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?
+                .to_vec()
+        } else {
+            self.range(url, dir.offset, dir.size).await?
+        };
+        let member = zip::find_metadata(&dir_bytes).map_err(zip_err)?;
+        let want = zip::LOCAL_SLACK + member.compressed_size;
+        let local = self.range(url, member.local_header_offset, want.min(total - member.local_header_offset)).await?;
+        zip::read_member(&local, &member).map_err(zip_err)
+    }
+
+    async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        let value = format!("bytes={start}-{}", start + len.max(1) - 1);
+        let response = self.get(url, range_header(&value)).await?;
+        match response.status {
+            StatusCode::PARTIAL_CONTENT => Ok(response.body),
+            StatusCode::OK => {
+                let s = start as usize;
+                Ok(response
+                    .body
+                    .get(s..(s + len as usize).min(response.body.len()))
+                    .unwrap_or_default()
+                    .to_vec())
+            }
+            status => Err(SourceError::Status {
+                url: redact(url.as_str()),
+                status: status.as_u16(),
+            }),
+        }
+    }
+
+    fn check_hash(&self, url: &Url, file: &IndexFile, body: &[u8]) -> Result<(), SourceError> {
+        if let Some(expected) = &file.sha256 {
+            let actual = hex_sha256(body);
+            if &actual != expected {
+                return Err(SourceError::HashMismatch {
+                    url: redact(url.as_str()),
+                    expected: expected.clone(),
+                    actual,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn range_header(value: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(value) {
+        headers.insert(header::RANGE, v);
+    }
+    // Compression would make byte ranges meaningless.
+    headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    headers
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// Parse a PEP 503 name for a lookup, for callers holding strings.
+pub fn package_name(name: &str) -> Option<PackageName> {
+    PackageName::from_str(name).ok()
+}

@@ -1,0 +1,318 @@
+//! Reading a project page of a simple index: PEP 691 JSON or PEP 503 HTML
+//! (with PEP 592 yanking, PEP 658/714 metadata and PEP 700 upload times).
+
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use url::Url;
+use uv_pep440::VersionSpecifiers;
+
+use layerlock_dist::IndexFile;
+
+pub const JSON_TYPE: &str = "application/vnd.pypi.simple.v1+json";
+
+/// The Accept header: JSON first, HTML for the many mirrors that only
+/// serve HTML (pypiserver, devpi, Artifactory).
+pub const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error("invalid JSON project page: {0}")]
+    Json(String),
+}
+
+#[derive(Deserialize)]
+struct JsonPage {
+    files: Vec<JsonFile>,
+}
+
+#[derive(Deserialize)]
+struct JsonFile {
+    filename: String,
+    url: String,
+    #[serde(default)]
+    hashes: std::collections::BTreeMap<String, String>,
+    #[serde(rename = "requires-python", default)]
+    requires_python: Option<String>,
+    #[serde(default)]
+    yanked: Option<serde_json::Value>,
+    #[serde(rename = "upload-time", default)]
+    upload_time: Option<String>,
+    #[serde(rename = "core-metadata", default)]
+    core_metadata: Option<serde_json::Value>,
+    #[serde(rename = "dist-info-metadata", default)]
+    dist_info_metadata: Option<serde_json::Value>,
+}
+
+fn metadata_offer(value: Option<&serde_json::Value>) -> Option<Option<String>> {
+    match value? {
+        serde_json::Value::Bool(true) => Some(None),
+        serde_json::Value::Object(map) => Some(
+            map.get("sha256")
+                .and_then(|v| v.as_str())
+                .map(str::to_ascii_lowercase),
+        ),
+        _ => None,
+    }
+}
+
+fn requires_python(text: Option<&str>) -> Option<VersionSpecifiers> {
+    // An unreadable requires-python is ignored rather than failing the page,
+    // as pip and uv do.
+    text.filter(|t| !t.trim().is_empty())
+        .and_then(|t| VersionSpecifiers::from_str(t).ok())
+}
+
+/// Split `#sha256=…` off a file URL.
+fn split_fragment(mut url: Url) -> (Url, Option<String>) {
+    let hash = url.fragment().and_then(|f| {
+        f.split('&')
+            .find_map(|part| part.strip_prefix("sha256="))
+            .map(str::to_ascii_lowercase)
+    });
+    url.set_fragment(None);
+    (url, hash)
+}
+
+pub fn parse_json(page_url: &Url, body: &[u8], listed_by: &str) -> Result<Vec<IndexFile>, PageError> {
+    let page: JsonPage =
+        serde_json::from_slice(body).map_err(|e| PageError::Json(e.to_string()))?;
+    let mut out = Vec::with_capacity(page.files.len());
+    for file in page.files {
+        let Ok(url) = page_url.join(&file.url) else {
+            continue;
+        };
+        let (url, fragment_hash) = split_fragment(url);
+        let yanked = match file.yanked {
+            Some(serde_json::Value::Bool(true)) => Some(String::new()),
+            Some(serde_json::Value::String(reason)) => Some(reason),
+            _ => None,
+        };
+        out.push(IndexFile {
+            sha256: file
+                .hashes
+                .get("sha256")
+                .map(|h| h.to_ascii_lowercase())
+                .or(fragment_hash),
+            requires_python: requires_python(file.requires_python.as_deref()),
+            yanked,
+            upload_time: file
+                .upload_time
+                .as_deref()
+                .and_then(|t| Timestamp::from_str(t).ok()),
+            core_metadata: metadata_offer(file.core_metadata.as_ref())
+                .or_else(|| metadata_offer(file.dist_info_metadata.as_ref())),
+            filename: file.filename,
+            url: url.to_string(),
+            listed_by: listed_by.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Undo HTML character references in attribute values and text.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        let Some(semi) = after.find(';').filter(|s| *s <= 10) else {
+            out.push('&');
+            rest = after;
+            continue;
+        };
+        let entity = &after[..semi];
+        let decoded = match entity {
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "amp" => Some('&'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            e if e.starts_with("#x") || e.starts_with("#X") => {
+                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
+            }
+            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
+            _ => None,
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &after[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Attributes of one start tag, names lower-cased.
+fn attributes(tag: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let bytes = tag.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && (bytes[i].is_ascii_whitespace() || bytes[i] == b'/') {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'=' {
+            i += 1;
+        }
+        if start == i {
+            break;
+        }
+        let name = tag[start..i].to_ascii_lowercase();
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < bytes.len() && bytes[i] == b'=' {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let value = if i < bytes.len() && (bytes[i] == b'"' || bytes[i] == b'\'') {
+                let quote = bytes[i];
+                i += 1;
+                let vstart = i;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+                let v = &tag[vstart..i.min(tag.len())];
+                i += 1;
+                v
+            } else {
+                let vstart = i;
+                while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                &tag[vstart..i]
+            };
+            out.push((name, unescape(value)));
+        } else {
+            out.push((name, String::new()));
+        }
+    }
+    out
+}
+
+pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile> {
+    let text = String::from_utf8_lossy(body);
+    let lower = text.to_ascii_lowercase();
+    // PEP 503 allows a <base href> that file links are relative to.
+    let mut base = page_url.clone();
+    if let Some(at) = lower.find("<base ") {
+        if let Some(end) = lower[at..].find('>') {
+            let attrs = attributes(&text[at + 5..at + end]);
+            if let Some((_, href)) = attrs.iter().find(|(n, _)| n == "href") {
+                if let Ok(u) = page_url.join(href) {
+                    base = u;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(found) = lower[pos..].find("<a") {
+        let start = pos + found;
+        let Some(tag_end) = lower[start..].find('>').map(|e| start + e) else {
+            break;
+        };
+        let after_name = lower.as_bytes().get(start + 2).copied().unwrap_or(b'>');
+        if !(after_name.is_ascii_whitespace() || after_name == b'>') {
+            pos = start + 2;
+            continue;
+        }
+        let attrs = attributes(&text[start + 2..tag_end]);
+        let close = lower[tag_end..]
+            .find("</a")
+            .map_or(lower.len(), |c| tag_end + c);
+        let inner = unescape(text[tag_end + 1..close].trim());
+        pos = close;
+        let get = |n: &str| attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+        let Some(href) = get("href") else { continue };
+        let Ok(url) = base.join(href) else { continue };
+        let (url, hash) = split_fragment(url);
+        let filename = url
+            .path_segments()
+            .and_then(|mut s| s.next_back().map(str::to_string))
+            .map(|s| percent_decode(&s))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(inner);
+        let metadata = get("data-core-metadata").or_else(|| get("data-dist-info-metadata"));
+        let core_metadata = match metadata {
+            None | Some("false") => None,
+            Some(v) => Some(
+                v.strip_prefix("sha256=")
+                    .map(str::to_ascii_lowercase),
+            ),
+        };
+        out.push(IndexFile {
+            filename,
+            url: url.to_string(),
+            sha256: hash,
+            requires_python: requires_python(get("data-requires-python")),
+            yanked: get("data-yanked").map(str::to_string),
+            upload_time: None,
+            core_metadata,
+            listed_by: listed_by.to_string(),
+        });
+    }
+    out
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_page_with_pep_658_and_yanked() {
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        let body = br#"<html><body>
+<a href="../../files/foo-1.0-py3-none-any.whl#sha256=ABCD" data-requires-python="&gt;=3.8" data-dist-info-metadata="sha256=ef">foo-1.0-py3-none-any.whl</a><br/>
+<a href="https://cdn/foo-0.9.tar.gz" data-yanked="broken">foo-0.9.tar.gz</a>
+</body></html>"#;
+        let files = parse_html(&url, body, "idx");
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].url, "https://h/files/foo-1.0-py3-none-any.whl");
+        assert_eq!(files[0].sha256.as_deref(), Some("abcd"));
+        assert_eq!(files[0].core_metadata, Some(Some("ef".to_string())));
+        assert_eq!(files[0].requires_python.as_ref().unwrap().to_string(), ">=3.8");
+        assert_eq!(files[1].yanked.as_deref(), Some("broken"));
+    }
+
+    #[test]
+    fn json_page() {
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        let body = br#"{"meta":{"api-version":"1.1"},"name":"foo","files":[
+{"filename":"foo-1.0-py3-none-any.whl","url":"/files/foo-1.0-py3-none-any.whl","hashes":{"sha256":"aa"},
+ "requires-python":">=3.9","yanked":false,"upload-time":"2024-01-02T03:04:05.123456Z","core-metadata":{"sha256":"bb"}}]}"#;
+        let files = parse_json(&url, body, "idx").unwrap();
+        assert_eq!(files[0].url, "https://h/files/foo-1.0-py3-none-any.whl");
+        assert!(files[0].upload_time.is_some());
+        assert_eq!(files[0].core_metadata, Some(Some("bb".to_string())));
+    }
+}

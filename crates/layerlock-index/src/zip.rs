@@ -1,0 +1,181 @@
+//! Just enough of the ZIP format to pull `*.dist-info/METADATA` out of a
+//! wheel, from the whole file or from ranges of it (the tail holding the
+//! central directory, then one member). Zip64 is handled: CUDA wheels pass
+//! 4 GiB.
+
+use std::io::Read;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZipError {
+    #[error("no end-of-central-directory record; not a zip file")]
+    NoEnd,
+    #[error("the zip structure is cut short or inconsistent")]
+    Truncated,
+    #[error("no top-level *.dist-info/METADATA member")]
+    NoMetadata,
+    #[error("METADATA uses compression method {0}, which layerlock does not read")]
+    Method(u16),
+    #[error("METADATA does not inflate: {0}")]
+    Inflate(String),
+}
+
+/// Where the central directory lies in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Directory {
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The METADATA member as the central directory describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub local_header_offset: u64,
+    pub compressed_size: u64,
+    pub method: u16,
+}
+
+fn u16_at(b: &[u8], at: usize) -> Result<u16, ZipError> {
+    let s = b.get(at..at + 2).ok_or(ZipError::Truncated)?;
+    Ok(u16::from_le_bytes([s[0], s[1]]))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Result<u32, ZipError> {
+    let s = b.get(at..at + 4).ok_or(ZipError::Truncated)?;
+    Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Result<u64, ZipError> {
+    let s = b.get(at..at + 8).ok_or(ZipError::Truncated)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Ok(u64::from_le_bytes(a))
+}
+
+/// Find the central directory from the last bytes of a file. `tail` holds
+/// the file's bytes from `tail_start` to its end.
+pub fn find_directory(tail: &[u8], tail_start: u64) -> Result<Directory, ZipError> {
+    const EOCD: u32 = 0x0605_4b50;
+    const LOCATOR: u32 = 0x0706_4b50;
+    const EOCD64: u32 = 0x0606_4b50;
+    if tail.len() < 22 {
+        return Err(ZipError::NoEnd);
+    }
+    let mut at = tail.len() - 22;
+    loop {
+        if u32_at(tail, at)? == EOCD {
+            break;
+        }
+        if at == 0 {
+            return Err(ZipError::NoEnd);
+        }
+        at -= 1;
+    }
+    let size = u64::from(u32_at(tail, at + 12)?);
+    let offset = u64::from(u32_at(tail, at + 16)?);
+    if (size == 0xFFFF_FFFF || offset == 0xFFFF_FFFF) && at >= 20 && u32_at(tail, at - 20)? == LOCATOR
+    {
+        let eocd64 = u64_at(tail, at - 20 + 8)?;
+        let rel = eocd64.checked_sub(tail_start).ok_or(ZipError::Truncated)? as usize;
+        if u32_at(tail, rel)? != EOCD64 {
+            return Err(ZipError::Truncated);
+        }
+        return Ok(Directory {
+            size: u64_at(tail, rel + 40)?,
+            offset: u64_at(tail, rel + 48)?,
+        });
+    }
+    Ok(Directory { offset, size })
+}
+
+/// Find the top-level `NAME.dist-info/METADATA` entry in a central directory.
+pub fn find_metadata(directory: &[u8]) -> Result<Member, ZipError> {
+    const CENTRAL: u32 = 0x0201_4b50;
+    let mut at = 0;
+    let mut found: Option<Member> = None;
+    while at + 46 <= directory.len() && u32_at(directory, at)? == CENTRAL {
+        let method = u16_at(directory, at + 10)?;
+        let mut compressed = u64::from(u32_at(directory, at + 20)?);
+        let uncompressed = u64::from(u32_at(directory, at + 24)?);
+        let name_len = usize::from(u16_at(directory, at + 28)?);
+        let extra_len = usize::from(u16_at(directory, at + 30)?);
+        let comment_len = usize::from(u16_at(directory, at + 32)?);
+        let mut offset = u64::from(u32_at(directory, at + 42)?);
+        let name = directory
+            .get(at + 46..at + 46 + name_len)
+            .ok_or(ZipError::Truncated)?;
+        let extra = directory
+            .get(at + 46 + name_len..at + 46 + name_len + extra_len)
+            .ok_or(ZipError::Truncated)?;
+        // Zip64 extended information: the fields set to 0xFFFFFFFF, in order.
+        let mut e = 0;
+        while e + 4 <= extra.len() {
+            let id = u16_at(extra, e)?;
+            let len = usize::from(u16_at(extra, e + 2)?);
+            if id == 1 {
+                let mut field = e + 4;
+                if uncompressed == 0xFFFF_FFFF {
+                    field += 8;
+                }
+                if compressed == 0xFFFF_FFFF {
+                    compressed = u64_at(extra, field)?;
+                    field += 8;
+                }
+                if offset == 0xFFFF_FFFF {
+                    offset = u64_at(extra, field)?;
+                }
+            }
+            e += 4 + len;
+        }
+        if let Ok(name) = std::str::from_utf8(name) {
+            let mut parts = name.split('/');
+            if let (Some(dir), Some("METADATA"), None) = (parts.next(), parts.next(), parts.next()) {
+                if dir.ends_with(".dist-info") && found.is_none() {
+                    found = Some(Member {
+                        local_header_offset: offset,
+                        compressed_size: compressed,
+                        method,
+                    });
+                }
+            }
+        }
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    found.ok_or(ZipError::NoMetadata)
+}
+
+/// Read the member's bytes from a buffer that starts at its local header.
+pub fn read_member(local: &[u8], member: &Member) -> Result<Vec<u8>, ZipError> {
+    if u32_at(local, 0)? != 0x0403_4b50 {
+        return Err(ZipError::Truncated);
+    }
+    let name_len = usize::from(u16_at(local, 26)?);
+    let extra_len = usize::from(u16_at(local, 28)?);
+    let start = 30 + name_len + extra_len;
+    let size = usize::try_from(member.compressed_size).map_err(|_| ZipError::Truncated)?;
+    let data = local.get(start..start + size).ok_or(ZipError::Truncated)?;
+    match member.method {
+        0 => Ok(data.to_vec()),
+        8 => {
+            let mut out = Vec::new();
+            flate2::read::DeflateDecoder::new(data)
+                .read_to_end(&mut out)
+                .map_err(|e| ZipError::Inflate(e.to_string()))?;
+            Ok(out)
+        }
+        other => Err(ZipError::Method(other)),
+    }
+}
+
+/// Bytes past the local header's fixed part to fetch in one go: the name and
+/// extra field are rarely longer than this.
+pub const LOCAL_SLACK: u64 = 30 + 1024;
+
+/// METADATA from a whole wheel held in memory.
+pub fn metadata_from_wheel(bytes: &[u8]) -> Result<Vec<u8>, ZipError> {
+    let dir = find_directory(bytes, 0)?;
+    let start = usize::try_from(dir.offset).map_err(|_| ZipError::Truncated)?;
+    let end = start + usize::try_from(dir.size).map_err(|_| ZipError::Truncated)?;
+    let member = find_metadata(bytes.get(start..end).ok_or(ZipError::Truncated)?)?;
+    let at = usize::try_from(member.local_header_offset).map_err(|_| ZipError::Truncated)?;
+    read_member(bytes.get(at..).ok_or(ZipError::Truncated)?, &member)
+}

@@ -1,0 +1,126 @@
+//! Command-line flags, as clap reads them. `settings` merges them with the
+//! config file into one typed value per command.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "layerlock",
+    version,
+    about = "Hash-pinned package layers on top of a CI image's own lock",
+    after_help = "Exit codes: 0 ok; 1 a check failed (stale lock, not covered); 2 layerlock could not do its job."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Resolve extra requirements against base locks and write a hash-pinned
+    /// lock of only what the bases lack.
+    Compile(CompileArgs),
+    /// Say whether requirements are already satisfied by the base locks.
+    Covers(CoversArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct LayerArgs {
+    /// Requirements files to resolve. With none, every layer of the config
+    /// file (layerlock.toml or [tool.layerlock] in pyproject.toml) is handled.
+    pub inputs: Vec<PathBuf>,
+    /// A lock describing what the image already has (repeatable). Its pins
+    /// are fixed: never re-resolved, never emitted.
+    #[arg(long = "base", value_name = "FILE")]
+    pub bases: Vec<PathBuf>,
+    /// Target Python version, e.g. 3.12.
+    #[arg(long)]
+    pub python_version: Option<String>,
+    /// Target platform, e.g. x86_64-manylinux_2_28.
+    #[arg(long)]
+    pub platform: Option<String>,
+    /// A package the image provides outside the base lock: PKG or PKG==VER.
+    #[arg(long = "owned", value_name = "PKG[==VER]")]
+    pub owned: Vec<String>,
+    /// Only consider files uploaded before this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub exclude_newer: Option<String>,
+    /// When to choose pre-releases.
+    #[arg(long, value_enum)]
+    pub prerelease: Option<PrereleaseArg>,
+    /// Handle only these layers of the config file (repeatable).
+    #[arg(long = "layer", value_name = "NAME")]
+    pub layers: Vec<String>,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub index: IndexArgs,
+    /// No progress output on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct IndexArgs {
+    /// The package index (PEP 503 or PEP 691 simple API).
+    #[arg(long, value_name = "URL", env = "LAYERLOCK_INDEX_URL")]
+    pub index_url: Option<String>,
+    /// Further indexes, asked before --index-url (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub extra_index_url: Vec<String>,
+    /// A directory of wheels to use as well (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub find_links: Vec<PathBuf>,
+    /// Ask no index: only --find-links.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Where to cache index pages and metadata.
+    #[arg(long, value_name = "DIR", env = "LAYERLOCK_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not use or write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Resolve from the cache alone; fetch nothing.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompileArgs {
+    #[command(flatten)]
+    pub layer: LayerArgs,
+    /// Write the lock here (default: stdout).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Which files' hashes to write: every file of the version, or only the
+    /// ones installable on the target.
+    #[arg(long, value_enum)]
+    pub hashes: Option<HashesArg>,
+    /// Write nothing; exit 1 with a diff when the output file is stale.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CoversArgs {
+    #[command(flatten)]
+    pub layer: LayerArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashesArg {
+    All,
+    Target,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrereleaseArg {
+    Allow,
+    Disallow,
+    IfNecessaryOrExplicit,
+}

@@ -1,0 +1,172 @@
+//! The config file: `layerlock.toml`, or `[tool.layerlock]` in
+//! `pyproject.toml`, found in the working directory or above it. It names
+//! layers so that `layerlock compile` with no arguments handles them all.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::cli::{HashesArg, PrereleaseArg};
+
+/// Settings a layer may carry; top-level values are defaults for every layer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct LayerConfig {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    #[serde(default)]
+    pub bases: Vec<String>,
+    pub output: Option<String>,
+    pub python_version: Option<String>,
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub owned: Vec<String>,
+    pub hashes: Option<HashesArg>,
+    pub prerelease: Option<PrereleaseArg>,
+    pub exclude_newer: Option<String>,
+    pub index_url: Option<String>,
+    #[serde(default)]
+    pub extra_index_url: Vec<String>,
+    #[serde(default)]
+    pub find_links: Vec<String>,
+    pub no_index: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(flatten)]
+    pub defaults: LayerConfig,
+    #[serde(default, rename = "layer")]
+    pub layers: Vec<LayerConfig>,
+}
+
+/// A config file that was found and read.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub path: PathBuf,
+    /// Paths in the file are relative to this directory.
+    pub root: PathBuf,
+    pub file: ConfigFile,
+}
+
+#[derive(Deserialize)]
+struct Pyproject {
+    tool: Option<PyprojectTool>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectTool {
+    layerlock: Option<toml::Value>,
+}
+
+impl Config {
+    /// Read `explicit`, or search upwards from `cwd`.
+    pub fn find(explicit: Option<&Path>, cwd: &Path) -> Result<Option<Self>> {
+        if let Some(path) = explicit {
+            return Self::read(path).map(Some);
+        }
+        for dir in cwd.ancestors() {
+            let toml = dir.join("layerlock.toml");
+            if toml.is_file() {
+                return Self::read(&toml).map(Some);
+            }
+            let pyproject = dir.join("pyproject.toml");
+            if pyproject.is_file() {
+                if let Some(config) = Self::read_pyproject(&pyproject)? {
+                    return Ok(Some(config));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn root_of(path: &Path) -> PathBuf {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    fn read(path: &Path) -> Result<Self> {
+        if path.file_name().is_some_and(|n| n == "pyproject.toml") {
+            return Self::read_pyproject(path)?.with_context(|| {
+                format!("{} has no [tool.layerlock] table", path.display())
+            });
+        }
+        let text = fs_err::read_to_string(path)?;
+        let file: ConfigFile = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        Self::check(path, &file)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            root: Self::root_of(path),
+            file,
+        })
+    }
+
+    fn read_pyproject(path: &Path) -> Result<Option<Self>> {
+        let text = fs_err::read_to_string(path)?;
+        let project: Pyproject = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        let Some(value) = project.tool.and_then(|t| t.layerlock) else {
+            return Ok(None);
+        };
+        let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
+            anyhow::anyhow!("{}: [tool.layerlock]: {}", path.display(), e.to_string().trim_end())
+        })?;
+        Self::check(path, &file)?;
+        Ok(Some(Self {
+            path: path.to_path_buf(),
+            root: Self::root_of(path),
+            file,
+        }))
+    }
+
+    fn check(path: &Path, file: &ConfigFile) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, layer) in file.layers.iter().enumerate() {
+            let name = layer.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
+            if !seen.insert(name.clone()) {
+                bail!("{}: two layers are named `{name}`", path.display());
+            }
+            if layer.inputs.is_empty() {
+                bail!("{}: layer `{name}` has no `inputs`", path.display());
+            }
+        }
+        Ok(())
+    }
+
+    /// Each layer with the file's defaults filled in.
+    pub fn layers(&self) -> Vec<LayerConfig> {
+        let d = &self.file.defaults;
+        self.file
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LayerConfig {
+                name: Some(l.name.clone().unwrap_or_else(|| format!("#{}", i + 1))),
+                inputs: l.inputs.clone(),
+                bases: if l.bases.is_empty() { d.bases.clone() } else { l.bases.clone() },
+                output: l.output.clone(),
+                python_version: l.python_version.clone().or_else(|| d.python_version.clone()),
+                platform: l.platform.clone().or_else(|| d.platform.clone()),
+                owned: if l.owned.is_empty() { d.owned.clone() } else { l.owned.clone() },
+                hashes: l.hashes.or(d.hashes),
+                prerelease: l.prerelease.or(d.prerelease),
+                exclude_newer: l.exclude_newer.clone().or_else(|| d.exclude_newer.clone()),
+                index_url: l.index_url.clone().or_else(|| d.index_url.clone()),
+                extra_index_url: if l.extra_index_url.is_empty() {
+                    d.extra_index_url.clone()
+                } else {
+                    l.extra_index_url.clone()
+                },
+                find_links: if l.find_links.is_empty() {
+                    d.find_links.clone()
+                } else {
+                    l.find_links.clone()
+                },
+                no_index: l.no_index.or(d.no_index),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,230 @@
+//! The machinery `compile` and `covers` share: read bases and inputs, set up
+//! the index client for the target, resolve.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use uv_normalize::PackageName;
+use uv_pep440::Operator;
+use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
+
+use layerlock_dist::Target;
+use layerlock_index::{IndexClient, IndexConfig};
+use layerlock_lock::{Entry, IndexOptions, RequirementsFile};
+use layerlock_resolve::{BasePin, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel};
+
+use crate::printer::{Hinted, Spinner};
+use crate::settings::{LayerSettings, RunSettings};
+
+/// Inputs read and checked, ready to resolve.
+pub struct Prepared {
+    pub request: ResolveRequest,
+    pub input_options: IndexOptions,
+}
+
+/// `path` relative to `cwd` when it lies below it, for messages and headers.
+pub fn show(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The single version an entry pins with `==V` or `===V`, if any.
+fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<uv_pep440::Version> {
+    let Some(VersionOrUrl::VersionSpecifier(specs)) = &requirement.version_or_url else {
+        return None;
+    };
+    match specs.iter().collect::<Vec<_>>().as_slice() {
+        [spec] if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) => {
+            Some(spec.version().clone())
+        }
+        _ => None,
+    }
+}
+
+fn read_bases(layer: &LayerSettings, target: &Target, cwd: &Path) -> Result<(BTreeMap<PackageName, BasePin>, Vec<String>)> {
+    let mut base: BTreeMap<PackageName, BasePin> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for file in &layer.bases {
+        let parsed = RequirementsFile::read(&file.path)?;
+        for entry in &parsed.entries {
+            if !entry.requirement.marker.evaluate(target.markers(), &[]) {
+                continue;
+            }
+            let origin = format!("{}:{}", show(&entry.origin.path, cwd), entry.origin.line);
+            let version = exact_version(&entry.requirement);
+            match &entry.requirement.version_or_url {
+                Some(VersionOrUrl::Url(_)) => {}
+                _ if version.is_some() => {}
+                _ => warnings.push(format!(
+                    "{origin}: the base entry `{}` is not pinned with ==; requirements on {} are taken as satisfied",
+                    entry.requirement, entry.requirement.name
+                )),
+            }
+            let pin = BasePin {
+                version,
+                origin: origin.clone(),
+                owned: false,
+            };
+            if let Some(previous) = base.get(&entry.requirement.name) {
+                if previous.version != pin.version {
+                    bail!(
+                        "the bases disagree on {}: {} pins {}, {} pins {}",
+                        entry.requirement.name,
+                        previous.origin,
+                        previous.version.as_ref().map_or("it".to_string(), ToString::to_string),
+                        origin,
+                        pin.version.as_ref().map_or("it".to_string(), ToString::to_string),
+                    );
+                }
+                continue;
+            }
+            base.insert(entry.requirement.name.clone(), pin);
+        }
+    }
+    for owned in &layer.owned {
+        let requirement = Requirement::<VerbatimUrl>::from_str(owned).map_err(|e| {
+            anyhow::anyhow!("--owned `{owned}` is not PKG or PKG==VERSION: {}", e.message)
+        })?;
+        let version = exact_version(&requirement);
+        if requirement.version_or_url.is_some() && version.is_none() {
+            bail!("--owned `{owned}`: give a name, or a name with ==VERSION");
+        }
+        base.insert(
+            requirement.name.clone(),
+            BasePin {
+                version,
+                origin: "--owned".to_string(),
+                owned: true,
+            },
+        );
+    }
+    Ok((base, warnings))
+}
+
+fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
+    entries
+        .iter()
+        .map(|e| Direct {
+            requirement: e.requirement.clone(),
+            via: format!("-r {}", show(&e.origin.path, cwd)),
+        })
+        .collect()
+}
+
+pub fn prepare(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> Result<Prepared> {
+    let target = Target::new(&layer.python_version, &layer.platform)?;
+    let (base, warnings) = read_bases(layer, &target, &run.cwd)?;
+    for warning in warnings {
+        spinner.warn(&warning);
+    }
+    let mut direct_reqs = Vec::new();
+    let mut constraints = Vec::new();
+    let mut input_options = IndexOptions::default();
+    for input in &layer.inputs {
+        let parsed = RequirementsFile::read(&input.path)?;
+        direct_reqs.extend(direct(&parsed.entries, &run.cwd));
+        constraints.extend(direct(&parsed.constraints, &run.cwd));
+        let o = parsed.options;
+        input_options.index_url = input_options.index_url.or(o.index_url);
+        input_options.extra_index_urls.extend(o.extra_index_urls);
+        input_options.find_links.extend(o.find_links);
+        input_options.no_index |= o.no_index;
+    }
+    Ok(Prepared {
+        request: ResolveRequest {
+            direct: direct_reqs,
+            constraints,
+            base,
+            target,
+            exclude_newer: layer.exclude_newer,
+            prerelease: layer.prerelease,
+        },
+        input_options,
+    })
+}
+
+pub fn client(layer: &LayerSettings, run: &RunSettings, prepared: &Prepared, spinner: &Spinner) -> Result<IndexClient> {
+    let mut index_urls = layer.index.index_urls.clone();
+    let mut find_links = layer.index.find_links.clone();
+    if !layer.index_explicit {
+        // Options lines in the input files count when no flag or config
+        // entry names an index, as with pip.
+        let o = &prepared.input_options;
+        if o.index_url.is_some() || !o.extra_index_urls.is_empty() || o.no_index {
+            index_urls.clear();
+            if !o.no_index {
+                index_urls.extend(o.extra_index_urls.iter().cloned());
+                index_urls.push(o.index_url.clone().unwrap_or_else(|| crate::settings::DEFAULT_INDEX.to_string()));
+            }
+        }
+        find_links.extend(o.find_links.iter().map(|p| run.cwd.join(p)));
+    }
+    let client = IndexClient::new(&IndexConfig {
+        index_urls,
+        find_links,
+        cache_dir: run.cache_dir.clone(),
+        offline: run.offline,
+        netrc: run.netrc.clone(),
+        retries: 3,
+        concurrency: 48,
+    })
+    .context("cannot set up the package index client")?;
+    let target = prepared.request.target.clone();
+    let exclude_newer = prepared.request.exclude_newer;
+    let base: Vec<PackageName> = prepared.request.base.keys().cloned().collect();
+    client.set_speculator(Arc::new(move |name, project| {
+        if base.binary_search(name).is_ok() {
+            return None;
+        }
+        speculative_wheel(name, project, &target, exclude_newer)
+    }));
+    client.set_progress(spinner.progress());
+    Ok(client)
+}
+
+/// Resolve one layer; a resolution failure becomes an error with hints.
+pub fn resolve(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> Result<(Prepared, Resolution)> {
+    let prepared = prepare(layer, run, spinner)?;
+    let client = client(layer, run, &prepared, spinner)?;
+    let resolution = match layerlock_resolve::resolve(&client, &prepared.request) {
+        Ok(r) => r,
+        Err(ResolveError::NoSolution { report, hints }) => {
+            return Err(Hinted {
+                message: format!(
+                    "no layer for {} satisfies the requirements with the base fixed:\n{}",
+                    prepared.request.target.describe(),
+                    indent(&report)
+                ),
+                hints,
+            }
+            .into());
+        }
+        Err(err @ ResolveError::Source { .. }) => {
+            let mut hints = Vec::new();
+            if run.offline {
+                hints.push("run once without --offline to fill the cache".to_string());
+            }
+            return Err(Hinted {
+                message: format!("{:#}", anyhow::Error::from(err)),
+                hints,
+            }
+            .into());
+        }
+    };
+    for warning in &resolution.warnings {
+        spinner.warn(warning);
+    }
+    Ok((prepared, resolution))
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,86 @@
+//! What reaches the terminal besides data: a progress spinner (only on a
+//! terminal), warnings, and errors with their causes and `hint:` lines.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// An error with advice on what to do about it.
+#[derive(Debug)]
+pub struct Hinted {
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for Hinted {}
+
+/// Progress on stderr while resolving: a spinner on a terminal, nothing
+/// otherwise.
+#[derive(Clone)]
+pub struct Spinner {
+    bar: ProgressBar,
+    quiet: bool,
+}
+
+struct Counter(ProgressBar);
+
+impl layerlock_index::Progress for Counter {
+    fn fetched(&self, what: &str) {
+        self.0.inc(1);
+        self.0.set_message(what.to_string());
+    }
+}
+
+impl Spinner {
+    pub fn new(quiet: bool, label: &str) -> Self {
+        let visible = !quiet && std::io::stderr().is_terminal();
+        let bar = if visible {
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {prefix} {pos} fetched {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(label.to_string());
+        if visible {
+            bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        }
+        Self { bar, quiet }
+    }
+
+    pub fn progress(&self) -> Arc<dyn layerlock_index::Progress> {
+        Arc::new(Counter(self.bar.clone()))
+    }
+
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            self.bar.suspend(|| eprintln!("warning: {message}"));
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Print an error, its causes and hints to stderr.
+pub fn print_error(err: &anyhow::Error) {
+    eprintln!("error: {err}");
+    for cause in err.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+    if let Some(hinted) = err.downcast_ref::<Hinted>() {
+        for hint in &hinted.hints {
+            eprintln!("hint: {hint}");
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Flags, config file and environment merged into one typed value per
+//! command. Commands take these whole.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{Context, Result, bail};
+use jiff::Timestamp;
+
+use layerlock_resolve::Prerelease;
+
+use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
+use crate::config::{Config, LayerConfig};
+
+pub const DEFAULT_INDEX: &str = "https://pypi.org/simple/";
+
+/// A path as the user wrote it (for headers and messages) and as we open it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserPath {
+    pub shown: String,
+    pub path: PathBuf,
+}
+
+impl UserPath {
+    fn new(shown: &str, root: &Path) -> Self {
+        Self {
+            shown: shown.to_string(),
+            path: root.join(shown),
+        }
+    }
+
+    fn from_arg(path: &Path) -> Self {
+        Self {
+            shown: path.display().to_string(),
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct IndexSettings {
+    /// In the order they are asked.
+    pub index_urls: Vec<String>,
+    pub find_links: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LayerSettings {
+    /// The config layer's name; `None` when given on the command line.
+    pub name: Option<String>,
+    pub inputs: Vec<UserPath>,
+    pub bases: Vec<UserPath>,
+    pub output: Option<UserPath>,
+    pub python_version: String,
+    pub platform: String,
+    pub owned: Vec<String>,
+    pub hashes: HashesArg,
+    pub prerelease: Prerelease,
+    pub exclude_newer: Option<Timestamp>,
+    pub index: IndexSettings,
+    /// Whether the index options came from flags/config (else input files
+    /// may set them).
+    pub index_explicit: bool,
+    /// The command that regenerates this layer, for the lock header.
+    pub command: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub cache_dir: Option<PathBuf>,
+    pub offline: bool,
+    pub quiet: bool,
+    pub netrc: Option<PathBuf>,
+    /// The working directory the command runs in.
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompileSettings {
+    pub layers: Vec<LayerSettings>,
+    pub run: RunSettings,
+    pub check: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct CoversSettings {
+    pub layers: Vec<LayerSettings>,
+    pub run: RunSettings,
+}
+
+/// What the process was started with; passed in so settings stay pure.
+pub struct Environment {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub vars: std::collections::BTreeMap<String, String>,
+}
+
+impl Environment {
+    pub fn capture() -> Result<Self> {
+        Ok(Self {
+            argv: std::env::args().collect(),
+            cwd: std::env::current_dir().context("cannot read the working directory")?,
+            vars: std::env::vars().collect(),
+        })
+    }
+
+    fn var(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+}
+
+pub fn parse_timestamp(text: &str) -> Result<Timestamp> {
+    if let Ok(ts) = Timestamp::from_str(text) {
+        return Ok(ts);
+    }
+    if let Ok(date) = jiff::civil::Date::from_str(text) {
+        if let Ok(zoned) = date.to_zoned(jiff::tz::TimeZone::UTC) {
+            return Ok(zoned.timestamp());
+        }
+    }
+    bail!("`{text}` is not a timestamp; use RFC 3339 (2026-01-31T00:00:00Z) or a date (2026-01-31)")
+}
+
+fn prerelease(arg: Option<PrereleaseArg>) -> Prerelease {
+    match arg {
+        Some(PrereleaseArg::Allow) => Prerelease::Allow,
+        Some(PrereleaseArg::Disallow) => Prerelease::Disallow,
+        Some(PrereleaseArg::IfNecessaryOrExplicit) | None => Prerelease::IfNecessaryOrExplicit,
+    }
+}
+
+/// Flags that do not change the lock and so stay out of its header.
+const VOLATILE_WITH_VALUE: &[&str] = &["--cache-dir", "--config"];
+const VOLATILE: &[&str] = &["--check", "--offline", "--no-cache", "--quiet", "-q"];
+
+/// The command line that regenerates the output, without flags that do not
+/// change it.
+fn regenerate_command(argv: &[String]) -> String {
+    let mut out = vec!["layerlock".to_string()];
+    let mut skip = false;
+    for arg in argv.iter().skip(1) {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if VOLATILE.contains(&arg.as_str()) {
+            continue;
+        }
+        if VOLATILE_WITH_VALUE.contains(&arg.as_str()) {
+            skip = true;
+            continue;
+        }
+        if VOLATILE_WITH_VALUE
+            .iter()
+            .any(|f| arg.starts_with(&format!("{f}=")))
+        {
+            continue;
+        }
+        out.push(shell_quote(arg));
+    }
+    out.join(" ")
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+fn index_settings(
+    args: &IndexArgs,
+    layer: Option<&LayerConfig>,
+    root: &Path,
+    cwd: &Path,
+) -> (IndexSettings, bool) {
+    let index_url = args
+        .index_url
+        .clone()
+        .or_else(|| layer.and_then(|l| l.index_url.clone()));
+    let extra: Vec<String> = if args.extra_index_url.is_empty() {
+        layer.map(|l| l.extra_index_url.clone()).unwrap_or_default()
+    } else {
+        args.extra_index_url.clone()
+    };
+    let no_index = args.no_index || layer.and_then(|l| l.no_index).unwrap_or(false);
+    let mut find_links: Vec<PathBuf> = args.find_links.iter().map(|p| cwd.join(p)).collect();
+    if find_links.is_empty() {
+        if let Some(l) = layer {
+            find_links = l.find_links.iter().map(|p| root.join(p)).collect();
+        }
+    }
+    let explicit = index_url.is_some() || !extra.is_empty() || no_index || !find_links.is_empty();
+    let mut index_urls = Vec::new();
+    if !no_index {
+        // Extra indexes are asked first, as uv does.
+        index_urls.extend(extra);
+        index_urls.push(index_url.unwrap_or_else(|| DEFAULT_INDEX.to_string()));
+    }
+    (
+        IndexSettings {
+            index_urls,
+            find_links,
+        },
+        explicit,
+    )
+}
+
+fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
+    let cache_dir = if layer.index.no_cache {
+        None
+    } else {
+        layer
+            .index
+            .cache_dir
+            .as_ref()
+            .map(|p| env.cwd.join(p))
+            .or_else(|| env.var("XDG_CACHE_HOME").map(|d| Path::new(d).join("layerlock")))
+            .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".cache").join("layerlock")))
+    };
+    let netrc = env
+        .var("NETRC")
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".netrc")));
+    RunSettings {
+        cache_dir,
+        offline: layer.index.offline,
+        quiet: layer.quiet,
+        netrc,
+        cwd: env.cwd.clone(),
+    }
+}
+
+fn need(value: Option<String>, flag: &str, key: &str) -> Result<String> {
+    value.with_context(|| {
+        format!("{flag} is required (or set `{key}` in layerlock.toml); a layer is compiled for one target")
+    })
+}
+
+/// The layers to handle: from the command line when inputs are given, else
+/// from the config file.
+pub fn layers(
+    args: &LayerArgs,
+    output: Option<&Path>,
+    hashes: Option<HashesArg>,
+    env: &Environment,
+) -> Result<Vec<LayerSettings>> {
+    if !args.inputs.is_empty() {
+        if !args.layers.is_empty() {
+            bail!("--layer selects layers of the config file; it cannot be combined with input files");
+        }
+        let (index, index_explicit) = index_settings(&args.index, None, &env.cwd, &env.cwd);
+        return Ok(vec![LayerSettings {
+            name: None,
+            inputs: args.inputs.iter().map(|p| UserPath::from_arg(p)).collect(),
+            bases: args.bases.iter().map(|p| UserPath::from_arg(p)).collect(),
+            output: output.map(UserPath::from_arg),
+            python_version: need(args.python_version.clone(), "--python-version", "python-version")?,
+            platform: need(args.platform.clone(), "--platform", "platform")?,
+            owned: args.owned.clone(),
+            hashes: hashes.unwrap_or(HashesArg::All),
+            prerelease: prerelease(args.prerelease),
+            exclude_newer: args.exclude_newer.as_deref().map(parse_timestamp).transpose()?,
+            index,
+            index_explicit,
+            command: regenerate_command(&env.argv),
+        }]);
+    }
+    let Some(config) = Config::find(args.config.as_deref(), &env.cwd)? else {
+        bail!(
+            "no input files given and no layerlock.toml or [tool.layerlock] found in {} or above; pass requirements files or write a config",
+            env.cwd.display()
+        );
+    };
+    let all = config.layers();
+    if all.is_empty() {
+        bail!("{} defines no [[layer]]", config.path.display());
+    }
+    for wanted in &args.layers {
+        if !all.iter().any(|l| l.name.as_deref() == Some(wanted)) {
+            bail!("{} has no layer named `{wanted}`", config.path.display());
+        }
+    }
+    let verb = env.argv.get(1).cloned().unwrap_or_else(|| "compile".to_string());
+    let mut out = Vec::new();
+    for layer in all {
+        let name = layer.name.clone().unwrap_or_default();
+        if !args.layers.is_empty() && !args.layers.contains(&name) {
+            continue;
+        }
+        let root = &config.root;
+        let (index, index_explicit) = index_settings(&args.index, Some(&layer), root, &env.cwd);
+        let context = |key: &str| format!("layer `{name}` in {}", config.path.display()) + key;
+        out.push(LayerSettings {
+            inputs: layer.inputs.iter().map(|p| UserPath::new(p, root)).collect(),
+            bases: if args.bases.is_empty() {
+                layer.bases.iter().map(|p| UserPath::new(p, root)).collect()
+            } else {
+                args.bases.iter().map(|p| UserPath::from_arg(p)).collect()
+            },
+            output: layer.output.as_deref().map(|p| UserPath::new(p, root)),
+            python_version: args
+                .python_version
+                .clone()
+                .or(layer.python_version.clone())
+                .with_context(|| context(": no python-version"))?,
+            platform: args
+                .platform
+                .clone()
+                .or(layer.platform.clone())
+                .with_context(|| context(": no platform"))?,
+            owned: if args.owned.is_empty() { layer.owned.clone() } else { args.owned.clone() },
+            hashes: hashes.or(layer.hashes).unwrap_or(HashesArg::All),
+            prerelease: prerelease(args.prerelease.or(layer.prerelease)),
+            exclude_newer: args
+                .exclude_newer
+                .clone()
+                .or(layer.exclude_newer.clone())
+                .as_deref()
+                .map(parse_timestamp)
+                .transpose()?,
+            index,
+            index_explicit,
+            command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
+            name: Some(name),
+        });
+    }
+    Ok(out)
+}
+
+pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<CompileSettings> {
+    let layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
+    if args.check {
+        if let Some(layer) = layers.iter().find(|l| l.output.is_none()) {
+            bail!(
+                "--check compares with the output file, but {} has none; pass -o FILE",
+                layer.name.as_deref().unwrap_or("the layer")
+            );
+        }
+    }
+    Ok(CompileSettings {
+        layers,
+        run: run_settings(&args.layer, env),
+        check: args.check,
+    })
+}
+
+pub fn covers(args: &crate::cli::CoversArgs, env: &Environment) -> Result<CoversSettings> {
+    Ok(CoversSettings {
+        layers: layers(&args.layer, None, None, env)?,
+        run: run_settings(&args.layer, env),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regenerate_command_drops_volatile_flags() {
+        let argv: Vec<String> = [
+            "/abs/target/layerlock",
+            "compile",
+            "in.txt",
+            "--cache-dir",
+            "/tmp/x",
+            "--check",
+            "--owned",
+            "nccl==2.1",
+            "--exclude-newer",
+            "2026-01-01T00:00:00Z",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            regenerate_command(&argv),
+            "layerlock compile in.txt --owned nccl==2.1 --exclude-newer 2026-01-01T00:00:00Z"
+        );
+    }
+}
