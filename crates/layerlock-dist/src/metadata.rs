@@ -11,7 +11,10 @@ pub enum MetadataError {
     #[error("METADATA has no `{0}` field")]
     Missing(&'static str),
     #[error("METADATA field `{field}` is invalid: {message}")]
-    Invalid { field: &'static str, message: String },
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
     #[error("METADATA is not UTF-8")]
     NotUtf8,
 }
@@ -49,7 +52,12 @@ impl CoreMetadata {
                 fields.push((key.trim().to_ascii_lowercase(), value.trim().to_string()));
             }
         }
-        let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        let get = |key: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
         let name = get("name").ok_or(MetadataError::Missing("Name"))?;
         let name = PackageName::from_str(name).map_err(|e| MetadataError::Invalid {
             field: "Name",
@@ -61,23 +69,22 @@ impl CoreMetadata {
             message: e.to_string(),
         })?;
         let requires_python = match get("requires-python") {
-            Some(v) if !v.is_empty() => Some(VersionSpecifiers::from_str(v).map_err(|e| {
-                MetadataError::Invalid {
-                    field: "Requires-Python",
-                    message: e.to_string(),
-                }
-            })?),
+            Some(v) if !v.is_empty() => {
+                Some(
+                    VersionSpecifiers::from_str(v).map_err(|e| MetadataError::Invalid {
+                        field: "Requires-Python",
+                        message: e.to_string(),
+                    })?,
+                )
+            }
             _ => None,
         };
         let mut requires_dist = Vec::new();
         let mut unreadable = Vec::new();
-        for (key, value) in &fields {
-            match key.as_str() {
-                "requires-dist" => match Requirement::<VerbatimUrl>::from_str(value) {
-                    Ok(req) => requires_dist.push(req),
-                    Err(_) => unreadable.push(value.clone()),
-                },
-                _ => {}
+        for (_, value) in fields.iter().filter(|(k, _)| k == "requires-dist") {
+            match Requirement::<VerbatimUrl>::from_str(value) {
+                Ok(req) => requires_dist.push(req),
+                Err(_) => unreadable.push(value.clone()),
             }
         }
         let provides_extra = fields

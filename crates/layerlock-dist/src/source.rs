@@ -13,9 +13,13 @@ use crate::{CoreMetadata, IndexFile, ProjectFiles};
 pub enum ProjectAnswer {
     Found(ProjectFiles),
     /// No index asked knows the project; `asked` names them (redacted).
-    NotFound { asked: Vec<String> },
+    NotFound {
+        asked: Vec<String>,
+    },
     /// `--offline` and the cache holds no page for it.
-    NotCached { asked: Vec<String> },
+    NotCached {
+        asked: Vec<String>,
+    },
 }
 
 /// A failure to reach or read an index; cheap to clone so that one failed
@@ -50,8 +54,11 @@ pub trait PackageSource: Send + Sync {
     fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError>;
 
     /// The core metadata of one wheel.
-    fn metadata(&self, name: &PackageName, file: &IndexFile)
-    -> Result<Arc<CoreMetadata>, SourceError>;
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError>;
 
     /// A hint that `project(name)` will be asked soon.
     fn prefetch_project(&self, _name: &PackageName) {}

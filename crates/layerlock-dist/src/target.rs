@@ -195,7 +195,10 @@ mod tests {
     #[test]
     fn manylinux_target_accepts_older_glibc_and_abi3() {
         let t = Target::new("3.12", "x86_64-manylinux_2_28").unwrap();
-        assert!(compatible(&t, "a-1-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"));
+        assert!(compatible(
+            &t,
+            "a-1-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+        ));
         assert!(compatible(&t, "a-1-cp38-abi3-manylinux_2_28_x86_64.whl"));
         assert!(compatible(&t, "a-1-py3-none-any.whl"));
         assert!(!compatible(&t, "a-1-cp312-cp312-manylinux_2_34_x86_64.whl"));

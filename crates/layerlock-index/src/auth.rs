@@ -47,9 +47,7 @@ impl Keyring {
         if url.username().is_empty() {
             return;
         }
-        let decode = |s: &str| {
-            percent_decode(s)
-        };
+        let decode = |s: &str| percent_decode(s);
         let creds = Credentials {
             username: decode(url.username()),
             password: url.password().map(decode),
@@ -72,9 +70,9 @@ impl Keyring {
         let mut login = None;
         let mut password = None;
         let flush = |current: &mut Option<Option<String>>,
-                         login: &mut Option<String>,
-                         password: &mut Option<String>,
-                         ring: &mut Self| {
+                     login: &mut Option<String>,
+                     password: &mut Option<String>,
+                     ring: &mut Self| {
             if let (Some(machine), Some(user)) = (current.take(), login.take()) {
                 let creds = Credentials {
                     username: user,
@@ -129,12 +127,14 @@ fn percent_decode(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() + 1 && i + 3 <= bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len() + 1
+            && i + 3 <= bytes.len()
+            && let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;

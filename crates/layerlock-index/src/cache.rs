@@ -43,11 +43,21 @@ impl Cache {
     }
 
     fn page_path(&self, url: &str) -> Option<PathBuf> {
-        Some(self.root.as_ref()?.join("pages").join(format!("{}.json", hex_sha256(url.as_bytes()))))
+        Some(
+            self.root
+                .as_ref()?
+                .join("pages")
+                .join(format!("{}.json", hex_sha256(url.as_bytes()))),
+        )
     }
 
     fn metadata_path(&self, key: &str) -> Option<PathBuf> {
-        Some(self.root.as_ref()?.join("metadata").join(format!("{key}.METADATA")))
+        Some(
+            self.root
+                .as_ref()?
+                .join("metadata")
+                .join(format!("{key}.METADATA")),
+        )
     }
 
     pub fn page(&self, url: &str) -> Option<CachedPage> {

@@ -219,12 +219,18 @@ impl Inner {
             .or_insert_with(|| {
                 let inner = this.clone();
                 let name = name.clone();
-                async move { inner.fetch_project(name).await }.boxed().shared()
+                async move { inner.fetch_project(name).await }
+                    .boxed()
+                    .shared()
             })
             .clone()
     }
 
-    fn metadata_future(this: &Arc<Self>, name: &PackageName, file: &IndexFile) -> Fut<CoreMetadata> {
+    fn metadata_future(
+        this: &Arc<Self>,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Fut<CoreMetadata> {
         let Ok(mut map) = this.metadata.lock() else {
             return futures::future::ready(Err(SourceError::Other {
                 message: "internal lock poisoned".to_string(),
@@ -245,19 +251,23 @@ impl Inner {
     }
 
     fn report(&self, what: &str) {
-        if let Ok(slot) = self.progress.lock() {
-            if let Some(p) = slot.as_ref() {
-                p.fetched(what);
-            }
+        if let Ok(slot) = self.progress.lock()
+            && let Some(p) = slot.as_ref()
+        {
+            p.fetched(what);
         }
     }
 
     /// GET with bounded retries and exponential backoff on connection
     /// failures, 429 and 5xx. The URL never carries credentials.
     async fn get(&self, url: &Url, headers: HeaderMap) -> Result<Response, SourceError> {
-        let _permit = self.permits.acquire().await.map_err(|_| SourceError::Other {
-            message: "the client is shutting down".to_string(),
-        })?;
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| SourceError::Other {
+                message: "the client is shutting down".to_string(),
+            })?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -305,7 +315,10 @@ impl Inner {
         }
     }
 
-    async fn fetch_project(self: Arc<Self>, name: PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+    async fn fetch_project(
+        self: Arc<Self>,
+        name: PackageName,
+    ) -> Result<Arc<ProjectAnswer>, SourceError> {
         let mut files: Vec<IndexFile> = self
             .find_links
             .files
@@ -360,7 +373,11 @@ impl Inner {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_static(ACCEPT));
         if let Some(page) = &cached {
-            if let Some(etag) = page.etag.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            if let Some(etag) = page
+                .etag
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
                 headers.insert(header::IF_NONE_MATCH, etag);
             }
             if let Some(lm) = page
@@ -372,10 +389,10 @@ impl Inner {
             }
         }
         let response = self.get(&url, headers).await?;
-        if response.status == StatusCode::NOT_MODIFIED {
-            if let Some(page) = cached {
-                return self.read_page(&url, &page, &index.display);
-            }
+        if response.status == StatusCode::NOT_MODIFIED
+            && let Some(page) = cached
+        {
+            return self.read_page(&url, &page, &index.display);
         }
         let header = |name: header::HeaderName| {
             response
@@ -431,7 +448,11 @@ impl Inner {
         Ok(Page::Files(files))
     }
 
-    async fn fetch_metadata(self: Arc<Self>, name: PackageName, file: IndexFile) -> Result<Arc<CoreMetadata>, SourceError> {
+    async fn fetch_metadata(
+        self: Arc<Self>,
+        name: PackageName,
+        file: IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
         let key = match &file.sha256 {
             Some(h) => format!("sha256-{h}"),
             None => format!("url-{}", hex_sha256(file.url.as_bytes())),
@@ -548,7 +569,13 @@ impl Inner {
         };
         let member = zip::find_metadata(&dir_bytes).map_err(zip_err)?;
         let want = zip::LOCAL_SLACK + member.compressed_size;
-        let local = self.range(url, member.local_header_offset, want.min(total - member.local_header_offset)).await?;
+        let local = self
+            .range(
+                url,
+                member.local_header_offset,
+                want.min(total - member.local_header_offset),
+            )
+            .await?;
         zip::read_member(&local, &member).map_err(zip_err)
     }
 
@@ -593,7 +620,10 @@ fn range_header(value: &str) -> HeaderMap {
         headers.insert(header::RANGE, v);
     }
     // Compression would make byte ranges meaningless.
-    headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
     headers
 }
 

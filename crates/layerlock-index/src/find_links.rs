@@ -47,7 +47,11 @@ impl FindLinks {
 }
 
 fn add(out: &mut FindLinks, path: &Path, dir: &Path) -> Result<(), std::io::Error> {
-    let Some(filename) = path.file_name().and_then(|f| f.to_str()).map(str::to_string) else {
+    let Some(filename) = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .map(str::to_string)
+    else {
         return Ok(());
     };
     let name = if filename.ends_with(".whl") {

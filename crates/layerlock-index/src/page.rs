@@ -75,7 +75,11 @@ fn split_fragment(mut url: Url) -> (Url, Option<String>) {
     (url, hash)
 }
 
-pub fn parse_json(page_url: &Url, body: &[u8], listed_by: &str) -> Result<Vec<IndexFile>, PageError> {
+pub fn parse_json(
+    page_url: &Url,
+    body: &[u8],
+    listed_by: &str,
+) -> Result<Vec<IndexFile>, PageError> {
     let page: JsonPage =
         serde_json::from_slice(body).map_err(|e| PageError::Json(e.to_string()))?;
     let mut out = Vec::with_capacity(page.files.len());
@@ -130,9 +134,9 @@ fn unescape(text: &str) -> String {
             "amp" => Some('&'),
             "quot" => Some('"'),
             "apos" => Some('\''),
-            e if e.starts_with("#x") || e.starts_with("#X") => {
-                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
-            }
+            e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16)
+                .ok()
+                .and_then(char::from_u32),
             e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
             _ => None,
         };
@@ -206,14 +210,14 @@ pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile
     let lower = text.to_ascii_lowercase();
     // PEP 503 allows a <base href> that file links are relative to.
     let mut base = page_url.clone();
-    if let Some(at) = lower.find("<base ") {
-        if let Some(end) = lower[at..].find('>') {
-            let attrs = attributes(&text[at + 5..at + end]);
-            if let Some((_, href)) = attrs.iter().find(|(n, _)| n == "href") {
-                if let Ok(u) = page_url.join(href) {
-                    base = u;
-                }
-            }
+    if let Some(at) = lower.find("<base ")
+        && let Some(end) = lower[at..].find('>')
+    {
+        let attrs = attributes(&text[at + 5..at + end]);
+        if let Some((_, href)) = attrs.iter().find(|(n, _)| n == "href")
+            && let Ok(u) = page_url.join(href)
+        {
+            base = u;
         }
     }
     let mut out = Vec::new();
@@ -247,10 +251,7 @@ pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile
         let metadata = get("data-core-metadata").or_else(|| get("data-dist-info-metadata"));
         let core_metadata = match metadata {
             None | Some("false") => None,
-            Some(v) => Some(
-                v.strip_prefix("sha256=")
-                    .map(str::to_ascii_lowercase),
-            ),
+            Some(v) => Some(v.strip_prefix("sha256=").map(str::to_ascii_lowercase)),
         };
         out.push(IndexFile {
             filename,
@@ -271,12 +272,13 @@ fn percent_decode(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -300,7 +302,10 @@ mod tests {
         assert_eq!(files[0].url, "https://h/files/foo-1.0-py3-none-any.whl");
         assert_eq!(files[0].sha256.as_deref(), Some("abcd"));
         assert_eq!(files[0].core_metadata, Some(Some("ef".to_string())));
-        assert_eq!(files[0].requires_python.as_ref().unwrap().to_string(), ">=3.8");
+        assert_eq!(
+            files[0].requires_python.as_ref().unwrap().to_string(),
+            ">=3.8"
+        );
         assert_eq!(files[1].yanked.as_deref(), Some("broken"));
     }
 

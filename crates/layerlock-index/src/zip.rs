@@ -72,7 +72,9 @@ pub fn find_directory(tail: &[u8], tail_start: u64) -> Result<Directory, ZipErro
     }
     let size = u64::from(u32_at(tail, at + 12)?);
     let offset = u64::from(u32_at(tail, at + 16)?);
-    if (size == 0xFFFF_FFFF || offset == 0xFFFF_FFFF) && at >= 20 && u32_at(tail, at - 20)? == LOCATOR
+    if (size == 0xFFFF_FFFF || offset == 0xFFFF_FFFF)
+        && at >= 20
+        && u32_at(tail, at - 20)? == LOCATOR
     {
         let eocd64 = u64_at(tail, at - 20 + 8)?;
         let rel = eocd64.checked_sub(tail_start).ok_or(ZipError::Truncated)? as usize;
@@ -128,14 +130,15 @@ pub fn find_metadata(directory: &[u8]) -> Result<Member, ZipError> {
         }
         if let Ok(name) = std::str::from_utf8(name) {
             let mut parts = name.split('/');
-            if let (Some(dir), Some("METADATA"), None) = (parts.next(), parts.next(), parts.next()) {
-                if dir.ends_with(".dist-info") && found.is_none() {
-                    found = Some(Member {
-                        local_header_offset: offset,
-                        compressed_size: compressed,
-                        method,
-                    });
-                }
+            if let (Some(dir), Some("METADATA"), None) = (parts.next(), parts.next(), parts.next())
+                && dir.ends_with(".dist-info")
+                && found.is_none()
+            {
+                found = Some(Member {
+                    local_header_offset: offset,
+                    compressed_size: compressed,
+                    method,
+                });
             }
         }
         at += 46 + name_len + extra_len + comment_len;

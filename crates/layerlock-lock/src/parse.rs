@@ -247,10 +247,14 @@ fn parse_into(
                 "-e" | "--editable" => {
                     let value = need_value(value)?;
                     let entry = parse_requirement(&value, &dir, &origin, indent + flag.len() + 1)?;
-                    push(out, kind, Entry {
-                        editable: true,
-                        ..entry
-                    });
+                    push(
+                        out,
+                        kind,
+                        Entry {
+                            editable: true,
+                            ..entry
+                        },
+                    );
                 }
                 f if IGNORED_FLAGS.contains(&f) => {}
                 f if IGNORED_WITH_VALUE.contains(&f) => {}
@@ -445,7 +449,10 @@ mod tests {
 
     #[test]
     fn comment_hash_inside_url_is_kept() {
-        assert_eq!(strip_comment("x @ https://h/x.whl#sha256=ab"), "x @ https://h/x.whl#sha256=ab");
+        assert_eq!(
+            strip_comment("x @ https://h/x.whl#sha256=ab"),
+            "x @ https://h/x.whl#sha256=ab"
+        );
         assert_eq!(strip_comment("x # c"), "x ");
     }
 }

@@ -124,11 +124,11 @@ fn judge(
             continue;
         };
         any_compatible = true;
-        if let Some(spec) = &file.requires_python {
-            if !spec.contains(target.python()) {
-                requires_python = Some(spec.to_string());
-                continue;
-            }
+        if let Some(spec) = &file.requires_python
+            && !spec.contains(target.python())
+        {
+            requires_python = Some(spec.to_string());
+            continue;
         }
         // Highest tag priority wins; ties go to the smaller name so the
         // choice does not depend on listing order.
@@ -154,7 +154,9 @@ fn judge(
     } else if !any_compatible {
         Some(Exclusion::NoCompatibleWheel)
     } else {
-        Some(Exclusion::RequiresPython(requires_python.unwrap_or_default()))
+        Some(Exclusion::RequiresPython(
+            requires_python.unwrap_or_default(),
+        ))
     };
     Candidate {
         files: live.into_iter().map(|(f, _)| f).collect(),

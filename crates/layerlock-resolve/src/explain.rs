@@ -4,8 +4,7 @@
 use std::collections::BTreeSet;
 
 use pubgrub::{
-    DefaultStringReporter, Derived, DerivationTree, External, Map, ReportFormatter, Reporter,
-    Term,
+    DefaultStringReporter, DerivationTree, Derived, External, Map, ReportFormatter, Reporter, Term,
 };
 use uv_pep440::strip_local_version_sentinels;
 
@@ -53,7 +52,11 @@ impl Formatter<'_, '_> {
                     return "your requirements cannot be met".to_string();
                 };
                 if let Some(pin) = self.provider.request.base.get(name) {
-                    let what = if pin.owned { "owned by the image" } else { "pinned by the base" };
+                    let what = if pin.owned {
+                        "owned by the image"
+                    } else {
+                        "pinned by the base"
+                    };
                     return match &pin.version {
                         Some(v) => format!(
                             "{name} is {what} at {v} ({}), which is not in {}",
@@ -183,7 +186,11 @@ impl ReportFormatter<Pkg, Range, String> for Formatter<'_, '_> {
         external: &External<Pkg, Range, String>,
         terms: &Map<Pkg, Term<Range>>,
     ) -> String {
-        format!("And because {}, {}.", self.external(external), self.terms(terms))
+        format!(
+            "And because {}, {}.",
+            self.external(external),
+            self.terms(terms)
+        )
     }
 
     fn and_explain_ref(

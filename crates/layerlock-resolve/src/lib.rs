@@ -88,7 +88,11 @@ pub fn resolve(
         }
     }
     for direct in &request.direct {
-        if direct.requirement.marker.evaluate(request.target.markers(), &[]) {
+        if direct
+            .requirement
+            .marker
+            .evaluate(request.target.markers(), &[])
+        {
             via.entry(direct.requirement.name.clone())
                 .or_default()
                 .insert(direct.via.clone());

@@ -79,11 +79,7 @@ impl<'a> Provider<'a> {
         let state = RefCell::new(State::default());
         for c in &request.constraints {
             if let Some(VersionOrUrl::VersionSpecifier(specs)) = &c.requirement.version_or_url {
-                if !c
-                    .requirement
-                    .marker
-                    .evaluate(request.target.markers(), &[])
-                {
+                if !c.requirement.marker.evaluate(request.target.markers(), &[]) {
                     continue;
                 }
                 let range = Range::from(specs.clone());
@@ -158,13 +154,14 @@ impl<'a> Provider<'a> {
         out: &mut BTreeMap<Pkg, Range>,
     ) -> Result<(), String> {
         let name = &requirement.name;
-        if let Some(pin) = self.request.base.get(name) {
-            if pin.version.is_none() {
-                // Provided by the image at a version we do not know: taken as
-                // satisfied. Its extras' dependencies cannot be looked up.
-                if !requirement.extras.is_empty() {
-                    let mut state = self.state.borrow_mut();
-                    state.warnings.insert(format!(
+        if let Some(pin) = self.request.base.get(name)
+            && pin.version.is_none()
+        {
+            // Provided by the image at a version we do not know: taken as
+            // satisfied. Its extras' dependencies cannot be looked up.
+            if !requirement.extras.is_empty() {
+                let mut state = self.state.borrow_mut();
+                state.warnings.insert(format!(
                         "{name} is provided by {} without a version, so the dependencies of {}[{}] were not checked",
                         pin.origin,
                         name,
@@ -175,9 +172,8 @@ impl<'a> Provider<'a> {
                             .collect::<Vec<_>>()
                             .join(",")
                     ));
-                }
-                return Ok(());
             }
+            return Ok(());
         }
         let mut range = match &requirement.version_or_url {
             None => Range::full(),
@@ -299,10 +295,10 @@ impl<'a> Provider<'a> {
             )));
         };
         let metadata = self.source.metadata(name, wheel)?;
-        if let Some(spec) = &metadata.requires_python {
-            if !spec.contains(self.request.target.python()) {
-                return Ok(Err(format!("{name}=={version} requires Python {spec}")));
-            }
+        if let Some(spec) = &metadata.requires_python
+            && !spec.contains(self.request.target.python())
+        {
+            return Ok(Err(format!("{name}=={version} requires Python {spec}")));
         }
         Ok(Ok(metadata))
     }
@@ -401,7 +397,10 @@ impl DependencyProvider for Provider<'_> {
                 }
                 deps.insert(Pkg::Name(name.clone()), Range::singleton(version.clone()));
                 for requirement in &metadata.requires_dist {
-                    if !requirement.marker.evaluate(env, std::slice::from_ref(extra)) {
+                    if !requirement
+                        .marker
+                        .evaluate(env, std::slice::from_ref(extra))
+                    {
                         continue;
                     }
                     if requirement.name == *name && requirement.extras.is_empty() {

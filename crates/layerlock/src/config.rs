@@ -74,10 +74,10 @@ impl Config {
                 return Self::read(&toml).map(Some);
             }
             let pyproject = dir.join("pyproject.toml");
-            if pyproject.is_file() {
-                if let Some(config) = Self::read_pyproject(&pyproject)? {
-                    return Ok(Some(config));
-                }
+            if pyproject.is_file()
+                && let Some(config) = Self::read_pyproject(&pyproject)?
+            {
+                return Ok(Some(config));
             }
         }
         Ok(None)
@@ -89,9 +89,8 @@ impl Config {
 
     fn read(path: &Path) -> Result<Self> {
         if path.file_name().is_some_and(|n| n == "pyproject.toml") {
-            return Self::read_pyproject(path)?.with_context(|| {
-                format!("{} has no [tool.layerlock] table", path.display())
-            });
+            return Self::read_pyproject(path)?
+                .with_context(|| format!("{} has no [tool.layerlock] table", path.display()));
         }
         let text = fs_err::read_to_string(path)?;
         let file: ConfigFile = toml::from_str(&text)
@@ -112,7 +111,11 @@ impl Config {
             return Ok(None);
         };
         let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
-            anyhow::anyhow!("{}: [tool.layerlock]: {}", path.display(), e.to_string().trim_end())
+            anyhow::anyhow!(
+                "{}: [tool.layerlock]: {}",
+                path.display(),
+                e.to_string().trim_end()
+            )
         })?;
         Self::check(path, &file)?;
         Ok(Some(Self {
@@ -146,11 +149,22 @@ impl Config {
             .map(|(i, l)| LayerConfig {
                 name: Some(l.name.clone().unwrap_or_else(|| format!("#{}", i + 1))),
                 inputs: l.inputs.clone(),
-                bases: if l.bases.is_empty() { d.bases.clone() } else { l.bases.clone() },
+                bases: if l.bases.is_empty() {
+                    d.bases.clone()
+                } else {
+                    l.bases.clone()
+                },
                 output: l.output.clone(),
-                python_version: l.python_version.clone().or_else(|| d.python_version.clone()),
+                python_version: l
+                    .python_version
+                    .clone()
+                    .or_else(|| d.python_version.clone()),
                 platform: l.platform.clone().or_else(|| d.platform.clone()),
-                owned: if l.owned.is_empty() { d.owned.clone() } else { l.owned.clone() },
+                owned: if l.owned.is_empty() {
+                    d.owned.clone()
+                } else {
+                    l.owned.clone()
+                },
                 hashes: l.hashes.or(d.hashes),
                 prerelease: l.prerelease.or(d.prerelease),
                 exclude_newer: l.exclude_newer.clone().or_else(|| d.exclude_newer.clone()),

@@ -14,7 +14,9 @@ use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 use layerlock_dist::Target;
 use layerlock_index::{IndexClient, IndexConfig};
 use layerlock_lock::{Entry, IndexOptions, RequirementsFile};
-use layerlock_resolve::{BasePin, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel};
+use layerlock_resolve::{
+    BasePin, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
+};
 
 use crate::printer::{Hinted, Spinner};
 use crate::settings::{LayerSettings, RunSettings};
@@ -27,10 +29,7 @@ pub struct Prepared {
 
 /// `path` relative to `cwd` when it lies below it, for messages and headers.
 pub fn show(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
 }
 
 /// The single version an entry pins with `==V` or `===V`, if any.
@@ -46,7 +45,11 @@ fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<uv_pep440::Ve
     }
 }
 
-fn read_bases(layer: &LayerSettings, target: &Target, cwd: &Path) -> Result<(BTreeMap<PackageName, BasePin>, Vec<String>)> {
+fn read_bases(
+    layer: &LayerSettings,
+    target: &Target,
+    cwd: &Path,
+) -> Result<(BTreeMap<PackageName, BasePin>, Vec<String>)> {
     let mut base: BTreeMap<PackageName, BasePin> = BTreeMap::new();
     let mut warnings = Vec::new();
     for file in &layer.bases {
@@ -76,9 +79,14 @@ fn read_bases(layer: &LayerSettings, target: &Target, cwd: &Path) -> Result<(BTr
                         "the bases disagree on {}: {} pins {}, {} pins {}",
                         entry.requirement.name,
                         previous.origin,
-                        previous.version.as_ref().map_or("it".to_string(), ToString::to_string),
+                        previous
+                            .version
+                            .as_ref()
+                            .map_or("it".to_string(), ToString::to_string),
                         origin,
-                        pin.version.as_ref().map_or("it".to_string(), ToString::to_string),
+                        pin.version
+                            .as_ref()
+                            .map_or("it".to_string(), ToString::to_string),
                     );
                 }
                 continue;
@@ -88,7 +96,10 @@ fn read_bases(layer: &LayerSettings, target: &Target, cwd: &Path) -> Result<(BTr
     }
     for owned in &layer.owned {
         let requirement = Requirement::<VerbatimUrl>::from_str(owned).map_err(|e| {
-            anyhow::anyhow!("--owned `{owned}` is not PKG or PKG==VERSION: {}", e.message)
+            anyhow::anyhow!(
+                "--owned `{owned}` is not PKG or PKG==VERSION: {}",
+                e.message
+            )
         })?;
         let version = exact_version(&requirement);
         if requirement.version_or_url.is_some() && version.is_none() {
@@ -148,7 +159,12 @@ pub fn prepare(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> R
     })
 }
 
-pub fn client(layer: &LayerSettings, run: &RunSettings, prepared: &Prepared, spinner: &Spinner) -> Result<IndexClient> {
+pub fn client(
+    layer: &LayerSettings,
+    run: &RunSettings,
+    prepared: &Prepared,
+    spinner: &Spinner,
+) -> Result<IndexClient> {
     let mut index_urls = layer.index.index_urls.clone();
     let mut find_links = layer.index.find_links.clone();
     if !layer.index_explicit {
@@ -159,7 +175,11 @@ pub fn client(layer: &LayerSettings, run: &RunSettings, prepared: &Prepared, spi
             index_urls.clear();
             if !o.no_index {
                 index_urls.extend(o.extra_index_urls.iter().cloned());
-                index_urls.push(o.index_url.clone().unwrap_or_else(|| crate::settings::DEFAULT_INDEX.to_string()));
+                index_urls.push(
+                    o.index_url
+                        .clone()
+                        .unwrap_or_else(|| crate::settings::DEFAULT_INDEX.to_string()),
+                );
             }
         }
         find_links.extend(o.find_links.iter().map(|p| run.cwd.join(p)));
@@ -188,7 +208,11 @@ pub fn client(layer: &LayerSettings, run: &RunSettings, prepared: &Prepared, spi
 }
 
 /// Resolve one layer; a resolution failure becomes an error with hints.
-pub fn resolve(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> Result<(Prepared, Resolution)> {
+pub fn resolve(
+    layer: &LayerSettings,
+    run: &RunSettings,
+    spinner: &Spinner,
+) -> Result<(Prepared, Resolution)> {
     let prepared = prepare(layer, run, spinner)?;
     let client = client(layer, run, &prepared, spinner)?;
     let resolution = match layerlock_resolve::resolve(&client, &prepared.request) {

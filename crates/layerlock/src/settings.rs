@@ -105,7 +105,10 @@ impl Environment {
     }
 
     fn var(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 }
 
@@ -113,10 +116,10 @@ pub fn parse_timestamp(text: &str) -> Result<Timestamp> {
     if let Ok(ts) = Timestamp::from_str(text) {
         return Ok(ts);
     }
-    if let Ok(date) = jiff::civil::Date::from_str(text) {
-        if let Ok(zoned) = date.to_zoned(jiff::tz::TimeZone::UTC) {
-            return Ok(zoned.timestamp());
-        }
+    if let Ok(date) = jiff::civil::Date::from_str(text)
+        && let Ok(zoned) = date.to_zoned(jiff::tz::TimeZone::UTC)
+    {
+        return Ok(zoned.timestamp());
     }
     bail!("`{text}` is not a timestamp; use RFC 3339 (2026-01-31T00:00:00Z) or a date (2026-01-31)")
 }
@@ -190,10 +193,10 @@ fn index_settings(
     };
     let no_index = args.no_index || layer.and_then(|l| l.no_index).unwrap_or(false);
     let mut find_links: Vec<PathBuf> = args.find_links.iter().map(|p| cwd.join(p)).collect();
-    if find_links.is_empty() {
-        if let Some(l) = layer {
-            find_links = l.find_links.iter().map(|p| root.join(p)).collect();
-        }
+    if find_links.is_empty()
+        && let Some(l) = layer
+    {
+        find_links = l.find_links.iter().map(|p| root.join(p)).collect();
     }
     let explicit = index_url.is_some() || !extra.is_empty() || no_index || !find_links.is_empty();
     let mut index_urls = Vec::new();
@@ -220,8 +223,14 @@ fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
             .cache_dir
             .as_ref()
             .map(|p| env.cwd.join(p))
-            .or_else(|| env.var("XDG_CACHE_HOME").map(|d| Path::new(d).join("layerlock")))
-            .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".cache").join("layerlock")))
+            .or_else(|| {
+                env.var("XDG_CACHE_HOME")
+                    .map(|d| Path::new(d).join("layerlock"))
+            })
+            .or_else(|| {
+                env.var("HOME")
+                    .map(|h| Path::new(h).join(".cache").join("layerlock"))
+            })
     };
     let netrc = env
         .var("NETRC")
@@ -252,7 +261,9 @@ pub fn layers(
 ) -> Result<Vec<LayerSettings>> {
     if !args.inputs.is_empty() {
         if !args.layers.is_empty() {
-            bail!("--layer selects layers of the config file; it cannot be combined with input files");
+            bail!(
+                "--layer selects layers of the config file; it cannot be combined with input files"
+            );
         }
         let (index, index_explicit) = index_settings(&args.index, None, &env.cwd, &env.cwd);
         return Ok(vec![LayerSettings {
@@ -260,12 +271,20 @@ pub fn layers(
             inputs: args.inputs.iter().map(|p| UserPath::from_arg(p)).collect(),
             bases: args.bases.iter().map(|p| UserPath::from_arg(p)).collect(),
             output: output.map(UserPath::from_arg),
-            python_version: need(args.python_version.clone(), "--python-version", "python-version")?,
+            python_version: need(
+                args.python_version.clone(),
+                "--python-version",
+                "python-version",
+            )?,
             platform: need(args.platform.clone(), "--platform", "platform")?,
             owned: args.owned.clone(),
             hashes: hashes.unwrap_or(HashesArg::All),
             prerelease: prerelease(args.prerelease),
-            exclude_newer: args.exclude_newer.as_deref().map(parse_timestamp).transpose()?,
+            exclude_newer: args
+                .exclude_newer
+                .as_deref()
+                .map(parse_timestamp)
+                .transpose()?,
             index,
             index_explicit,
             command: regenerate_command(&env.argv),
@@ -286,7 +305,11 @@ pub fn layers(
             bail!("{} has no layer named `{wanted}`", config.path.display());
         }
     }
-    let verb = env.argv.get(1).cloned().unwrap_or_else(|| "compile".to_string());
+    let verb = env
+        .argv
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "compile".to_string());
     let mut out = Vec::new();
     for layer in all {
         let name = layer.name.clone().unwrap_or_default();
@@ -297,7 +320,11 @@ pub fn layers(
         let (index, index_explicit) = index_settings(&args.index, Some(&layer), root, &env.cwd);
         let context = |key: &str| format!("layer `{name}` in {}", config.path.display()) + key;
         out.push(LayerSettings {
-            inputs: layer.inputs.iter().map(|p| UserPath::new(p, root)).collect(),
+            inputs: layer
+                .inputs
+                .iter()
+                .map(|p| UserPath::new(p, root))
+                .collect(),
             bases: if args.bases.is_empty() {
                 layer.bases.iter().map(|p| UserPath::new(p, root)).collect()
             } else {
@@ -314,7 +341,11 @@ pub fn layers(
                 .clone()
                 .or(layer.platform.clone())
                 .with_context(|| context(": no platform"))?,
-            owned: if args.owned.is_empty() { layer.owned.clone() } else { args.owned.clone() },
+            owned: if args.owned.is_empty() {
+                layer.owned.clone()
+            } else {
+                args.owned.clone()
+            },
             hashes: hashes.or(layer.hashes).unwrap_or(HashesArg::All),
             prerelease: prerelease(args.prerelease.or(layer.prerelease)),
             exclude_newer: args
@@ -335,13 +366,13 @@ pub fn layers(
 
 pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<CompileSettings> {
     let layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
-    if args.check {
-        if let Some(layer) = layers.iter().find(|l| l.output.is_none()) {
-            bail!(
-                "--check compares with the output file, but {} has none; pass -o FILE",
-                layer.name.as_deref().unwrap_or("the layer")
-            );
-        }
+    if args.check
+        && let Some(layer) = layers.iter().find(|l| l.output.is_none())
+    {
+        bail!(
+            "--check compares with the output file, but {} has none; pass -o FILE",
+            layer.name.as_deref().unwrap_or("the layer")
+        );
     }
     Ok(CompileSettings {
         layers,

@@ -39,7 +39,11 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         if resolution.packages.is_empty() {
             println!(
                 "{what}: fully covered by {} on {target}",
-                if bases.is_empty() { "nothing".to_string() } else { bases.join(", ") }
+                if bases.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    bases.join(", ")
+                }
             );
             continue;
         }
@@ -47,12 +51,20 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         println!(
             "{what}: not covered on {target}; {} package{} missing from the bases:",
             resolution.packages.len(),
-            if resolution.packages.len() == 1 { " is" } else { "s are" }
+            if resolution.packages.len() == 1 {
+                " is"
+            } else {
+                "s are"
+            }
         );
         for (name, resolved) in &resolution.packages {
             let via: Vec<&str> = resolved.via.iter().map(String::as_str).collect();
             println!("  {name}=={} (via {})", resolved.version, via.join(", "));
         }
     }
-    Ok(if covered { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if covered {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
