@@ -52,18 +52,10 @@ impl Formatter<'_, '_> {
                     return "your requirements cannot be met".to_string();
                 };
                 if let Some(pin) = self.provider.request.base.get(name) {
-                    let what = if pin.owned {
-                        "owned by the image"
-                    } else {
-                        "pinned by the base"
-                    };
+                    let who = if pin.owned { "the image owns" } else { "the base pins" };
                     return match &pin.version {
-                        Some(v) => format!(
-                            "{name} is {what} at {v} ({}), which is not in {}",
-                            pin.origin,
-                            show_range(range)
-                        ),
-                        None => format!("{name} is {what} ({})", pin.origin),
+                        Some(v) => format!("{who} {name}=={v} ({})", pin.origin),
+                        None => format!("{who} {name} ({})", pin.origin),
                     };
                 }
                 if let Some(asked) = self.provider.state.borrow().not_found.get(name) {

@@ -38,8 +38,9 @@ pub fn resolve(
     let provider = Provider::new(source, request);
     let solution = match pubgrub::resolve(&provider, Pkg::Root, root_version()) {
         Ok(solution) => solution,
-        Err(PubGrubError::NoSolution(mut tree)) => {
-            tree.collapse_no_versions();
+        Err(PubGrubError::NoSolution(tree)) => {
+            // The tree is not collapsed: its "no versions" leaves are where
+            // base pins and platform exclusions get named.
             let (report, hints) = explain::explain(&provider, &tree);
             return Err(ResolveError::NoSolution { report, hints });
         }

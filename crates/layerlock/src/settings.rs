@@ -159,7 +159,13 @@ fn regenerate_command(argv: &[String]) -> String {
         {
             continue;
         }
-        out.push(shell_quote(arg));
+        // An index URL's credentials never reach the lock header.
+        let arg = if arg.contains("://") && arg.contains('@') {
+            layerlock_index::redact(arg)
+        } else {
+            arg.clone()
+        };
+        out.push(shell_quote(&arg));
     }
     out.join(" ")
 }

@@ -22,10 +22,11 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         let spinner = Spinner::new(settings.run.quiet, &label);
         let outcome = layer::resolve(layer, &settings.run, &spinner);
         spinner.finish();
-        let (prepared, resolution) = outcome.with_context(|| match &layer.name {
-            Some(name) => format!("layer `{name}`"),
-            None => "compile".to_string(),
-        })?;
+        let (prepared, resolution) = match (&layer.name, outcome) {
+            (_, Ok(ok)) => ok,
+            (Some(name), Err(err)) => return Err(err.context(format!("layer `{name}`"))),
+            (None, Err(err)) => return Err(err),
+        };
         let text = lock_text(layer, &prepared, &resolution)?;
         match (&layer.output, settings.check) {
             (Some(output), true) => {
