@@ -52,7 +52,11 @@ impl Formatter<'_, '_> {
                     return "your requirements cannot be met".to_string();
                 };
                 if let Some(pin) = self.provider.request.base.get(name) {
-                    let who = if pin.owned { "the image owns" } else { "the base pins" };
+                    let who = if pin.owned {
+                        "the image owns"
+                    } else {
+                        "the base pins"
+                    };
                     return match &pin.version {
                         Some(v) => format!("{who} {name}=={v} ({})", pin.origin),
                         None => format!("{who} {name} ({})", pin.origin),

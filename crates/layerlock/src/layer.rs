@@ -129,7 +129,7 @@ fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
 
 pub fn prepare(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
-    let (base, warnings) = read_bases(layer, &target, &run.cwd)?;
+    let (base, warnings) = read_bases(layer, &target, &layer.display_root)?;
     for warning in warnings {
         spinner.warn(&warning);
     }
@@ -138,8 +138,8 @@ pub fn prepare(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> R
     let mut input_options = IndexOptions::default();
     for input in &layer.inputs {
         let parsed = RequirementsFile::read(&input.path)?;
-        direct_reqs.extend(direct(&parsed.entries, &run.cwd));
-        constraints.extend(direct(&parsed.constraints, &run.cwd));
+        direct_reqs.extend(direct(&parsed.entries, &layer.display_root));
+        constraints.extend(direct(&parsed.constraints, &layer.display_root));
         let o = parsed.options;
         input_options.index_url = input_options.index_url.or(o.index_url);
         input_options.extra_index_urls.extend(o.extra_index_urls);

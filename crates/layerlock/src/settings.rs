@@ -63,6 +63,9 @@ pub struct LayerSettings {
     pub index_explicit: bool,
     /// The command that regenerates this layer, for the lock header.
     pub command: String,
+    /// Paths in the lock and in messages are shown relative to this: the
+    /// working directory, or the config file's directory for config layers.
+    pub display_root: PathBuf,
 }
 
 #[derive(Debug, Clone)]
@@ -294,6 +297,7 @@ pub fn layers(
             index,
             index_explicit,
             command: regenerate_command(&env.argv),
+            display_root: env.cwd.clone(),
         }]);
     }
     let Some(config) = Config::find(args.config.as_deref(), &env.cwd)? else {
@@ -364,6 +368,7 @@ pub fn layers(
             index,
             index_explicit,
             command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
+            display_root: root.clone(),
             name: Some(name),
         });
     }

@@ -52,7 +52,10 @@ fn base_pin_makes_the_resolver_pick_an_older_new_package() {
     // app 2.0.0 needs lib>=2.0, which the base rules out; lib and util are
     // the base's and are never emitted, nor are util's dependencies.
     assert_eq!(pins(&lock), vec!["app==1.0.0"]);
-    assert!(lock.contains("#   lib==1.5.0 (base.txt:1) via app"), "{lock}");
+    assert!(
+        lock.contains("#   lib==1.5.0 (base.txt:1) via app"),
+        "{lock}"
+    );
 }
 
 #[test]
@@ -87,7 +90,10 @@ fn conflict_with_a_base_pin_is_explained() {
         &["in.txt", "--base", "base.txt", "-o", "out.txt"],
     ));
     assert_eq!(code, 2);
-    assert!(stderr.contains("the base pins lib==1.5.0 (base.txt:2)"), "{stderr}");
+    assert!(
+        stderr.contains("the base pins lib==1.5.0 (base.txt:2)"),
+        "{stderr}"
+    );
     assert!(stderr.contains("app"), "{stderr}");
     // A failed run leaves the previous output untouched.
     assert_eq!(work.read("out.txt"), "previous contents\n");
@@ -151,7 +157,10 @@ fn markers_are_evaluated_for_the_target() {
         pins(&lock),
         vec!["helper==1.0.0", "util==1.0.0", "winonly==1.0.0"]
     );
-    assert!(lock.contains("Python 3.9 on x86_64-pc-windows-msvc"), "{lock}");
+    assert!(
+        lock.contains("Python 3.9 on x86_64-pc-windows-msvc"),
+        "{lock}"
+    );
 }
 
 #[test]
@@ -218,7 +227,11 @@ fn sdist_only_is_refused_with_the_reason() {
         "{stderr}"
     );
     // Nothing was built: the sdist was never downloaded.
-    assert!(!index.requests().contains(".tar.gz"), "{}", index.requests());
+    assert!(
+        !index.requests().contains(".tar.gz"),
+        "{}",
+        index.requests()
+    );
 }
 
 #[test]
@@ -241,7 +254,10 @@ fn platform_specific_wheels_and_target_hashes() {
     work.write("new.txt", "glibcnew\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["new.txt"]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("no wheel for the target platform"), "{stderr}");
+    assert!(
+        stderr.contains("no wheel for the target platform"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -270,12 +286,12 @@ fn owned_packages_are_never_emitted_and_versions_are_checked() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(pins(&work.read("out.txt")), vec!["needsnccl==1.0.0"]);
     assert!(!index.requests().contains("/nccl/"));
-    let (code, _, stderr) = run(work.compile(
-        &index.json(),
-        &["in.txt", "--owned", "nccl==1.9"],
-    ));
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "--owned", "nccl==1.9"]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("the image owns nccl==1.9 (--owned)"), "{stderr}");
+    assert!(
+        stderr.contains("the image owns nccl==1.9 (--owned)"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -305,9 +321,10 @@ fn metadata_comes_from_pep_658_files_without_downloading_wheels() {
     let requests = index.requests();
     assert!(requests.contains(".whl.metadata"), "{requests}");
     assert!(
-        !requests
-            .lines()
-            .any(|l| l.split_whitespace().nth(1).is_some_and(|p| p.ends_with(".whl"))),
+        !requests.lines().any(|l| l
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|p| p.ends_with(".whl"))),
         "{requests}"
     );
 }
@@ -319,7 +336,10 @@ fn metadata_comes_from_range_requests_when_no_metadata_file() {
     work.write("in.txt", "nometa\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(pins(&work.read("out.txt")), vec!["lib==1.5.0", "nometa==1.0.0"]);
+    assert_eq!(
+        pins(&work.read("out.txt")),
+        vec!["lib==1.5.0", "nometa==1.0.0"]
+    );
     let requests = index.requests();
     assert!(
         requests
@@ -336,7 +356,10 @@ fn metadata_comes_from_the_whole_wheel_without_range_support() {
     work.write("in.txt", "nometa\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(pins(&work.read("out.txt")), vec!["lib==1.5.0", "nometa==1.0.0"]);
+    assert_eq!(
+        pins(&work.read("out.txt")),
+        vec!["lib==1.5.0", "nometa==1.0.0"]
+    );
 }
 
 #[test]
@@ -345,16 +368,19 @@ fn check_reports_stale_and_current() {
     let work = Work::new();
     work.write("in.txt", "app\n");
     let args = ["in.txt", "-o", "out.txt"];
-    let (code, _, stderr) = run(work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]));
+    let (code, _, stderr) =
+        run(work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]));
     assert_eq!(code, 1, "missing output is stale: {stderr}");
     let (code, _, _) = run(work.compile(&index.json(), &args));
     assert_eq!(code, 0);
-    let (code, stdout, stderr) = run(work.compile(&index.json(), &["in.txt", "--check", "-o", "out.txt"]));
+    let (code, stdout, stderr) =
+        run(work.compile(&index.json(), &["in.txt", "--check", "-o", "out.txt"]));
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.is_empty());
     let edited = work.read("out.txt").replace("util==1.0.0", "util==0.9.0");
     work.write("out.txt", &edited);
-    let (code, stdout, _) = run(work.compile(&index.json(), &["in.txt", "--check", "-o", "out.txt"]));
+    let (code, stdout, _) =
+        run(work.compile(&index.json(), &["in.txt", "--check", "-o", "out.txt"]));
     assert_eq!(code, 1);
     assert!(stdout.contains("-util==0.9.0"), "{stdout}");
     assert!(stdout.contains("+util==1.0.0"), "{stdout}");
@@ -376,7 +402,9 @@ fn output_is_byte_identical_across_runs() {
     cmd.env("LAYERLOCK_CACHE_DIR", work.path().join("other-cache"));
     let (code, _, _) = run(cmd);
     assert_eq!(code, 0);
-    let second = work.read("out.txt").replace("/html/simple/", "/json/simple/");
+    let second = work
+        .read("out.txt")
+        .replace("/html/simple/", "/json/simple/");
     assert_eq!(first, second);
 }
 
@@ -394,14 +422,20 @@ fn offline_uses_the_cache_alone() {
     // The index is gone now.
     let (code, _, stderr) = run(work.compile(&url, &["in.txt", "--offline", "-o", "offline.txt"]));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(body(&work.read("online.txt")), body(&work.read("offline.txt")));
+    assert_eq!(
+        body(&work.read("online.txt")),
+        body(&work.read("offline.txt"))
+    );
 
     let mut cmd = work.compile(&url, &["in.txt", "--offline"]);
     cmd.env("LAYERLOCK_CACHE_DIR", work.path().join("empty-cache"));
     let (code, _, stderr) = run(cmd);
     assert_eq!(code, 2);
     assert!(stderr.contains("--offline"), "{stderr}");
-    assert!(stderr.contains("hint: run once without --offline"), "{stderr}");
+    assert!(
+        stderr.contains("hint: run once without --offline"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -411,7 +445,10 @@ fn unknown_package_names_the_indexes_asked() {
     work.write("in.txt", "no-such-thing\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt"]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("no-such-thing is not on any index asked (http://127.0.0.1:"), "{stderr}");
+    assert!(
+        stderr.contains("no-such-thing is not on any index asked (http://127.0.0.1:"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -435,7 +472,10 @@ fn malformed_base_line_is_reported_and_nothing_written() {
         &["in.txt", "--base", "base.txt", "-o", "out.txt"],
     ));
     assert_eq!(code, 2);
-    assert!(stderr.contains("base.txt:2:1: unknown option `--frobnicate`"), "{stderr}");
+    assert!(
+        stderr.contains("base.txt:2:1: unknown option `--frobnicate`"),
+        "{stderr}"
+    );
     assert!(!work.path().join("out.txt").exists());
 }
 
@@ -453,12 +493,13 @@ fn transient_server_errors_are_retried() {
 fn unreachable_index_fails_with_the_url_and_no_credentials() {
     let work = Work::new();
     work.write("in.txt", "app\n");
-    let (code, _, stderr) = run(work.compile(
-        "http://someone:s3cret@127.0.0.1:9/simple/",
-        &["in.txt"],
-    ));
+    let (code, _, stderr) =
+        run(work.compile("http://someone:s3cret@127.0.0.1:9/simple/", &["in.txt"]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("http://127.0.0.1:9/simple/app/"), "{stderr}");
+    assert!(
+        stderr.contains("http://127.0.0.1:9/simple/app/"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("s3cret"), "{stderr}");
 }
 
@@ -471,7 +512,10 @@ fn credentials_from_the_url_and_from_netrc() {
     let (code, _, stderr) = run(work.compile(&with_creds, &["in.txt", "-o", "out.txt"]));
     assert_eq!(code, 0, "{stderr}");
     let lock = work.read("out.txt");
-    assert!(!lock.contains("t0ken"), "the header must not carry the password");
+    assert!(
+        !lock.contains("t0ken"),
+        "the header must not carry the password"
+    );
 
     let netrc = work.write("netrc", "machine 127.0.0.1 login ci password t0ken\n");
     let mut cmd = work.compile(&index.json(), &["in.txt", "-o", "out2.txt"]);
@@ -518,7 +562,12 @@ fn find_links_directory_without_an_index() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         pins(&work.read("out.txt")),
-        vec!["app==2.0.0", "lib==2.0.0", "linuxonly==1.0.0", "util==1.0.0"]
+        vec![
+            "app==2.0.0",
+            "lib==2.0.0",
+            "linuxonly==1.0.0",
+            "util==1.0.0"
+        ]
     );
 }
 
@@ -532,7 +581,12 @@ fn constraints_in_inputs_narrow_without_pulling_in() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         pins(&work.read("out.txt")),
-        vec!["app==1.0.0", "lib==1.5.0", "linuxonly==1.0.0", "util==1.0.0"]
+        vec![
+            "app==1.0.0",
+            "lib==1.5.0",
+            "linuxonly==1.0.0",
+            "util==1.0.0"
+        ]
     );
 }
 
@@ -546,13 +600,26 @@ fn repeated_bases_and_includes() {
     work.write("b2.txt", "lib==1.5.0 \\\n    --hash=sha256:00\n");
     let (code, _, stderr) = run(work.compile(
         &index.json(),
-        &["reqs/in.txt", "--base", "b1.txt", "--base", "b2.txt", "-o", "out.txt"],
+        &[
+            "reqs/in.txt",
+            "--base",
+            "b1.txt",
+            "--base",
+            "b2.txt",
+            "-o",
+            "out.txt",
+        ],
     ));
     assert_eq!(code, 0, "{stderr}");
     let lock = work.read("out.txt");
     assert_eq!(
         pins(&lock),
-        vec!["app==1.0.0", "linuxonly==1.0.0", "tool==1.0.0", "util==1.0.0"]
+        vec![
+            "app==1.0.0",
+            "linuxonly==1.0.0",
+            "tool==1.0.0",
+            "util==1.0.0"
+        ]
     );
     assert!(lock.contains("# via -r reqs/extra.txt"), "{lock}");
 }

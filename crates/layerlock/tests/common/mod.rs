@@ -35,7 +35,8 @@ impl Index {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("requests.log");
         let mut cmd = Command::new("python3");
-        cmd.arg(repo_root().join("tests/harness/pyindex.py")).arg("serve");
+        cmd.arg(repo_root().join("tests/harness/pyindex.py"))
+            .arg("serve");
         for s in scenarios {
             cmd.arg(scenario(s));
         }
@@ -141,7 +142,12 @@ impl Work {
     pub fn compile(&self, index: &str, args: &[&str]) -> Command {
         let mut cmd = self.layerlock(&["compile"]);
         cmd.args(args)
-            .args(["--python-version", "3.12", "--platform", "x86_64-manylinux_2_28"])
+            .args([
+                "--python-version",
+                "3.12",
+                "--platform",
+                "x86_64-manylinux_2_28",
+            ])
             .args(["--index-url", index]);
         cmd
     }
