@@ -127,7 +127,7 @@ fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
         .collect()
 }
 
-pub fn prepare(layer: &LayerSettings, run: &RunSettings, spinner: &Spinner) -> Result<Prepared> {
+pub fn prepare(layer: &LayerSettings, spinner: &Spinner) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
     let (base, warnings) = read_bases(layer, &target, &layer.display_root)?;
     for warning in warnings {
@@ -213,7 +213,7 @@ pub fn resolve(
     run: &RunSettings,
     spinner: &Spinner,
 ) -> Result<(Prepared, Resolution)> {
-    let prepared = prepare(layer, run, spinner)?;
+    let prepared = prepare(layer, spinner)?;
     let client = client(layer, run, &prepared, spinner)?;
     let resolution = match layerlock_resolve::resolve(&client, &prepared.request) {
         Ok(r) => r,
