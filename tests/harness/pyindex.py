@@ -554,7 +554,7 @@ class Index:
         return _json({"meta": {"api-version": API_VERSION}, "projects": projects})
 
     def root_html(self) -> bytes:
-        body = [f'<a href="{html.escape(quote(k) + "/")}">{html.escape(self.projects[k].name)}</a><br/>'
+        body = [f'<a href="{html.escape(quote(k))}/">{html.escape(self.projects[k].name)}</a><br/>'
                 for k in sorted(self.projects)]
         return _html_page("Simple index", body)
 
