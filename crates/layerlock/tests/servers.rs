@@ -54,7 +54,17 @@ fn compiles_against_a_real_pypiserver() {
     assert!(status.success());
     let port = free_port();
     let mut server = Command::new("pypi-server")
-        .args(["run", "-p", &port.to_string(), "-i", "127.0.0.1", "-a", ".", "-P", "."])
+        .args([
+            "run",
+            "-p",
+            &port.to_string(),
+            "-i",
+            "127.0.0.1",
+            "-a",
+            ".",
+            "-P",
+            ".",
+        ])
         .args(["--hash-algo", "sha256", "--log-stream", "none"])
         .arg(&packages)
         .stdout(Stdio::null())
@@ -69,10 +79,8 @@ fn compiles_against_a_real_pypiserver() {
     }
     work.write("base.txt", "lib==1.5.0\n");
     work.write("in.txt", "app\ntool-extra[fast]\nnometa\n");
-    let (code, _, stderr) = run(work.compile(
-        &url,
-        &["in.txt", "--base", "base.txt", "-o", "out.txt"],
-    ));
+    let (code, _, stderr) =
+        run(work.compile(&url, &["in.txt", "--base", "base.txt", "-o", "out.txt"]));
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(code, 0, "{stderr}");

@@ -1,0 +1,144 @@
+//! The resolver against an in-memory package source: no network, no files.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use layerlock_dist::{
+    CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError, Target,
+};
+use layerlock_resolve::{BasePin, Direct, Prerelease, ResolveError, ResolveRequest, resolve};
+use uv_normalize::PackageName;
+use uv_pep508::{Requirement, VerbatimUrl};
+
+/// name -> [(version, requires-dist)]
+struct Memory(BTreeMap<String, Vec<(&'static str, Vec<&'static str>)>>);
+
+impl Memory {
+    fn new(table: &[(&str, &'static str, &[&'static str])]) -> Self {
+        let mut map: BTreeMap<String, Vec<_>> = BTreeMap::new();
+        for (name, version, deps) in table {
+            map.entry((*name).to_string())
+                .or_default()
+                .push((*version, deps.to_vec()));
+        }
+        Self(map)
+    }
+}
+
+impl PackageSource for Memory {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let Some(versions) = self.0.get(name.as_ref()) else {
+            return Ok(Arc::new(ProjectAnswer::NotFound {
+                asked: vec!["memory".to_string()],
+            }));
+        };
+        let files = versions
+            .iter()
+            .map(|(v, _)| IndexFile {
+                filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
+                url: format!("mem://{name}/{v}"),
+                sha256: Some(format!("{name}{v}")),
+                requires_python: None,
+                yanked: None,
+                upload_time: None,
+                core_metadata: Some(None),
+                listed_by: "memory".to_string(),
+            })
+            .collect();
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles {
+            files,
+            asked: vec!["memory".to_string()],
+        })))
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let version = file.url.rsplit('/').next().unwrap_or_default();
+        let deps = self.0[name.as_ref()]
+            .iter()
+            .find(|(v, _)| *v == version)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default();
+        let mut text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+        for dep in deps {
+            text.push_str(&format!("Requires-Dist: {dep}\n"));
+        }
+        Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
+    }
+}
+
+fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
+    ResolveRequest {
+        direct: direct
+            .iter()
+            .map(|r| Direct {
+                requirement: Requirement::<VerbatimUrl>::from_str(r).unwrap(),
+                via: "-r in.txt".to_string(),
+            })
+            .collect(),
+        constraints: Vec::new(),
+        base: base
+            .iter()
+            .map(|(n, v)| {
+                (
+                    PackageName::from_str(n).unwrap(),
+                    BasePin {
+                        version: Some(uv_pep440::Version::from_str(v).unwrap()),
+                        origin: format!("base.txt ({n})"),
+                        owned: false,
+                    },
+                )
+            })
+            .collect(),
+        target: Target::new("3.12", "x86_64-manylinux_2_28").unwrap(),
+        exclude_newer: None,
+        prerelease: Prerelease::default(),
+    }
+}
+
+#[test]
+fn base_pins_are_fixed_and_not_emitted() {
+    let source = Memory::new(&[
+        ("a", "1.0", &["b>=1"]),
+        ("a", "2.0", &["b>=2"]),
+        ("b", "1.0", &[]),
+        ("b", "2.0", &[]),
+    ]);
+    let resolution = resolve(&source, &request(&["a"], &[("b", "1.0")])).unwrap();
+    let names: Vec<String> = resolution
+        .packages
+        .iter()
+        .map(|(n, r)| format!("{n}=={}", r.version))
+        .collect();
+    assert_eq!(names, vec!["a==1.0"]);
+    assert!(
+        resolution
+            .base_used
+            .contains_key(&PackageName::from_str("b").unwrap())
+    );
+}
+
+#[test]
+fn conflict_explanation_names_the_base_pin() {
+    let source = Memory::new(&[("a", "2.0", &["b>=2"])]);
+    let err = resolve(&source, &request(&["a"], &[("b", "1.0")])).unwrap_err();
+    let ResolveError::NoSolution { report, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        report.contains("the base pins b==1.0 (base.txt (b))"),
+        "{report}"
+    );
+}
+
+#[test]
+fn base_packages_are_never_asked_for() {
+    // The source does not know torch at all; the base pins a local version.
+    let source = Memory::new(&[("t", "1.0", &["torch>=2"])]);
+    let resolution = resolve(&source, &request(&["t"], &[("torch", "2.11.0+cu130")])).unwrap();
+    assert_eq!(resolution.packages.len(), 1);
+}
