@@ -1,5 +1,7 @@
 //! The resolver against an in-memory package source: no network, no files.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
