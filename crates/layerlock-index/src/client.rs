@@ -556,12 +556,13 @@ impl Inner {
             .and_then(|v| v.rsplit('/').next())
             .and_then(|v| v.parse::<u64>().ok())
             .ok_or_else(|| invalid("a 206 answer without a usable Content-Range".to_string()))?;
-        let tail_start = total - tail.body.len() as u64;
+        let tail_start = total.saturating_sub(tail.body.len() as u64);
         let dir = zip::find_directory(&tail.body, tail_start).map_err(zip_err)?;
         let dir_bytes = if dir.offset >= tail_start {
-            let at = (dir.offset - tail_start) as usize;
+            let at = usize::try_from(dir.offset - tail_start).unwrap_or(usize::MAX);
+            let end = at.saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
             tail.body
-                .get(at..at + dir.size as usize)
+                .get(at..end)
                 .ok_or_else(|| zip_err(zip::ZipError::Truncated))?
                 .to_vec()
         } else {
@@ -573,24 +574,23 @@ impl Inner {
             .range(
                 url,
                 member.local_header_offset,
-                want.min(total - member.local_header_offset),
+                want.min(total.saturating_sub(member.local_header_offset)),
             )
             .await?;
         zip::read_member(&local, &member).map_err(zip_err)
     }
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        let value = format!("bytes={start}-{}", start + len.max(1) - 1);
+        let value = format!("bytes={start}-{}", start.saturating_add(len.max(1) - 1));
         let response = self.get(url, range_header(&value)).await?;
         match response.status {
             StatusCode::PARTIAL_CONTENT => Ok(response.body),
             StatusCode::OK => {
-                let s = start as usize;
-                Ok(response
-                    .body
-                    .get(s..(s + len as usize).min(response.body.len()))
-                    .unwrap_or_default()
-                    .to_vec())
+                let s = usize::try_from(start).unwrap_or(usize::MAX);
+                let end = s
+                    .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+                    .min(response.body.len());
+                Ok(response.body.get(s..end).unwrap_or_default().to_vec())
             }
             status => Err(SourceError::Status {
                 url: redact(url.as_str()),

@@ -77,7 +77,8 @@ pub fn find_directory(tail: &[u8], tail_start: u64) -> Result<Directory, ZipErro
         && u32_at(tail, at - 20)? == LOCATOR
     {
         let eocd64 = u64_at(tail, at - 20 + 8)?;
-        let rel = eocd64.checked_sub(tail_start).ok_or(ZipError::Truncated)? as usize;
+        let rel = usize::try_from(eocd64.checked_sub(tail_start).ok_or(ZipError::Truncated)?)
+            .map_err(|_| ZipError::Truncated)?;
         if u32_at(tail, rel)? != EOCD64 {
             return Err(ZipError::Truncated);
         }
@@ -155,7 +156,8 @@ pub fn read_member(local: &[u8], member: &Member) -> Result<Vec<u8>, ZipError> {
     let extra_len = usize::from(u16_at(local, 28)?);
     let start = 30 + name_len + extra_len;
     let size = usize::try_from(member.compressed_size).map_err(|_| ZipError::Truncated)?;
-    let data = local.get(start..start + size).ok_or(ZipError::Truncated)?;
+    let end = start.checked_add(size).ok_or(ZipError::Truncated)?;
+    let data = local.get(start..end).ok_or(ZipError::Truncated)?;
     match member.method {
         0 => Ok(data.to_vec()),
         8 => {
@@ -177,8 +179,100 @@ pub const LOCAL_SLACK: u64 = 30 + 1024;
 pub fn metadata_from_wheel(bytes: &[u8]) -> Result<Vec<u8>, ZipError> {
     let dir = find_directory(bytes, 0)?;
     let start = usize::try_from(dir.offset).map_err(|_| ZipError::Truncated)?;
-    let end = start + usize::try_from(dir.size).map_err(|_| ZipError::Truncated)?;
+    let end = start
+        .checked_add(usize::try_from(dir.size).map_err(|_| ZipError::Truncated)?)
+        .ok_or(ZipError::Truncated)?;
     let member = find_metadata(bytes.get(start..end).ok_or(ZipError::Truncated)?)?;
     let at = usize::try_from(member.local_header_offset).map_err(|_| ZipError::Truncated)?;
     read_member(bytes.get(at..).ok_or(ZipError::Truncated)?, &member)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u16le(v: u16) -> [u8; 2] {
+        v.to_le_bytes()
+    }
+    fn u32le(v: u32) -> [u8; 4] {
+        v.to_le_bytes()
+    }
+    fn u64le(v: u64) -> [u8; 8] {
+        v.to_le_bytes()
+    }
+
+    /// A stored (uncompressed) archive with one member, written with zip64
+    /// records the way large CUDA wheels are.
+    fn zip64_archive(name: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        // Local header.
+        out.extend(u32le(0x0403_4b50));
+        out.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend(u32le(0)); // crc (not checked)
+        out.extend(u32le(data.len() as u32));
+        out.extend(u32le(data.len() as u32));
+        out.extend(u16le(name.len() as u16));
+        out.extend(u16le(0));
+        out.extend(name.as_bytes());
+        out.extend(data);
+        let cd_offset = out.len() as u64;
+        // Central directory entry with the offset moved to the zip64 extra.
+        out.extend(u32le(0x0201_4b50));
+        out.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend(u32le(0));
+        out.extend(u32le(data.len() as u32));
+        out.extend(u32le(data.len() as u32));
+        out.extend(u16le(name.len() as u16));
+        out.extend(u16le(12)); // extra length
+        out.extend(u16le(0));
+        out.extend([0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend(u32le(0xFFFF_FFFF)); // local header offset: see extra
+        out.extend(name.as_bytes());
+        out.extend(u16le(1));
+        out.extend(u16le(8));
+        out.extend(u64le(0));
+        let cd_size = out.len() as u64 - cd_offset;
+        let eocd64 = out.len() as u64;
+        out.extend(u32le(0x0606_4b50));
+        out.extend(u64le(44));
+        out.extend([45, 0, 45, 0]);
+        out.extend(u32le(0));
+        out.extend(u32le(0));
+        out.extend(u64le(1));
+        out.extend(u64le(1));
+        out.extend(u64le(cd_size));
+        out.extend(u64le(cd_offset));
+        out.extend(u32le(0x0706_4b50));
+        out.extend(u32le(0));
+        out.extend(u64le(eocd64));
+        out.extend(u32le(1));
+        out.extend(u32le(0x0605_4b50));
+        out.extend([0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]);
+        out.extend(u32le(0xFFFF_FFFF));
+        out.extend(u32le(0xFFFF_FFFF));
+        out.extend(u16le(0));
+        out
+    }
+
+    #[test]
+    fn reads_metadata_through_zip64_records() {
+        let bytes = zip64_archive("big-1.0.dist-info/METADATA", b"Name: big\n");
+        assert_eq!(metadata_from_wheel(&bytes).unwrap(), b"Name: big\n");
+        // From a tail only, as after a suffix range request.
+        let tail_start = 20;
+        let dir = find_directory(&bytes[tail_start..], tail_start as u64).unwrap();
+        assert_eq!(dir.offset, 30 + 26 + 10);
+    }
+
+    #[test]
+    fn nested_metadata_is_not_the_wheel_metadata() {
+        let bytes = zip64_archive("pkg/vendored-1.0.dist-info/METADATA", b"x");
+        assert_eq!(metadata_from_wheel(&bytes), Err(ZipError::NoMetadata));
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert_eq!(metadata_from_wheel(b"not a zip"), Err(ZipError::NoEnd));
+        assert!(metadata_from_wheel(&[0x50, 0x4b, 0x05, 0x06, 0, 0]).is_err());
+    }
 }

@@ -96,3 +96,21 @@ fn compiles_against_a_real_pypiserver() {
         ]
     );
 }
+
+#[test]
+fn a_wheel_that_is_not_a_zip_is_reported_not_a_crash() {
+    let work = Work::new();
+    let extra = work.path().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    std::fs::write(
+        extra.join("junk-1.0.0-py3-none-any.whl"),
+        b"this is not a zip archive at all",
+    )
+    .unwrap();
+    let index = Index::start(&[], &["--extra-dir", extra.to_str().unwrap()]);
+    work.write("in.txt", "junk\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("junk-1.0.0-py3-none-any.whl"), "{stderr}");
+    assert!(stderr.contains("not a zip file"), "{stderr}");
+}
