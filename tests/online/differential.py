@@ -102,6 +102,49 @@ CASES: dict[str, Case] = {
         note="pins nixl==1.5.0rc1.dev72182327, which PyPI does not have: "
         "both tools must refuse",
     ),
+    "vllm-kv-cu13": Case(
+        cwd=_local("vllm-kv-cu13"),
+        inputs=["requirements.in"],
+        bases=[str(VLLM_REQ / "test" / "cuda.txt")],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        owned=["nvidia-nccl-cu13"],
+        note="kv_connectors_cu13.txt with kv_connectors.txt inlined, minus the "
+        "nixl RC pin: lmcache, nixl, mooncake, cupy-cuda13x <14.1.0",
+    ),
+    "prerelease-explicit": Case(
+        cwd=_local("prerelease-explicit"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        note="default pre-release mode: a pre-release only where a specifier names one",
+    ),
+    "prerelease-allow": Case(
+        cwd=_local("prerelease-allow"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        prerelease="allow",
+        note="--prerelease allow; the base's typing-extensions holds pydantic back",
+    ),
+    "base-markers": Case(
+        cwd=_local("base-markers"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        note="base pins behind markers: the ones false on Linux are not in the image",
+    ),
+    "jupyterlab-manylinux2014": Case(
+        cwd=_local("jupyterlab-manylinux2014"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_17",
+        note="old glibc baseline: newest versions with only manylinux_2_28 wheels",
+    ),
     "http-extras": Case(
         cwd=_local("http-extras"),
         inputs=["requirements.in"],
@@ -124,7 +167,7 @@ CASES: dict[str, Case] = {
         bases=["base.txt"],
         python="3.11",
         platform="x86_64-pc-windows-msvc",
-        note="markers on python_version and sys_platform; Windows-only deps",
+        note="markers on python_version and sys_platform; Windows-only deps (pywin32, colorama, pywin32-ctypes), dask[complete]",
     ),
     "jupyterlab-aarch64": Case(
         cwd=_local("jupyterlab-aarch64"),
@@ -140,14 +183,24 @@ CASES: dict[str, Case] = {
         bases=["base.txt"],
         python="3.13",
         platform="aarch64-apple-darwin",
-        note="macOS markers (appnope, platform_system), black[d], sqlalchemy[asyncio]",
+        note="macOS markers (appnope, platform_system), black[d], sqlalchemy[asyncio], torch",
     ),
 }
 
 # Deliberate, understood differences: {case: {package: reason}}. A package
 # listed here is left out of the comparison for that case. Only for
 # differences that are by design; bugs are fixed in layerlock, not listed.
-DIVERGENCES: dict[str, dict[str, str]] = {}
+WHEELS_ONLY = (
+    "layerlock never builds sdists: the newest version has only manylinux_2_28 "
+    "wheels and an sdist, which uv takes (it would build it on the target); "
+    "layerlock takes the newest version with a manylinux_2_17 wheel"
+)
+DIVERGENCES: dict[str, dict[str, str]] = {
+    "jupyterlab-manylinux2014": {
+        "pyzmq": WHEELS_ONLY,
+        "argon2-cffi-bindings": WHEELS_ONLY,
+    },
+}
 
 
 # --------------------------------------------------------------------------
@@ -206,8 +259,8 @@ def parse_lock(text: str) -> dict[str, Pin]:
     return pins
 
 
-def base_pins(path: Path) -> list[tuple[str, str, str]]:
-    """(normalised name, requirement line without local label, original name)."""
+def base_pins(path: Path) -> list[tuple[str, str, bool]]:
+    """(normalised name, requirement line without local label, has a marker)."""
     out = []
     for raw in path.read_text().splitlines():
         line = raw.split(" #", 1)[0].strip()
@@ -222,7 +275,7 @@ def base_pins(path: Path) -> list[tuple[str, str, str]]:
         if rest.startswith(";"):
             marker = " " + rest.split("--hash", 1)[0].strip()
         name = match.group("name")
-        out.append((normalize(name), f"{name}=={version}{marker}", name))
+        out.append((normalize(name), f"{name}=={version}{marker}", bool(marker)))
     return out
 
 
@@ -290,6 +343,27 @@ def last_lines(text: str, n: int = 4) -> str:
     return " | ".join(lines[-n:])
 
 
+def applying_pins(
+    lines: list[str], case: Case, args: argparse.Namespace, cdir: Path, env: dict[str, str]
+) -> set[str] | str:
+    """The names among marker-bearing pins whose marker holds on the target."""
+    src = cdir / "base-markers.in"
+    src.write_text("\n".join(lines) + "\n")
+    cmd = [args.uv, "pip", "compile", str(src), "--no-deps", "--no-header", "--no-annotate"]
+    cmd += ["--python-platform", case.platform, "--python-version", case.python]
+    cmd += ["--exclude-newer", EXCLUDE_NEWER, "--index-url", "https://pypi.org/simple"]
+    cmd += ["--cache-dir", str(args.cache_root / "uv"), "--quiet"]
+    proc = subprocess.run(
+        cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=COMMAND_TIMEOUT,
+    )
+    if proc.returncode != 0:
+        if NETWORK_ERROR_RE.search(proc.stderr):
+            raise Unreachable(f"uv could not reach PyPI: {last_lines(proc.stderr, 3)}")
+        return f"uv could not evaluate the base's markers: {last_lines(proc.stderr)}"
+    return set(parse_lock(proc.stdout))
+
+
 def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tuple[bool, str]:
     cdir = work / name
     cdir.mkdir(parents=True, exist_ok=True)
@@ -301,16 +375,27 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
 
     # uv's view of the base: the same pins without local labels.
     base_names: set[str] = set()
+    marked: list[str] = []
     constraint_lines: list[str] = []
     for rel in case.bases:
-        for norm, line, _ in base_pins(case.cwd / rel):
-            base_names.add(norm)
+        for norm, line, has_marker in base_pins(case.cwd / rel):
+            if has_marker:
+                marked.append(line)
+            else:
+                base_names.add(norm)
             constraint_lines.append(line)
     for spec in case.owned:
         if "==" in spec:
             constraint_lines.append(spec)
     constraints = cdir / "uv-constraints.txt"
     constraints.write_text("\n".join(constraint_lines) + "\n")
+    if marked:
+        # A base pin whose marker is false on the target is not in the image,
+        # so the layer may have to provide it: ask uv which markers hold.
+        applying = applying_pins(marked, case, args, cdir, env)
+        if isinstance(applying, str):
+            return False, applying
+        base_names |= applying
     skip = base_names | owned_names(case)
 
     ll_out = cdir / "layerlock.txt"
@@ -333,6 +418,11 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
     if case.prerelease:
         uv_cmd += ["--prerelease", case.prerelease]
     uv_cmd += ["--cache-dir", str(args.cache_root / "uv"), "-o", str(uv_out)]
+
+    # uv pip compile takes an existing output file as preferences: start
+    # from nothing so an earlier run (--keep) cannot steer either tool.
+    for stale in (ll_out, uv_out):
+        stale.unlink(missing_ok=True)
 
     ll = run(ll_cmd, case.cwd, ll_out, env)
     uv = run(uv_cmd, case.cwd, uv_out, env)

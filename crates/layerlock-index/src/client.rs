@@ -569,7 +569,7 @@ impl Inner {
             self.range(url, dir.offset, dir.size).await?
         };
         let member = zip::find_metadata(&dir_bytes).map_err(zip_err)?;
-        let want = zip::LOCAL_SLACK + member.compressed_size;
+        let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
         let local = self
             .range(
                 url,
