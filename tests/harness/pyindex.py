@@ -55,6 +55,7 @@ TOP_KEYS = {"upload_time", "package"}
 PACKAGE_KEYS = {
     "name", "version", "requires_dist", "provides_extra", "requires_python",
     "tags", "sdist", "yanked", "upload_time", "metadata_file", "wrong_hash",
+    "module", "extra_files",
 }
 
 
@@ -133,6 +134,11 @@ class Release:
     metadata_file: bool
     wrong_hash: bool
     source: str
+    # The top-level package the wheel installs (default: the escaped name).
+    module: str | None = None
+    # Further files the wheel carries, path -> text (to clobber other
+    # distributions' files in drift and clash tests).
+    extra_files: dict | None = None
 
     @property
     def normalized(self) -> str:
@@ -222,6 +228,8 @@ def load_scenario(path: str) -> list[Release]:
             metadata_file=flags["metadata_file"],
             wrong_hash=flags["wrong_hash"],
             source=path,
+            module=pkg.get("module"),
+            extra_files=pkg.get("extra_files"),
         ))
     return releases
 
@@ -295,8 +303,10 @@ def build_wheel(rel: Release, tag: str) -> Artifact:
     metadata = metadata_bytes(rel)
     wheel_lines = ["Wheel-Version: 1.0", f"Generator: {GENERATOR}", "Root-Is-Purelib: true"]
     wheel_lines += [f"Tag: {t}" for t in expand_tag(tag)]
+    module = rel.module or dist
     entries = [
-        (f"{dist}/__init__.py", module_source(rel)),
+        (f"{module}/__init__.py", module_source(rel)),
+        *[(path, text.encode("utf-8")) for path, text in sorted((rel.extra_files or {}).items())],
         (f"{distinfo}/METADATA", metadata),
         (f"{distinfo}/WHEEL", ("\n".join(wheel_lines) + "\n").encode("utf-8")),
     ]

@@ -7,4 +7,4 @@ mod write;
 
 pub use error::{LockError, Origin};
 pub use parse::{Entry, IndexOptions, RequirementsFile, names};
-pub use write::{LockedPackage, render};
+pub use write::{LockedPackage, header_target, render};

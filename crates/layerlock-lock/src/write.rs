@@ -56,6 +56,30 @@ pub fn render(header: &[String], packages: &[LockedPackage]) -> String {
     out
 }
 
+/// The target a layer lock names in its header
+/// (`# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28`).
+pub fn header_target(text: &str) -> Option<(String, String)> {
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("# layerlock-target:") else {
+            if !line.starts_with('#') {
+                break;
+            }
+            continue;
+        };
+        let mut python = None;
+        let mut platform = None;
+        for part in rest.split_whitespace() {
+            if let Some(v) = part.strip_prefix("python=") {
+                python = Some(v.to_string());
+            } else if let Some(v) = part.strip_prefix("platform=") {
+                platform = Some(v.to_string());
+            }
+        }
+        return Some((python?, platform?));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

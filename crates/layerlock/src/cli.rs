@@ -24,6 +24,73 @@ pub enum Command {
     Compile(CompileArgs),
     /// Say whether requirements are already satisfied by the base locks.
     Covers(CoversArgs),
+    /// Install only the lock entries an environment lacks, hash-checked and
+    /// without resolution, and prove nothing else changed.
+    Install(InstallArgs),
+    /// Prove the locked packages are present and intact; never installs.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    /// The hash-pinned lock to install.
+    pub lock: PathBuf,
+    /// The interpreter whose environment to install into.
+    #[arg(long, default_value = "python3")]
+    pub python: PathBuf,
+    /// Which installer runs: uv when it is on PATH, else pip.
+    #[arg(long, value_enum)]
+    pub installer: Option<InstallerArg>,
+    /// Allow this installed package to change to the locked version (repeatable).
+    #[arg(long = "allow-change", value_name = "PKG")]
+    pub allow_change: Vec<String>,
+    /// Print the plan; exit 1 when changes are needed, 0 when none are.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the plan and the outcome to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Passed to the installer.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Passed to the installer (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub extra_index_url: Vec<String>,
+    /// Passed to the installer (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub find_links: Vec<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstallerArg {
+    Uv,
+    Pip,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The lock whose packages must be present.
+    pub lock: PathBuf,
+    /// The interpreter whose environment to check.
+    #[arg(long, default_value = "python3")]
+    pub python: PathBuf,
+    /// Import these modules in one interpreter process (repeatable).
+    #[arg(long = "import", value_name = "MODULE")]
+    pub imports: Vec<String>,
+    /// Check every file of each locked distribution against its RECORD sha256.
+    #[arg(long)]
+    pub integrity: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatArg {
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug, Clone, Default)]

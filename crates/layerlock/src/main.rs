@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod config;
+mod environment;
 mod layer;
 mod printer;
 mod settings;
@@ -19,6 +20,8 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Compile(args) => commands::compile::run(&settings::compile(args, env)?),
         Command::Covers(args) => commands::covers::run(&settings::covers(args, env)?),
+        Command::Install(args) => commands::install::run(&settings::install(args, env)),
+        Command::Verify(args) => commands::verify::run(&settings::verify(args)),
     }
 }
 

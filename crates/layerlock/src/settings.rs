@@ -399,6 +399,51 @@ pub fn covers(args: &crate::cli::CoversArgs, env: &Environment) -> Result<Covers
     })
 }
 
+/// The first `name` executable on PATH.
+fn on_path(env: &Environment, name: &str) -> Option<PathBuf> {
+    let path = env.var("PATH")?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+pub fn install(
+    args: &crate::cli::InstallArgs,
+    env: &Environment,
+) -> crate::commands::install::InstallSettings {
+    use crate::commands::install::Installer;
+    let uv = on_path(env, "uv");
+    let installer = match args.installer {
+        Some(crate::cli::InstallerArg::Uv) => Installer::Uv,
+        Some(crate::cli::InstallerArg::Pip) => Installer::Pip,
+        None if uv.is_some() => Installer::Uv,
+        None => Installer::Pip,
+    };
+    crate::commands::install::InstallSettings {
+        lock: args.lock.clone(),
+        python: args.python.clone(),
+        installer,
+        uv,
+        allow_change: args.allow_change.clone(),
+        dry_run: args.dry_run,
+        report: args.report.clone(),
+        index_url: args.index_url.clone(),
+        extra_index_urls: args.extra_index_url.clone(),
+        find_links: args.find_links.clone(),
+        quiet: args.quiet,
+    }
+}
+
+pub fn verify(args: &crate::cli::VerifyArgs) -> crate::commands::verify::VerifySettings {
+    crate::commands::verify::VerifySettings {
+        lock: args.lock.clone(),
+        python: args.python.clone(),
+        imports: args.imports.clone(),
+        integrity: args.integrity,
+        format: args.format,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

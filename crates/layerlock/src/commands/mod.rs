@@ -2,3 +2,5 @@
 
 pub mod compile;
 pub mod covers;
+pub mod install;
+pub mod verify;

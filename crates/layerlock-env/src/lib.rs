@@ -1,0 +1,27 @@
+//! Installed Python environments: inspecting an interpreter, the
+//! distributions on its path, the install plan for a lock, the drift guard,
+//! RECORD integrity and file clashes.
+
+mod clash;
+mod installed;
+mod integrity;
+mod interpreter;
+mod plan;
+
+pub use clash::{Clash, clashes};
+pub use installed::{Installed, RecordEntry, Snapshot, Unreadable, normalise, read_record};
+pub use integrity::{IntegrityProblem, check as check_integrity};
+pub use interpreter::Interpreter;
+pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("cannot run {program}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot inspect {python}: {message}")]
+    Inspect { python: String, message: String },
+}

@@ -1,0 +1,428 @@
+//! `layerlock install` and `verify` on real virtual environments, with
+//! wheels from the test index, real uv and real pip.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Index, Work, run};
+
+/// A fresh venv of this machine's python3 (3.11 on x86_64 Linux).
+fn venv(work: &Work, name: &str, with_pip: bool) -> PathBuf {
+    let dir = work.path().join(name);
+    let mut cmd = Command::new("python3");
+    cmd.args(["-m", "venv"]);
+    if !with_pip {
+        cmd.arg("--without-pip");
+    }
+    let status = cmd.arg(&dir).status().expect("python3 -m venv");
+    assert!(status.success());
+    dir.join("bin/python")
+}
+
+fn host_python() -> String {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
+        ])
+        .output()
+        .expect("python3");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Compile `requirements` into `lock.txt` for this machine's Python.
+fn lock(work: &Work, index: &Index, requirements: &str, name: &str) -> PathBuf {
+    let input = format!("{name}.in");
+    work.write(&input, requirements);
+    let out = format!("{name}.txt");
+    let mut cmd = work.layerlock(&["compile", &input, "-o", &out]);
+    cmd.args([
+        "--python-version",
+        &host_python(),
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ])
+    .args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    work.path().join(out)
+}
+
+fn install(
+    work: &Work,
+    index: &Index,
+    lock: &Path,
+    python: &Path,
+    extra: &[&str],
+) -> (i32, String, String) {
+    let mut cmd = work.layerlock(&["install"]);
+    cmd.arg(lock)
+        .arg("--python")
+        .arg(python)
+        .args(["--index-url", &index.json()])
+        .env("UV_CACHE_DIR", work.path().join("uv-cache"))
+        .env("PIP_FIND_LINKS", "")
+        .args(extra);
+    run(cmd)
+}
+
+fn verify(work: &Work, lock: &Path, python: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = work.layerlock(&["verify"]);
+    cmd.arg(lock).arg("--python").arg(python).args(extra);
+    run(cmd)
+}
+
+/// Install with uv directly, behind layerlock's back.
+fn uv_install(work: &Work, index: &Index, python: &Path, what: &[&str]) {
+    let status = Command::new("uv")
+        .args(["pip", "install", "--no-deps", "--quiet", "--python"])
+        .arg(python)
+        .args(["--index-url", &index.json()])
+        .env("UV_CACHE_DIR", work.path().join("uv-cache"))
+        .args(what)
+        .status()
+        .expect("uv (bash .ci/run installs it)");
+    assert!(status.success());
+}
+
+#[test]
+fn clean_add_then_second_run_is_a_no_op_and_verify_passes() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "beta\ngamma\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("installed 3 packages (0 already present); nothing else changed"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("nothing to do: all 3 locked packages are present"),
+        "{stderr}"
+    );
+    let (code, stdout, _) = verify(
+        &work,
+        &lock,
+        &python,
+        &["--integrity", "--import", "alpha", "--import", "gamma"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("ok: 3 locked packages present and intact"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn only_missing_entries_are_installed() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    uv_install(&work, &index, &python, &["alpha==1.0.0"]);
+    let lock = lock(&work, &index, "beta\nalpha==1.0.0\n", "layer");
+    let report = work.path().join("report.json");
+    let (code, _, stderr) = install(
+        &work,
+        &index,
+        &lock,
+        &python,
+        &["--report", report.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["outcome"]["status"], "installed");
+    assert_eq!(
+        report["outcome"]["installed"],
+        serde_json::json!(["beta==1.0.0"])
+    );
+    assert_eq!(report["plan"]["keep"][0]["name"], "alpha");
+}
+
+#[test]
+fn conflict_is_refused_before_touching_anything_unless_allowed() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    uv_install(&work, &index, &python, &["alpha==2.0.0"]);
+    work.write("layer.in", "alpha==1.0.0\ngamma\n");
+    let lock = lock(&work, &index, "alpha==1.0.0\ngamma\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("alpha (")
+            && stderr.contains(
+                "the lock wants alpha==1.0.0, the environment has alpha==2.0.0, installed by uv"
+            ),
+        "{stderr}"
+    );
+    // Nothing was touched: gamma is still missing.
+    let (code, stdout, _) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("missing    gamma==1.0.0"), "{stdout}");
+    assert!(
+        stdout.contains("different  alpha==2.0.0 is installed, the lock wants 1.0.0"),
+        "{stdout}"
+    );
+
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &["--allow-change", "alpha"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn drift_behind_the_installers_back_is_caught() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    uv_install(&work, &index, &python, &["alpha==1.0.0"]);
+    // clobber's wheel overwrites alpha's RECORD: alpha changed although the
+    // plan never touched it.
+    let lock = lock(&work, &index, "clobber\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &["--installer", "uv"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("drift guard"), "{stderr}");
+    assert!(stderr.contains("reinstalled (RECORD differs)"), "{stderr}");
+    assert!(stderr.contains("alpha"), "{stderr}");
+}
+
+#[test]
+fn hash_mismatch_installs_nothing_from_that_entry() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "gamma\n", "layer");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let start = text.find("--hash=sha256:").unwrap() + "--hash=sha256:".len();
+    let mut bad = text.clone();
+    bad.replace_range(start..start + 8, "00000000");
+    std::fs::write(&lock, bad).unwrap();
+    let report = work.path().join("report.json");
+    let (code, _, stderr) = install(
+        &work,
+        &index,
+        &lock,
+        &python,
+        &["--report", report.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not installed: gamma==1.0.0"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["outcome"]["status"], "installer-failed");
+    assert_eq!(report["outcome"]["drift"], serde_json::json!([]));
+    assert_eq!(
+        report["outcome"]["not_installed"],
+        serde_json::json!(["gamma==1.0.0"])
+    );
+}
+
+#[test]
+fn wrong_target_fails_fast_and_installs_nothing() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    work.write("layer.in", "gamma\n");
+    let mut cmd = work.layerlock(&["compile", "layer.in", "-o", "arm.txt"]);
+    cmd.args([
+        "--python-version",
+        "3.12",
+        "--platform",
+        "aarch64-manylinux_2_28",
+    ])
+    .args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.path().join("arm.txt");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("was compiled for Python 3.12 on aarch64-manylinux_2_28"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("linux x86_64"), "{stderr}");
+    let (code, _, stderr) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn integrity_finds_a_tampered_file() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "alpha\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let site = std::fs::read_dir(work.path().join("venv/lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::write(site.join("alpha/__init__.py"), "print('owned')\n").unwrap();
+    // Versions still match: without --integrity this passes, as pip and uv would.
+    let (code, _, _) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 0);
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--integrity"]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("tampered   alpha: alpha/__init__.py content differs from RECORD"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn clashing_distributions_are_reported() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "engine\nengine-cuda13\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--format", "json"]);
+    assert_eq!(code, 1, "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["clashes"][0]["first"], "engine");
+    assert_eq!(report["clashes"][0]["second"], "engine-cuda13");
+    assert_eq!(
+        report["clashes"][0]["modules"],
+        serde_json::json!(["engine"])
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    uv_install(&work, &index, &python, &["alpha==1.0.0"]);
+    let lock = lock(&work, &index, "beta\nalpha==1.0.0\n", "layer");
+    let (code, stdout, _) = install(&work, &index, &lock, &python, &["--dry-run"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout, @r"
+    install  beta==1.0.0
+    keep     alpha==1.0.0
+    ");
+    let (code, _, _) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 1, "beta must still be missing");
+}
+
+#[test]
+fn a_lock_without_hashes_is_refused_with_a_hint() {
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = work.write("plain.txt", "alpha==1.0.0\n");
+    let mut cmd = work.layerlock(&["install"]);
+    cmd.arg(&lock).arg("--python").arg(&python);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("plain.txt:1: alpha==1.0.0 has no --hash"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: make one with `layerlock compile"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn import_canaries_report_the_real_exception() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "gamma\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = verify(
+        &work,
+        &lock,
+        &python,
+        &["--import", "gamma", "--import", "no_such_module"],
+    );
+    assert_eq!(code, 1);
+    assert!(stdout.contains("import ok  gamma"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "import err no_such_module: ModuleNotFoundError: No module named 'no_such_module'"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn concurrent_installs_do_not_corrupt_the_environment() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "beta\ngamma\nengine\n", "layer");
+    let spawn = || {
+        let mut cmd = work.layerlock(&["install"]);
+        cmd.arg(&lock)
+            .arg("--python")
+            .arg(&python)
+            .args(["--index-url", &index.json()])
+            .env("UV_CACHE_DIR", work.path().join("uv-cache"))
+            .stderr(std::process::Stdio::piped());
+        cmd.spawn().expect("spawn")
+    };
+    let first = spawn();
+    let second = spawn();
+    let first = first.wait_with_output().unwrap();
+    let second = second.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--integrity"]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn pip_installs_when_asked() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", true);
+    let lock = lock(&work, &index, "beta\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &["--installer", "pip"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("with pip"), "{stderr}");
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--integrity"]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn an_unreadable_dist_info_is_reported_not_a_crash() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "gamma\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let site = std::fs::read_dir(work.path().join("venv/lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::create_dir_all(site.join("broken-1.0.dist-info")).unwrap();
+    let (code, stdout, _) = verify(&work, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("unreadable"), "{stdout}");
+}
