@@ -1,37 +1,40 @@
 # Run by layerlock under the interpreter it inspects (python -I: no user
-# site, no PYTHONPATH). Prints one JSON object and imports nothing else.
-import json
+# site, no PYTHONPATH). It imports nothing beyond what start-up already
+# loaded (json, platform and sysconfig would triple its run time) and prints
+# tab-separated `key value` lines.
 import os
-import platform
 import site
 import sys
-import sysconfig
 
-paths = []
-for entry in sys.path:
-    if entry and os.path.isdir(entry):
-        paths.append(os.path.realpath(entry))
+out = [
+    "executable\t" + sys.executable,
+    "version\t%d.%d.%d" % sys.version_info[:3],
+    "implementation\t" + sys.implementation.name,
+    "sys_platform\t" + sys.platform,
+    "prefix\t" + sys.prefix,
+]
 try:
-    for entry in site.getsitepackages():
-        if os.path.isdir(entry):
-            paths.append(os.path.realpath(entry))
+    out.append("platform_machine\t" + os.uname().machine)
+except AttributeError:
+    import platform
+    out.append("platform_machine\t" + platform.machine())
+try:
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+except (AttributeError, ValueError, OSError):
+    libc = ""
+out.append("libc\t" + libc)
+
+seen = set()
+sites = []
+try:
+    sites = [p for p in site.getsitepackages() if os.path.isdir(p)]
 except AttributeError:
     pass
-for key in ("purelib", "platlib"):
-    entry = sysconfig.get_paths().get(key)
-    if entry and os.path.isdir(entry):
-        paths.append(os.path.realpath(entry))
-
-libc, libc_version = platform.libc_ver()
-print(json.dumps({
-    "executable": sys.executable,
-    "version": list(sys.version_info[:3]),
-    "implementation": sys.implementation.name,
-    "sys_platform": sys.platform,
-    "platform_machine": platform.machine(),
-    "libc": libc,
-    "libc_version": libc_version,
-    "purelib": os.path.realpath(sysconfig.get_paths()["purelib"]),
-    "prefix": sys.prefix,
-    "paths": list(dict.fromkeys(paths)),
-}))
+for entry in [p for p in sys.path if p and os.path.isdir(p)] + sites:
+    real = os.path.realpath(entry)
+    if real not in seen:
+        seen.add(real)
+        out.append("path\t" + real)
+if sites:
+    out.append("purelib\t" + os.path.realpath(sites[0]))
+print("\n".join(out))

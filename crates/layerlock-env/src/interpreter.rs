@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::EnvError;
 
 const INSPECT: &str = include_str!("inspect.py");
 
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Interpreter {
     pub executable: PathBuf,
     pub version: (u8, u8, u8),
@@ -27,7 +28,151 @@ pub struct Interpreter {
     pub paths: Vec<PathBuf>,
 }
 
+/// A virtual environment's `pyvenv.cfg`, the part we need.
+struct VenvConfig {
+    root: PathBuf,
+    home: PathBuf,
+    system_site_packages: bool,
+}
+
+fn read_venv_config(python: &Path) -> Option<VenvConfig> {
+    // venv/bin/python -> venv/pyvenv.cfg
+    let root = python.parent()?.parent()?;
+    let text = fs_err::read_to_string(root.join("pyvenv.cfg")).ok()?;
+    let mut home = None;
+    let mut system = false;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        match key.trim() {
+            "home" => home = Some(PathBuf::from(value.trim())),
+            "include-system-site-packages" => system = value.trim().eq_ignore_ascii_case("true"),
+            _ => {}
+        }
+    }
+    Some(VenvConfig {
+        root: root.to_path_buf(),
+        home: home?,
+        system_site_packages: system,
+    })
+}
+
+/// Cache key of an interpreter file: path, size and modification time.
+fn file_key(path: &Path) -> Option<String> {
+    let meta = fs_err::metadata(path).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let mut hasher = Sha256::new();
+    hasher.update(path.display().to_string().as_bytes());
+    hasher.update(meta.len().to_le_bytes());
+    hasher.update(modified.to_le_bytes());
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    Some(
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
 impl Interpreter {
+    /// Inspect `python`. For a virtual environment, only its base interpreter
+    /// is run (once: the answer is cached under `cache`, keyed by the base
+    /// executable's path, size and mtime) and the environment's own layout is
+    /// read from `pyvenv.cfg`, which saves a Python start-up on every call.
+    pub fn inspect_cached(python: &Path, cache: Option<&Path>) -> Result<Self, EnvError> {
+        let absolute = if python.is_absolute() {
+            python.to_path_buf()
+        } else if python.components().count() > 1 {
+            std::env::current_dir()
+                .map(|d| d.join(python))
+                .unwrap_or_else(|_| python.to_path_buf())
+        } else {
+            // A bare name is looked up on PATH by the OS; ask Python itself.
+            return Self::inspect(python);
+        };
+        let (Some(cache), Some(venv)) = (cache, read_venv_config(&absolute)) else {
+            return Self::inspect(python);
+        };
+        let base = match Self::base_interpreter(&venv) {
+            Some(base) => base,
+            None => return Self::inspect(python),
+        };
+        let Some(key) = file_key(&base) else {
+            return Self::inspect(python);
+        };
+        let entry = cache.join("interpreters").join(format!("{key}.json"));
+        let base_info = match fs_err::read(&entry)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Self>(&b).ok())
+        {
+            Some(info) => info,
+            None => {
+                let info = Self::inspect(&base)?;
+                if let Ok(bytes) = serde_json::to_vec(&info) {
+                    let _ = fs_err::create_dir_all(entry.parent().unwrap_or(cache));
+                    let tmp = entry.with_extension(format!("tmp{}", std::process::id()));
+                    if fs_err::write(&tmp, bytes).is_ok() {
+                        let _ = fs_err::rename(&tmp, &entry);
+                    }
+                }
+                info
+            }
+        };
+        Ok(base_info.into_venv(&venv, &absolute))
+    }
+
+    fn base_interpreter(venv: &VenvConfig) -> Option<PathBuf> {
+        ["python3", "python"]
+            .iter()
+            .map(|n| venv.home.join(n))
+            .find(|p| p.is_file())
+            .and_then(|p| fs_err::canonicalize(p).ok())
+    }
+
+    /// The base interpreter's answer, turned into the venv's: its own
+    /// site-packages first, the base's site directories only when the venv
+    /// includes them, the standard library as the base has it.
+    fn into_venv(self, venv: &VenvConfig, executable: &Path) -> Self {
+        let site = venv
+            .root
+            .join("lib")
+            .join(format!("python{}.{}", self.version.0, self.version.1));
+        let site =
+            fs_err::canonicalize(site.join("site-packages")).unwrap_or(site.join("site-packages"));
+        let base_sites: Vec<&PathBuf> = self
+            .paths
+            .iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+            })
+            .collect();
+        let mut paths: Vec<PathBuf> = self
+            .paths
+            .iter()
+            .filter(|p| !base_sites.contains(p))
+            .cloned()
+            .collect();
+        paths.push(site.clone());
+        if venv.system_site_packages {
+            paths.extend(base_sites.into_iter().cloned());
+        }
+        Self {
+            executable: executable.to_path_buf(),
+            purelib: site,
+            prefix: venv.root.clone(),
+            paths,
+            ..self
+        }
+    }
+
     /// Run `python -I` with the inspection script.
     pub fn inspect(python: &Path) -> Result<Self, EnvError> {
         let output = Command::new(python)
@@ -43,10 +188,52 @@ impl Interpreter {
                 message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
             });
         }
-        serde_json::from_slice(&output.stdout).map_err(|e| EnvError::Inspect {
+        Self::parse(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| EnvError::Inspect {
             python: python.display().to_string(),
-            message: format!("unreadable inspection output: {e}"),
+            message: "unreadable inspection output".to_string(),
         })
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        let mut interpreter = Self {
+            executable: PathBuf::new(),
+            version: (0, 0, 0),
+            implementation: String::new(),
+            sys_platform: String::new(),
+            platform_machine: String::new(),
+            libc: String::new(),
+            libc_version: String::new(),
+            purelib: PathBuf::new(),
+            prefix: PathBuf::new(),
+            paths: Vec::new(),
+        };
+        for line in text.lines() {
+            let (key, value) = line.split_once('\t')?;
+            match key {
+                "executable" => interpreter.executable = PathBuf::from(value),
+                "version" => {
+                    let mut parts = value.split('.').map(|p| p.parse::<u8>().ok());
+                    interpreter.version = (parts.next()??, parts.next()??, parts.next()??);
+                }
+                "implementation" => interpreter.implementation = value.to_string(),
+                "sys_platform" => interpreter.sys_platform = value.to_string(),
+                "platform_machine" => interpreter.platform_machine = value.to_string(),
+                // `glibc 2.36`, or empty on musl and elsewhere.
+                "libc" => {
+                    let (name, version) = value.split_once(' ').unwrap_or((value, ""));
+                    interpreter.libc = name.to_string();
+                    interpreter.libc_version = version.to_string();
+                }
+                "prefix" => interpreter.prefix = PathBuf::from(value),
+                "path" => interpreter.paths.push(PathBuf::from(value)),
+                "purelib" => interpreter.purelib = PathBuf::from(value),
+                _ => {}
+            }
+        }
+        if interpreter.purelib.as_os_str().is_empty() {
+            interpreter.purelib = interpreter.paths.last()?.clone();
+        }
+        (interpreter.version.0 != 0).then_some(interpreter)
     }
 
     /// `3.12`.

@@ -64,8 +64,13 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
 }
 
 /// Inspect `python`, and refuse at once when the lock names another target.
-pub fn inspect(python: &Path, lock: &Lock, lock_path: &Path) -> Result<Interpreter> {
-    let interpreter = Interpreter::inspect(python)
+pub fn inspect(
+    python: &Path,
+    cache: Option<&Path>,
+    lock: &Lock,
+    lock_path: &Path,
+) -> Result<Interpreter> {
+    let interpreter = Interpreter::inspect_cached(python, cache)
         .with_context(|| format!("cannot inspect the interpreter {}", python.display()))?;
     if let Some((py, platform)) = &lock.target
         && let Some(why) = interpreter.mismatch(py, platform)

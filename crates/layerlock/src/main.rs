@@ -21,7 +21,7 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
         Command::Compile(args) => commands::compile::run(&settings::compile(args, env)?),
         Command::Covers(args) => commands::covers::run(&settings::covers(args, env)?),
         Command::Install(args) => commands::install::run(&settings::install(args, env)),
-        Command::Verify(args) => commands::verify::run(&settings::verify(args)),
+        Command::Verify(args) => commands::verify::run(&settings::verify(args, env)),
     }
 }
 

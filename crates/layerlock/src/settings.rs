@@ -223,23 +223,26 @@ fn index_settings(
     )
 }
 
+/// `--cache-dir`, else `$LAYERLOCK_CACHE_DIR` (clap reads it into the flag),
+/// else `$XDG_CACHE_HOME/layerlock`, else `~/.cache/layerlock`.
+fn cache_dir(flag: Option<&PathBuf>, env: &Environment) -> Option<PathBuf> {
+    flag.map(|p| env.cwd.join(p))
+        .or_else(|| env.var("LAYERLOCK_CACHE_DIR").map(PathBuf::from))
+        .or_else(|| {
+            env.var("XDG_CACHE_HOME")
+                .map(|d| Path::new(d).join("layerlock"))
+        })
+        .or_else(|| {
+            env.var("HOME")
+                .map(|h| Path::new(h).join(".cache").join("layerlock"))
+        })
+}
+
 fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
     let cache_dir = if layer.index.no_cache {
         None
     } else {
-        layer
-            .index
-            .cache_dir
-            .as_ref()
-            .map(|p| env.cwd.join(p))
-            .or_else(|| {
-                env.var("XDG_CACHE_HOME")
-                    .map(|d| Path::new(d).join("layerlock"))
-            })
-            .or_else(|| {
-                env.var("HOME")
-                    .map(|h| Path::new(h).join(".cache").join("layerlock"))
-            })
+        cache_dir(layer.index.cache_dir.as_ref(), env)
     };
     let netrc = env
         .var("NETRC")
@@ -431,11 +434,16 @@ pub fn install(
         extra_index_urls: args.extra_index_url.clone(),
         find_links: args.find_links.clone(),
         quiet: args.quiet,
+        cache_dir: cache_dir(None, env),
     }
 }
 
-pub fn verify(args: &crate::cli::VerifyArgs) -> crate::commands::verify::VerifySettings {
+pub fn verify(
+    args: &crate::cli::VerifyArgs,
+    env: &Environment,
+) -> crate::commands::verify::VerifySettings {
     crate::commands::verify::VerifySettings {
+        cache_dir: cache_dir(None, env),
         lock: args.lock.clone(),
         python: args.python.clone(),
         imports: args.imports.clone(),

@@ -35,6 +35,8 @@ pub struct InstallSettings {
     pub extra_index_urls: Vec<String>,
     pub find_links: Vec<PathBuf>,
     pub quiet: bool,
+    /// Where interpreter inspections are cached.
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -151,7 +153,12 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         }
         .into());
     }
-    let interpreter = environment::inspect(&settings.python, &lock, &settings.lock)?;
+    let interpreter = environment::inspect(
+        &settings.python,
+        settings.cache_dir.as_deref(),
+        &lock,
+        &settings.lock,
+    )?;
     let _guard = if settings.dry_run {
         None
     } else {

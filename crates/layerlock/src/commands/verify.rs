@@ -19,6 +19,8 @@ pub struct VerifySettings {
     pub imports: Vec<String>,
     pub integrity: bool,
     pub format: FormatArg,
+    /// Where interpreter inspections are cached.
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -99,7 +101,12 @@ fn run_imports(python: &PathBuf, modules: &[String]) -> Result<Vec<ImportResult>
 
 pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     let lock = environment::read_lock(&settings.lock)?;
-    let interpreter = environment::inspect(&settings.python, &lock, &settings.lock)?;
+    let interpreter = environment::inspect(
+        &settings.python,
+        settings.cache_dir.as_deref(),
+        &lock,
+        &settings.lock,
+    )?;
     let snapshot = Snapshot::scan(&interpreter.paths);
     let mut missing = Vec::new();
     let mut different = Vec::new();
