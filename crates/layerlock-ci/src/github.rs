@@ -1,0 +1,88 @@
+//! GitHub Actions: workflow jobs' `run:` steps and composite actions'
+//! `runs.steps[].run`, with workflow, job and step `env`.
+
+use std::collections::BTreeMap;
+
+use crate::script::{Layout, ModelError, Phase, Script};
+use crate::yaml::{self, Node};
+
+pub fn looks_like_workflow(doc: &Node) -> bool {
+    doc.get("jobs")
+        .is_some_and(|j| matches!(j, Node::Map { .. }))
+}
+
+pub fn looks_like_action(doc: &Node) -> bool {
+    doc.get("runs").and_then(|r| r.get("steps")).is_some()
+}
+
+fn env_of(node: Option<&Node>, into: &mut BTreeMap<String, String>) {
+    for (k, v) in node.map(Node::entries).unwrap_or_default() {
+        if let (Some(k), Some(v)) = (k.as_str(), v.as_str()) {
+            // `${{ … }}` values are not literal.
+            if !v.contains("${{") {
+                into.insert(k.to_string(), v.to_string());
+            }
+        }
+    }
+}
+
+fn steps(
+    steps: &Node,
+    job: &str,
+    env: &BTreeMap<String, String>,
+    dir: Option<&str>,
+    out: &mut Vec<Script>,
+) {
+    for step in steps.items() {
+        let Some(Node::Scalar { value, pos, style }) = step.get("run") else {
+            continue;
+        };
+        let mut env = env.clone();
+        env_of(step.get("env"), &mut env);
+        out.push(Script {
+            text: value.clone(),
+            layout: Layout::for_yaml(*pos, *style),
+            job: Some(job.to_string()),
+            phase: Phase::JobTime,
+            env,
+            working_dir: step
+                .get("working-directory")
+                .and_then(Node::as_str)
+                .or(dir)
+                .map(str::to_string),
+        });
+    }
+}
+
+pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
+    let docs = yaml::parse(text).map_err(|e| ModelError {
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })?;
+    let mut out = Vec::new();
+    for doc in &docs {
+        let mut env = BTreeMap::new();
+        env_of(doc.get("env"), &mut env);
+        if let Some(jobs) = doc.get("jobs") {
+            for (id, job) in jobs.entries() {
+                let Some(id) = id.as_str() else { continue };
+                let mut job_env = env.clone();
+                env_of(job.get("env"), &mut job_env);
+                let dir = job
+                    .get("defaults")
+                    .and_then(|d| d.get("run"))
+                    .and_then(|r| r.get("working-directory"))
+                    .and_then(Node::as_str);
+                if let Some(s) = job.get("steps") {
+                    steps(s, id, &job_env, dir, &mut out);
+                }
+            }
+        }
+        if let Some(s) = doc.get("runs").and_then(|r| r.get("steps")) {
+            let name = doc.get("name").and_then(Node::as_str).unwrap_or("action");
+            steps(s, name, &env, None, &mut out);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,13 @@
+//! CI file models with source positions: Buildkite pipelines, GitHub Actions
+//! workflows and composite actions, GitLab CI, Dockerfiles. No I/O: callers
+//! pass text and get back the shell scripts each job runs, with where they
+//! are.
+
+pub mod buildkite;
+pub mod dockerfile;
+pub mod github;
+pub mod gitlab;
+mod script;
+pub mod yaml;
+
+pub use script::{Layout, ModelError, Phase, Script};

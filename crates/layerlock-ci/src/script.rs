@@ -1,0 +1,85 @@
+//! A piece of shell that CI runs, where it came from, and how a position
+//! inside it maps back to the file.
+
+use std::collections::BTreeMap;
+
+use crate::yaml::{Pos, Style};
+
+/// When the script runs: in a CI job, or while building an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    JobTime,
+    ImageBuild,
+}
+
+/// How the script's text sits in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Line k of the text is file line `start.line + k`, columns shifted by
+    /// `start.column - 1` (YAML literal blocks, shell files, heredocs).
+    Lines { start: Pos },
+    /// Folded or quoted text whose lines do not map one to one: everything
+    /// is reported at `start`, plus the column offset on its first line.
+    Folded { start: Pos },
+}
+
+impl Layout {
+    pub fn for_yaml(pos: Pos, style: Style) -> Self {
+        match style {
+            Style::Literal => Self::Lines { start: pos },
+            Style::Plain => Self::Lines { start: pos },
+            Style::SingleQuoted | Style::DoubleQuoted => Self::Folded {
+                start: Pos {
+                    line: pos.line,
+                    column: pos.column + 1,
+                },
+            },
+            Style::Folded => Self::Folded { start: pos },
+        }
+    }
+
+    /// File position of (line, column), both 1-based within the script.
+    pub fn map(&self, line: usize, column: usize) -> Pos {
+        match *self {
+            Self::Lines { start } => Pos {
+                line: start.line + line.saturating_sub(1),
+                column: if line <= 1 {
+                    start.column + column.saturating_sub(1)
+                } else {
+                    column
+                },
+            },
+            Self::Folded { start } => Pos {
+                line: start.line,
+                column: if line <= 1 {
+                    start.column + column.saturating_sub(1)
+                } else {
+                    start.column
+                },
+            },
+        }
+    }
+}
+
+/// One script a job runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    pub text: String,
+    pub layout: Layout,
+    /// Buildkite step key (or label), workflow job id, GitLab job name;
+    /// `None` for a Dockerfile or a standalone shell file.
+    pub job: Option<String>,
+    pub phase: Phase,
+    /// Literal environment values the job sets (for `$VAR` in commands).
+    pub env: BTreeMap<String, String>,
+    /// The directory the job runs in, as written (before any path map).
+    pub working_dir: Option<String>,
+}
+
+/// A CI file that could be parsed only in part, or not at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}

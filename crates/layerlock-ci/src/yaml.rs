@@ -1,0 +1,261 @@
+//! A YAML tree that remembers where every node came from (line, column,
+//! scalar style), built from yaml-rust2's event stream. Anchors, aliases and
+//! `<<` merge keys are resolved, as CI systems do.
+
+use std::collections::HashMap;
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Where a node starts, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Scalar {
+        value: String,
+        pos: Pos,
+        style: Style,
+    },
+    Seq {
+        items: Vec<Node>,
+        pos: Pos,
+    },
+    Map {
+        entries: Vec<(Node, Node)>,
+        pos: Pos,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {message}")]
+pub struct YamlError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl Node {
+    pub fn pos(&self) -> Pos {
+        match self {
+            Self::Scalar { pos, .. } | Self::Seq { pos, .. } | Self::Map { pos, .. } => *pos,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Scalar { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` in a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Self::Map { entries, .. } => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn entries(&self) -> &[(Node, Node)] {
+        match self {
+            Self::Map { entries, .. } => entries,
+            _ => &[],
+        }
+    }
+
+    pub fn items(&self) -> &[Node] {
+        match self {
+            Self::Seq { items, .. } => items,
+            _ => &[],
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Scalar { value, style: Style::Plain, .. } if value.is_empty() || value == "~" || value == "null")
+    }
+}
+
+fn pos(mark: &Marker) -> Pos {
+    Pos {
+        line: mark.line(),
+        column: mark.col() + 1,
+    }
+}
+
+enum Frame {
+    Seq(Vec<Node>, Pos, usize),
+    Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    docs: Vec<Node>,
+}
+
+impl Builder {
+    fn push_value(&mut self, node: Node, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(node),
+            Some(Frame::Seq(items, _, _)) => items.push(node),
+            Some(Frame::Map(entries, key, _, _)) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => entries.push((k, node)),
+            },
+        }
+    }
+}
+
+/// `<<: *anchor` and `<<: [*a, *b]`: earlier keys win, as YAML 1.1 says.
+fn merge(entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
+    if !entries.iter().any(|(k, _)| k.as_str() == Some("<<")) {
+        return entries;
+    }
+    let mut own = Vec::new();
+    let mut merged = Vec::new();
+    for (key, value) in entries {
+        if key.as_str() == Some("<<") {
+            let sources: Vec<Node> = match value {
+                Node::Seq { items, .. } => items,
+                other => vec![other],
+            };
+            for source in sources {
+                if let Node::Map { entries, .. } = source {
+                    merged.extend(entries);
+                }
+            }
+        } else {
+            own.push((key, value));
+        }
+    }
+    for (key, value) in merged {
+        if !own.iter().any(|(k, _)| k.as_str() == key.as_str()) {
+            own.push((key, value));
+        }
+    }
+    own
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, event: Event, mark: Marker) {
+        match event {
+            Event::Scalar(value, style, anchor, _) => {
+                let style = match style {
+                    TScalarStyle::SingleQuoted => Style::SingleQuoted,
+                    TScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                    TScalarStyle::Literal => Style::Literal,
+                    TScalarStyle::Folded => Style::Folded,
+                    _ => Style::Plain,
+                };
+                self.push_value(
+                    Node::Scalar {
+                        value,
+                        pos: pos(&mark),
+                        style,
+                    },
+                    anchor,
+                );
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.stack.push(Frame::Seq(Vec::new(), pos(&mark), anchor))
+            }
+            Event::MappingStart(anchor, _) => {
+                self.stack
+                    .push(Frame::Map(Vec::new(), None, pos(&mark), anchor));
+            }
+            Event::SequenceEnd => {
+                if let Some(Frame::Seq(items, pos, anchor)) = self.stack.pop() {
+                    self.push_value(Node::Seq { items, pos }, anchor);
+                }
+            }
+            Event::MappingEnd => {
+                if let Some(Frame::Map(entries, _, pos, anchor)) = self.stack.pop() {
+                    self.push_value(
+                        Node::Map {
+                            entries: merge(entries),
+                            pos,
+                        },
+                        anchor,
+                    );
+                }
+            }
+            Event::Alias(id) => {
+                let node = self.anchors.get(&id).cloned().unwrap_or(Node::Scalar {
+                    value: String::new(),
+                    pos: pos(&mark),
+                    style: Style::Plain,
+                });
+                self.push_value(node, 0);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Parse every document of `text`.
+pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    parser.load(&mut builder, true).map_err(|e| YamlError {
+        line: e.marker().line(),
+        column: e.marker().col() + 1,
+        message: e.info().to_string(),
+    })?;
+    Ok(builder.docs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_styles_and_merges() {
+        let text = "base: &b\n  image: x\n  env: {A: 1}\nstep:\n  <<: *b\n  image: y\n  commands:\n    - echo hi\n    - |\n      pip install a\n      pip install b\n";
+        let docs = parse(text).unwrap();
+        let step = docs[0].get("step").unwrap();
+        assert_eq!(step.get("image").unwrap().as_str(), Some("y"));
+        assert!(step.get("env").is_some());
+        let commands = step.get("commands").unwrap().items();
+        assert_eq!(commands[0].pos(), Pos { line: 8, column: 7 });
+        let Node::Scalar { style, pos, value } = &commands[1] else {
+            panic!()
+        };
+        assert_eq!(*style, Style::Literal);
+        // A block scalar's position is its first content line.
+        assert_eq!(
+            *pos,
+            Pos {
+                line: 10,
+                column: 7
+            }
+        );
+        assert_eq!(value, "pip install a\npip install b\n");
+    }
+
+    #[test]
+    fn errors_carry_positions() {
+        let err = parse("a: [1, 2\nb: c\n").unwrap_err();
+        assert!(err.line >= 1, "{err}");
+    }
+}
