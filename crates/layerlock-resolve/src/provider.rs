@@ -397,9 +397,13 @@ impl DependencyProvider for Provider<'_> {
                 }
                 deps.insert(Pkg::Name(name.clone()), Range::singleton(version.clone()));
                 for requirement in &metadata.requires_dist {
+                    // Only what the extra adds: the package's own dependencies
+                    // come through `Name(name)` above, and for a base package
+                    // they are the image's (closed) business.
                     if !requirement
                         .marker
                         .evaluate(env, std::slice::from_ref(extra))
+                        || requirement.marker.evaluate(env, &[])
                     {
                         continue;
                     }

@@ -623,3 +623,39 @@ fn repeated_bases_and_includes() {
     );
     assert!(lock.contains("# via -r reqs/extra.txt"), "{lock}");
 }
+
+#[test]
+fn an_extra_of_a_base_package_adds_only_what_the_extra_adds() {
+    let index = layer_index();
+    let work = Work::new();
+    // tool-extra depends on lib unconditionally; the base pins tool-extra
+    // but not lib (a base may leave packages out). The api extra adds
+    // apiclient only: lib is the image's business.
+    work.write("base.txt", "tool-extra==1.0.0\n");
+    work.write("in.txt", "tool-extra[api]\n");
+    let (code, _, stderr) = run(work.compile(
+        &index.json(),
+        &["in.txt", "--base", "base.txt", "-o", "out.txt"],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pins(&work.read("out.txt")), vec!["apiclient==1.1.0"]);
+}
+
+#[test]
+fn the_lock_gets_a_normal_mode_and_dash_means_stdout() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "lib\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(work.path().join("out.txt")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
+    let (code, stdout, _) = run(work.compile(&index.json(), &["in.txt", "-o", "-"]));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("lib==2.0.0"), "{stdout}");
+    assert!(!work.path().join("-").exists());
+}

@@ -182,6 +182,26 @@ fn write_atomic(path: &std::path::Path, text: &str) -> Result<()> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(text.as_bytes())?;
+    // A temp file is created 0600; the lock keeps the mode of the file it
+    // replaces, or gets the usual 0644.
+    let permissions = match fs_err::metadata(path) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => {
+            let mut p = fs_err::metadata(tmp.path())?.permissions();
+            set_default_mode(&mut p);
+            p
+        }
+    };
+    fs_err::set_permissions(tmp.path(), permissions)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+#[cfg(unix)]
+fn set_default_mode(permissions: &mut std::fs::Permissions) {
+    use std::os::unix::fs::PermissionsExt;
+    permissions.set_mode(0o644);
+}
+
+#[cfg(not(unix))]
+fn set_default_mode(_: &mut std::fs::Permissions) {}
