@@ -85,8 +85,14 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
                 .map_or("", |(_, r)| r)
                 .trim_start();
         }
-        let offset = logical.trim_start().len() - body.len();
-        let column = indent + offset + 1;
+        // Where the body starts: continuation lines were joined with `\n`,
+        // so count them.
+        let consumed = &logical[..logical.len() - body.len()];
+        let body_line = start_line + consumed.matches('\n').count();
+        let column = match consumed.rfind('\n') {
+            Some(nl) => consumed.len() - nl,
+            None => indent + (logical.trim_start().len() - body.len()) + 1,
+        };
         let mut push = |text: String, layout: Layout| {
             out.push(Script {
                 text,
@@ -108,7 +114,7 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
                 text,
                 Layout::Folded {
                     start: Pos {
-                        line: start_line,
+                        line: body_line,
                         column,
                     },
                 },
@@ -147,7 +153,7 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
             body.to_string(),
             Layout::Lines {
                 start: Pos {
-                    line: start_line,
+                    line: body_line,
                     column,
                 },
             },

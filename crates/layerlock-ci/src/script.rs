@@ -27,7 +27,8 @@ impl Layout {
     pub fn for_yaml(pos: Pos, style: Style) -> Self {
         match style {
             Style::Literal => Self::Lines { start: pos },
-            Style::Plain => Self::Lines { start: pos },
+            // A multi-line plain scalar is folded into one line.
+            Style::Plain => Self::Folded { start: pos },
             Style::SingleQuoted | Style::DoubleQuoted => Self::Folded {
                 start: Pos {
                     line: pos.line,
@@ -41,13 +42,10 @@ impl Layout {
     /// File position of (line, column), both 1-based within the script.
     pub fn map(&self, line: usize, column: usize) -> Pos {
         match *self {
+            // Every line of a block scalar is indented like its first.
             Self::Lines { start } => Pos {
                 line: start.line + line.saturating_sub(1),
-                column: if line <= 1 {
-                    start.column + column.saturating_sub(1)
-                } else {
-                    column
-                },
+                column: start.column + column.saturating_sub(1),
             },
             Self::Folded { start } => Pos {
                 line: start.line,

@@ -29,6 +29,52 @@ pub enum Command {
     Install(InstallArgs),
     /// Prove the locked packages are present and intact; never installs.
     Verify(VerifyArgs),
+    /// Find job-time package installs in CI configuration.
+    Audit(AuditArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Files or directories to scan (default: the current directory).
+    pub paths: Vec<PathBuf>,
+    /// Map a container path to a directory of the repository:
+    /// `/vllm-workspace=.` (repeatable).
+    #[arg(long = "path-map", value_name = "CONTAINER=DIR")]
+    pub path_map: Vec<String>,
+    /// The allowlist file (default: `.layerlock-allowlist` in the scan root).
+    #[arg(long, value_name = "FILE")]
+    pub allowlist: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: AuditFormat,
+    /// Exit 1 only for findings at or above this severity.
+    #[arg(long, value_enum)]
+    pub min_severity: Option<SeverityArg>,
+    /// Stale allowlist entries are errors.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print every rule id with its description and exit.
+    #[arg(long)]
+    pub list_rules: bool,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditFormat {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeverityArg {
+    Info,
+    Low,
+    Medium,
+    High,
 }
 
 #[derive(Args, Debug)]

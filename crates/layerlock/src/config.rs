@@ -34,9 +34,21 @@ pub struct LayerConfig {
     pub no_index: Option<bool>,
 }
 
+/// `[audit]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct AuditConfig {
+    #[serde(default)]
+    pub path_map: Vec<String>,
+    pub allowlist: Option<String>,
+    pub min_severity: Option<crate::cli::SeverityArg>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct ConfigFile {
+    #[serde(default)]
+    pub audit: Option<AuditConfig>,
     #[serde(flatten)]
     pub defaults: LayerConfig,
     #[serde(default, rename = "layer")]

@@ -22,6 +22,13 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
         Command::Covers(args) => commands::covers::run(&settings::covers(args, env)?),
         Command::Install(args) => commands::install::run(&settings::install(args, env)),
         Command::Verify(args) => commands::verify::run(&settings::verify(args, env)),
+        Command::Audit(args) if args.list_rules => {
+            for (id, description) in layerlock_audit::rule_list() {
+                println!("{id:<22} {description}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit(args) => commands::audit::run(&settings::audit(args, env)?),
     }
 }
 

@@ -282,7 +282,10 @@ pub fn layers(
             name: None,
             inputs: args.inputs.iter().map(|p| UserPath::from_arg(p)).collect(),
             bases: args.bases.iter().map(|p| UserPath::from_arg(p)).collect(),
-            output: output.map(UserPath::from_arg),
+            // `-o -` is stdout, as in pip-compile and uv.
+            output: output
+                .filter(|o| *o != Path::new("-"))
+                .map(UserPath::from_arg),
             python_version: need(
                 args.python_version.clone(),
                 "--python-version",
@@ -450,6 +453,77 @@ pub fn verify(
         integrity: args.integrity,
         format: args.format,
     }
+}
+
+pub fn audit(
+    args: &crate::cli::AuditArgs,
+    env: &Environment,
+) -> Result<crate::commands::audit::AuditSettings> {
+    let config = Config::find(args.config.as_deref(), &env.cwd)?;
+    let audit = config
+        .as_ref()
+        .and_then(|c| c.file.audit.clone())
+        .unwrap_or_default();
+    let config_root = config.as_ref().map(|c| env.cwd.join(&c.root));
+    let targets: Vec<PathBuf> = if args.paths.is_empty() {
+        vec![env.cwd.clone()]
+    } else {
+        args.paths.iter().map(|p| env.cwd.join(p)).collect()
+    };
+    let targets: Vec<PathBuf> = targets
+        .into_iter()
+        .map(|t| fs_err::canonicalize(&t).unwrap_or(t))
+        .collect();
+    // One directory given: it is the root paths are shown against.
+    let root = match targets.as_slice() {
+        [one] if one.is_dir() => one.clone(),
+        _ => fs_err::canonicalize(&env.cwd).unwrap_or_else(|_| env.cwd.clone()),
+    };
+    let mut path_map = Vec::new();
+    let from_config = audit
+        .path_map
+        .iter()
+        .map(|m| (m, config_root.clone().unwrap_or_else(|| env.cwd.clone())));
+    let from_flags = args.path_map.iter().map(|m| (m, env.cwd.clone()));
+    for (mapping, base) in from_flags.chain(from_config) {
+        let Some((container, dir)) = mapping.split_once('=') else {
+            bail!("--path-map `{mapping}` is not CONTAINER=DIR (e.g. /vllm-workspace=.)");
+        };
+        let dir = base.join(dir);
+        let dir = fs_err::canonicalize(&dir).unwrap_or(dir);
+        path_map.push((container.trim_end_matches('/').to_string(), dir));
+    }
+    let allowlist = match (&args.allowlist, &audit.allowlist) {
+        (Some(p), _) => Some(env.cwd.join(p)),
+        (None, Some(p)) => Some(
+            config_root
+                .clone()
+                .unwrap_or_else(|| env.cwd.clone())
+                .join(p),
+        ),
+        (None, None) => {
+            let default = root.join(".layerlock-allowlist");
+            default.is_file().then_some(default)
+        }
+    };
+    let severity = args
+        .min_severity
+        .or(audit.min_severity)
+        .unwrap_or(crate::cli::SeverityArg::Low);
+    Ok(crate::commands::audit::AuditSettings {
+        root,
+        targets,
+        path_map,
+        allowlist,
+        format: args.format,
+        min_severity: match severity {
+            crate::cli::SeverityArg::Info => layerlock_audit::Severity::Info,
+            crate::cli::SeverityArg::Low => layerlock_audit::Severity::Low,
+            crate::cli::SeverityArg::Medium => layerlock_audit::Severity::Medium,
+            crate::cli::SeverityArg::High => layerlock_audit::Severity::High,
+        },
+        strict: args.strict,
+    })
 }
 
 #[cfg(test)]

@@ -651,7 +651,10 @@ fn the_lock_gets_a_normal_mode_and_dash_means_stdout() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(work.path().join("out.txt")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(work.path().join("out.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o644);
     }
     let (code, stdout, _) = run(work.compile(&index.json(), &["in.txt", "-o", "-"]));

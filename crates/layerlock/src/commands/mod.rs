@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod audit;
 pub mod compile;
 pub mod covers;
 pub mod install;

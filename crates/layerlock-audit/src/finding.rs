@@ -1,0 +1,115 @@
+//! Findings: built with a required primary location, carrying the job and
+//! the chain of scripts that led to them.
+
+use serde::Serialize;
+
+use crate::install::Class;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Low,
+    Medium,
+    High,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "info" => Self::Info,
+            "low" => Self::Low,
+            "medium" => Self::Medium,
+            "high" => Self::High,
+            _ => return None,
+        })
+    }
+}
+
+/// A place in a file of the scanned tree (path relative to the scan root).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.path, self.line, self.column)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub class: Option<Class>,
+    #[serde(flatten)]
+    pub location: Location,
+    pub job: Option<String>,
+    pub command: String,
+    pub message: String,
+    /// How the command was reached: `path:line` of each call, outermost first.
+    pub via: Vec<String>,
+}
+
+/// Builds a finding; a primary location is required up front.
+pub struct FindingBuilder {
+    finding: Finding,
+}
+
+impl FindingBuilder {
+    pub fn new(rule: &'static str, severity: Severity, location: Location) -> Self {
+        Self {
+            finding: Finding {
+                rule,
+                severity,
+                class: None,
+                location,
+                job: None,
+                command: String::new(),
+                message: String::new(),
+                via: Vec::new(),
+            },
+        }
+    }
+
+    pub fn class(mut self, class: Class) -> Self {
+        self.finding.class = Some(class);
+        self
+    }
+
+    pub fn job(mut self, job: Option<String>) -> Self {
+        self.finding.job = job;
+        self
+    }
+
+    pub fn command(mut self, command: &str) -> Self {
+        self.finding.command = command.to_string();
+        self
+    }
+
+    pub fn message(mut self, message: String) -> Self {
+        self.finding.message = message;
+        self
+    }
+
+    pub fn via(mut self, via: Vec<String>) -> Self {
+        self.finding.via = via;
+        self
+    }
+
+    pub fn build(self) -> Finding {
+        self.finding
+    }
+}

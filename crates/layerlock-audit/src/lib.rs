@@ -1,0 +1,17 @@
+//! The audit: find job-time package installs in CI configuration. Rules,
+//! findings, the scanner that follows scripts, policy (allowlist, inline
+//! ignores) and the report formats.
+
+mod finding;
+mod install;
+mod policy;
+mod report;
+mod rules;
+mod scan;
+
+pub use finding::{Finding, Location, Severity};
+pub use install::{Arg, Class, Install, RequirementFiles, classify};
+pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
+pub use report::{github, json, rule_list, sarif, text};
+pub use rules::{Rule, registry};
+pub use scan::{FileError, ScanOptions, ScanResult, scan};

@@ -1,0 +1,213 @@
+//! Policy in one place: the allowlist file and inline ignore comments sort
+//! findings into reported, allowed and suppressed; allowlist entries that
+//! match nothing are stale. Rules never read policy.
+
+use serde::Serialize;
+
+use crate::finding::Finding;
+
+/// `path[:line] rule-id [job=KEY]  # reason`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AllowEntry {
+    pub path: String,
+    pub line: Option<usize>,
+    pub rule: String,
+    pub job: Option<String>,
+    pub reason: String,
+    /// Where the entry is: `.layerlock-allowlist:3`.
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct PolicyError {
+    pub origin: String,
+    pub message: String,
+}
+
+pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, PolicyError> {
+    let mut out = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let origin = format!("{file}:{}", index + 1);
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (body, reason) = match line.split_once(" #").or_else(|| line.split_once("\t#")) {
+            Some((body, reason)) => (body.trim(), reason.trim()),
+            None => (line, ""),
+        };
+        if reason.is_empty() {
+            return Err(PolicyError {
+                origin,
+                message: format!("`{line}` has no reason; write `{line}  # why it is allowed`"),
+            });
+        }
+        let mut parts = body.split_whitespace();
+        let (Some(place), Some(rule)) = (parts.next(), parts.next()) else {
+            return Err(PolicyError {
+                origin,
+                message: format!("`{body}` is not `path[:line] rule-id [job=KEY]`"),
+            });
+        };
+        let mut job = None;
+        for extra in parts {
+            match extra.strip_prefix("job=") {
+                Some(key) => job = Some(key.to_string()),
+                None => {
+                    return Err(PolicyError {
+                        origin,
+                        message: format!(
+                            "unexpected `{extra}`; only `job=KEY` may follow the rule id"
+                        ),
+                    });
+                }
+            }
+        }
+        let (path, line_no) = match place.rsplit_once(':') {
+            Some((path, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                (path.to_string(), n.parse().ok())
+            }
+            _ => (place.to_string(), None),
+        };
+        out.push(AllowEntry {
+            path,
+            line: line_no,
+            rule: rule.to_string(),
+            job,
+            reason: reason.to_string(),
+            origin,
+        });
+    }
+    Ok(out)
+}
+
+impl AllowEntry {
+    fn matches(&self, finding: &Finding) -> bool {
+        self.path == finding.location.path
+            && self.line.is_none_or(|l| l == finding.location.line)
+            && (self.rule == finding.rule || self.rule == "*")
+            && self
+                .job
+                .as_ref()
+                .is_none_or(|j| finding.job.as_deref() == Some(j.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Excused {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub reason: String,
+    /// The allowlist entry (`file:line`) or the ignore comment's place.
+    pub by: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stale {
+    pub entry: String,
+    pub origin: String,
+    pub why: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Sorted {
+    pub reported: Vec<Finding>,
+    pub allowed: Vec<Excused>,
+    pub suppressed: Vec<Excused>,
+    pub stale: Vec<Stale>,
+}
+
+/// An inline `# layerlock: ignore[rule-id] reason` on `line`: the reason.
+fn inline_ignore(line: &str, rule: &str) -> Option<String> {
+    let at = line.find("layerlock: ignore[")?;
+    let rest = &line[at + "layerlock: ignore[".len()..];
+    let (rules, reason) = rest.split_once(']')?;
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return None;
+    }
+    rules
+        .split(',')
+        .any(|r| r.trim() == rule || r.trim() == "*")
+        .then(|| reason.to_string())
+}
+
+/// Sort findings. `lines(path)` gives a scanned file's lines, for inline
+/// ignores on the finding's line, the line above it, or above a YAML
+/// block-scalar indicator (`- |`) that opens the command.
+pub fn apply(
+    findings: Vec<Finding>,
+    allowlist: &[AllowEntry],
+    lines: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> Sorted {
+    let mut sorted = Sorted::default();
+    let mut used = vec![false; allowlist.len()];
+    let mut cache: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
+    for finding in findings {
+        let file = cache
+            .entry(finding.location.path.clone())
+            .or_insert_with(|| lines(&finding.location.path));
+        let mut inline = None;
+        if let Some(file) = file {
+            let n = finding.location.line;
+            let mut candidates = vec![n, n.saturating_sub(1)];
+            if let Some(above) = n.checked_sub(2).and_then(|i| file.get(i)) {
+                let t = above.trim_end();
+                if t.ends_with('|') || t.ends_with('>') || t.ends_with("|-") || t.ends_with(">-") {
+                    candidates.push(n.saturating_sub(2));
+                }
+            }
+            for c in candidates {
+                if c == 0 {
+                    continue;
+                }
+                if let Some(reason) = file.get(c - 1).and_then(|l| inline_ignore(l, finding.rule)) {
+                    inline = Some((reason, format!("{}:{c}", finding.location.path)));
+                    break;
+                }
+            }
+        }
+        if let Some((reason, by)) = inline {
+            sorted.suppressed.push(Excused {
+                finding,
+                reason,
+                by,
+            });
+            continue;
+        }
+        if let Some(i) = allowlist.iter().position(|e| e.matches(&finding)) {
+            used[i] = true;
+            let entry = &allowlist[i];
+            sorted.allowed.push(Excused {
+                finding,
+                reason: entry.reason.clone(),
+                by: entry.origin.clone(),
+            });
+            continue;
+        }
+        sorted.reported.push(finding);
+    }
+    for (entry, used) in allowlist.iter().zip(used) {
+        if !used {
+            let place = match entry.line {
+                Some(l) => format!("{}:{l}", entry.path),
+                None => entry.path.clone(),
+            };
+            sorted.stale.push(Stale {
+                entry: format!(
+                    "{place} {}{}",
+                    entry.rule,
+                    entry
+                        .job
+                        .as_ref()
+                        .map(|j| format!(" job={j}"))
+                        .unwrap_or_default()
+                ),
+                origin: entry.origin.clone(),
+                why: "matches no finding".to_string(),
+            });
+        }
+    }
+    sorted
+}

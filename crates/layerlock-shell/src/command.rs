@@ -1,0 +1,49 @@
+//! What parsing finds: the simple commands of a script and where they sit.
+
+use crate::word::Word;
+
+/// Every simple command of a text, nested ones included, in the source
+/// order of their first token.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Script {
+    pub commands: Vec<Command>,
+}
+
+/// One simple command: what would be run, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// argv: words after removing leading assignments and all redirections.
+    pub words: Vec<Word>,
+    /// Leading `NAME=value` assignments of this command (`FOO=1 bash x.sh`).
+    pub assignments: Vec<(String, Word)>,
+    /// 1-based position of the command's first token in the parsed text.
+    pub line: usize,
+    pub column: usize,
+    /// The command's source text from its first token to its end, on one
+    /// line: line continuations removed, newlines replaced by spaces, trimmed.
+    pub text: String,
+    /// Body of the first heredoc redirected into this command, if any.
+    pub heredoc: Option<String>,
+    /// What the command is nested in, outermost first; empty at top level.
+    pub context: Vec<Context>,
+}
+
+/// A construct that runs commands apart from the script's own flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Inside `$(…)`, backquotes or `<(…)`/`>(…)`.
+    Substitution,
+    /// Inside the string given to `bash -c` (or `sh -c`, …).
+    ShellC,
+    /// Inside `( … )`.
+    Subshell,
+    /// Inside a heredoc fed to a shell (`bash <<EOF`).
+    HeredocShell,
+}
+
+impl Command {
+    /// The static value of argv[0], if it has one.
+    pub fn program(&self) -> Option<&str> {
+        self.words.first()?.value.as_deref()
+    }
+}

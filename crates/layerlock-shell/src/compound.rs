@@ -1,0 +1,267 @@
+//! Keywords and compound commands. `if`/`while`/`{`… are stepped over (the
+//! commands inside are ordinary commands); `case` patterns, `for` word lists,
+//! `[[ … ]]` and `(( … ))` are read without yielding commands; `( … )` opens
+//! a subshell.
+
+use crate::command::Context;
+use crate::cursor::{ends_word, is_meta};
+use crate::error::ShellError;
+use crate::parser::{ListEnd, Parser, Step, Until};
+use crate::simple::Pending;
+use crate::word_builder::WordBuilder;
+
+impl Parser<'_> {
+    /// Handles the keyword at the cursor, if the next word is one.
+    pub(crate) fn keyword(
+        &mut self,
+        until: Until,
+        ctx: &[Context],
+    ) -> Result<Option<Step>, ShellError> {
+        let Some((word, end)) = self.peek_plain_word() else {
+            return Ok(None);
+        };
+        let step = match word.as_str() {
+            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{" => {
+                self.pos = end;
+                Step::Next
+            }
+            "time" => {
+                self.pos = end;
+                self.skip_time_option();
+                Step::Next
+            }
+            "fi" | "done" | "}" | "]]" => {
+                self.pos = end;
+                Step::Compound
+            }
+            "esac" if matches!(until, Until::CaseItem) => Step::Return(ListEnd::Esac),
+            "esac" => {
+                self.pos = end;
+                Step::Compound
+            }
+            "[[" => {
+                self.pos = end;
+                self.skip_test(ctx)?;
+                Step::Compound
+            }
+            "case" => {
+                self.pos = end;
+                self.parse_case(ctx)?;
+                Step::Compound
+            }
+            "for" | "select" => {
+                self.pos = end;
+                self.parse_for_head(ctx)?;
+                Step::Next
+            }
+            "function" => {
+                self.pos = end;
+                self.parse_function_head(ctx)?;
+                Step::Next
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(step))
+    }
+
+    /// `(` where a command may start: the `()` of a function definition, an
+    /// arithmetic command `(( … ))`, or a subshell. Returns whether a compound
+    /// command was read.
+    pub(crate) fn open_paren(
+        &mut self,
+        cmd: &mut Pending,
+        ctx: &[Context],
+    ) -> Result<bool, ShellError> {
+        if !cmd.is_empty() {
+            if cmd.is_lone_word() && self.next_nonblank_after(1) == Some(')') {
+                // `name ()`: the name is not a command; the body follows.
+                self.advance(1);
+                self.skip_blanks();
+                self.advance(1);
+                *cmd = Pending::default();
+                return Ok(false);
+            }
+            // `cmd (` is a syntax error; reading the parenthesis as a
+            // subshell loses nothing inside it.
+            self.finish(cmd, ctx);
+        }
+        let open = self.pos;
+        if self.peek_ahead(1) == Some('(') && self.arith_closes(self.logical_index(2)) {
+            self.advance(2);
+            let mut scratch = WordBuilder::default();
+            self.arithmetic_body(open, &mut scratch, ctx)?;
+            return Ok(true);
+        }
+        self.advance(1);
+        let mut inner = ctx.to_vec();
+        inner.push(Context::Subshell);
+        self.parse_list(Until::Paren, &inner)?;
+        Ok(true)
+    }
+
+    /// `time -p cmd`: the option is the keyword's, not the command's.
+    fn skip_time_option(&mut self) {
+        self.skip_blanks();
+        if let Some((word, end)) = self.peek_plain_word()
+            && word == "-p"
+        {
+            self.pos = end;
+        }
+    }
+
+    /// Blanks, comments and newlines (and `;` when `semicolons`).
+    fn skip_separators(&mut self, semicolons: bool) -> Result<(), ShellError> {
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                Some('#') => self.skip_comment(),
+                Some('\n') => self.consume_newline()?,
+                Some(';') if semicolons => self.advance(1),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// After `[[`: the test expression up to `]]`. Its words may hold
+    /// substitutions, whose commands count; `<`, `>`, `(`, `)`, `&&` and
+    /// `||` are operators of the test, not redirections or separators.
+    fn skip_test(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        let mut parens = 0usize;
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else {
+                return Ok(());
+            };
+            match c {
+                '\n' => self.consume_newline()?,
+                // Without `]]` stop at the end of the command rather than
+                // swallow the rest of the script.
+                ';' => return Ok(()),
+                ')' if parens == 0 => return Ok(()),
+                ')' => {
+                    parens -= 1;
+                    self.advance(1);
+                }
+                '(' => {
+                    parens += 1;
+                    self.advance(1);
+                }
+                '<' | '>' | '&' | '|' => self.advance(1),
+                _ => {
+                    if let Some((word, end)) = self.peek_plain_word()
+                        && word == "]]"
+                    {
+                        self.pos = end;
+                        return Ok(());
+                    }
+                    self.read_word_progress(ctx)?;
+                }
+            }
+        }
+    }
+
+    /// After `case`: the subject, `in`, then items `pattern) list ;;` up to
+    /// `esac`. Patterns are not commands; the lists are.
+    fn parse_case(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        self.skip_blanks();
+        if self.peek().is_some_and(|c| !ends_word(c)) {
+            self.read_word_progress(ctx)?;
+        }
+        self.skip_separators(false)?;
+        if let Some((word, end)) = self.peek_plain_word()
+            && word == "in"
+        {
+            self.pos = end;
+        }
+        loop {
+            self.skip_separators(true)?;
+            let Some(c) = self.peek() else {
+                return Ok(());
+            };
+            if let Some((word, end)) = self.peek_plain_word()
+                && word == "esac"
+            {
+                self.pos = end;
+                return Ok(());
+            }
+            if c == ')' {
+                // Closes an enclosing `(` or `$(`: the case was never closed.
+                return Ok(());
+            }
+            if c == '(' {
+                self.advance(1);
+            }
+            self.skip_patterns(ctx)?;
+            match self.parse_list(Until::CaseItem, ctx)? {
+                ListEnd::CaseSeparator | ListEnd::Esac => {}
+                ListEnd::Eof | ListEnd::Close | ListEnd::StrayClose => return Ok(()),
+            }
+        }
+    }
+
+    /// `pat | pat )` of a case item, through its `)`.
+    fn skip_patterns(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None | Some('\n' | ';') => return Ok(()),
+                Some(')') => {
+                    self.advance(1);
+                    return Ok(());
+                }
+                Some(c) if is_meta(c) => self.advance(1),
+                Some(_) => {
+                    self.read_word_progress(ctx)?;
+                }
+            }
+        }
+    }
+
+    /// After `for`/`select`: `NAME [in WORDS]` or `((init; test; step))`,
+    /// up to the separator before `do`. None of it is a command.
+    fn parse_for_head(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        self.skip_blanks();
+        if self.peek() == Some('(') && self.peek_ahead(1) == Some('(') {
+            let open = self.pos;
+            self.advance(2);
+            let mut scratch = WordBuilder::default();
+            return self.arithmetic_body(open, &mut scratch, ctx);
+        }
+        if self.peek().is_some_and(|c| !ends_word(c)) {
+            self.read_word_progress(ctx)?;
+        }
+        self.skip_separators(false)?;
+        let Some((word, end)) = self.peek_plain_word() else {
+            return Ok(());
+        };
+        if word != "in" {
+            return Ok(());
+        }
+        self.pos = end;
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None | Some('#') => return Ok(()),
+                Some(c) if is_meta(c) => return Ok(()),
+                Some(_) => {
+                    self.read_word_progress(ctx)?;
+                }
+            }
+        }
+    }
+
+    /// After `function`: the name and an optional `()`; the body follows.
+    fn parse_function_head(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        self.skip_blanks();
+        if self.peek().is_some_and(|c| !ends_word(c)) {
+            self.read_word_progress(ctx)?;
+        }
+        self.skip_blanks();
+        if self.peek() == Some('(') && self.next_nonblank_after(1) == Some(')') {
+            self.advance(1);
+            self.skip_blanks();
+            self.advance(1);
+        }
+        Ok(())
+    }
+}

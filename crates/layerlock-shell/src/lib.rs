@@ -1,0 +1,29 @@
+//! A tolerant, pure (no I/O) reader of POSIX/bash shell text that finds every
+//! simple command in it — including those inside command substitutions,
+//! subshells, `bash -c` strings and heredocs fed to a shell — so callers can
+//! spot `pip install` and friends in CI scripts, workflow `run:` blocks and
+//! Dockerfile `RUN` lines. It is not an interpreter: it reports argv words as
+//! written, with their static values where the text alone determines them.
+
+mod ansi_c;
+mod assignment;
+mod command;
+mod compound;
+mod cursor;
+mod error;
+mod expansion;
+mod heredoc;
+mod parser;
+mod redirect;
+mod script;
+mod shell_invocation;
+mod simple;
+mod source;
+mod word;
+mod word_builder;
+mod word_reader;
+
+pub use command::{Command, Context, Script};
+pub use error::ShellError;
+pub use script::parse;
+pub use word::Word;

@@ -1,0 +1,44 @@
+//! A word of a command as parsed: its source text, its static value when the
+//! text alone determines it, and the variables it expands.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Source text of the word as written (quotes included).
+    pub raw: String,
+    /// The value after quote removal when the word holds no expansion (glob
+    /// characters do not count: they are kept as written).
+    pub value: Option<String>,
+    /// Names of the variables it expands, in order of first use.
+    pub variables: Vec<String>,
+    /// True when it contains a command substitution `$(…)` or `` `…` ``.
+    pub has_substitution: bool,
+    /// The word cut at its expansions, for [`Word::expand`].
+    pub(crate) parts: Vec<WordPart>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WordPart {
+    Literal(String),
+    /// `$NAME` or `${NAME}`.
+    Variable(String),
+    /// Any other expansion: its value cannot be worked out from variables.
+    Other,
+}
+
+impl Word {
+    /// The value with `$NAME`/`${NAME}` replaced from `vars` when every
+    /// expansion in it is a plain variable known in `vars`; `None` otherwise.
+    pub fn expand(&self, vars: &BTreeMap<String, String>) -> Option<String> {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                WordPart::Literal(text) => out.push_str(text),
+                WordPart::Variable(name) => out.push_str(vars.get(name)?),
+                WordPart::Other => return None,
+            }
+        }
+        Some(out)
+    }
+}

@@ -1,0 +1,74 @@
+//! `layerlock audit`: find job-time installs in CI configuration and report
+//! them through the allowlist and inline ignores.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use layerlock_audit::{ScanOptions, Severity, apply, parse_allowlist, scan};
+
+use crate::cli::AuditFormat;
+
+#[derive(Debug, Clone)]
+pub struct AuditSettings {
+    pub root: PathBuf,
+    pub targets: Vec<PathBuf>,
+    pub path_map: Vec<(String, PathBuf)>,
+    pub allowlist: Option<PathBuf>,
+    pub format: AuditFormat,
+    pub min_severity: Severity,
+    pub strict: bool,
+}
+
+pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
+    let allowlist = match &settings.allowlist {
+        Some(path) => {
+            let text = fs_err::read_to_string(path)?;
+            let shown = path
+                .strip_prefix(&settings.root)
+                .unwrap_or(path)
+                .display()
+                .to_string();
+            parse_allowlist(&text, &shown).context("the allowlist cannot be read")?
+        }
+        None => Vec::new(),
+    };
+    let result = scan(&ScanOptions {
+        root: settings.root.clone(),
+        targets: settings.targets.clone(),
+        path_map: settings.path_map.clone(),
+    });
+    let root = settings.root.clone();
+    let lines = move |path: &str| -> Option<Vec<String>> {
+        let text = fs_err::read_to_string(root.join(path)).ok()?;
+        Some(text.lines().map(str::to_string).collect())
+    };
+    let sorted = apply(result.findings, &allowlist, &lines);
+    let out = match settings.format {
+        AuditFormat::Text => layerlock_audit::text(&sorted, &result.errors, &lines),
+        AuditFormat::Json => layerlock_audit::json(&sorted, &result.errors),
+        AuditFormat::Sarif => layerlock_audit::sarif(&sorted),
+        AuditFormat::Github => layerlock_audit::github(&sorted),
+    };
+    print!("{out}");
+    if !matches!(settings.format, AuditFormat::Text) {
+        for e in &result.errors {
+            eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
+        }
+    }
+    if !result.errors.is_empty() {
+        return Ok(ExitCode::from(2));
+    }
+    let failing = sorted
+        .reported
+        .iter()
+        .any(|f| f.severity >= settings.min_severity);
+    Ok(
+        if failing || (settings.strict && !sorted.stale.is_empty()) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
