@@ -172,6 +172,52 @@ impl IndexClient {
     pub fn requests(&self) -> u64 {
         self.inner.requests.load(Ordering::Relaxed)
     }
+
+    /// Upload times by sha256 from a PyPI-style JSON API
+    /// (`…/pypi/NAME/VERSION/json`, beside each `…/simple/` index): the
+    /// fallback for indexes whose simple pages carry no PEP 700 times.
+    pub fn json_api_upload_times(
+        &self,
+        name: &PackageName,
+        version: &str,
+    ) -> std::collections::BTreeMap<String, jiff::Timestamp> {
+        let inner = self.inner.clone();
+        let name = name.clone();
+        let version = version.to_string();
+        self.runtime.block_on(async move {
+            let mut out = std::collections::BTreeMap::new();
+            for index in &inner.indexes {
+                let Some(base) = index.url.as_str().strip_suffix("simple/") else {
+                    continue;
+                };
+                let Ok(url) = Url::parse(&format!("{base}pypi/{name}/{version}/json")) else {
+                    continue;
+                };
+                let Ok(response) = inner.get(&url, HeaderMap::new()).await else {
+                    continue;
+                };
+                if !response.status.is_success() {
+                    continue;
+                }
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(&response.body) else {
+                    continue;
+                };
+                for file in value["urls"].as_array().into_iter().flatten() {
+                    let sha = file["digests"]["sha256"].as_str();
+                    let time = file["upload_time_iso_8601"]
+                        .as_str()
+                        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+                    if let (Some(sha), Some(time)) = (sha, time) {
+                        out.insert(sha.to_ascii_lowercase(), time);
+                    }
+                }
+                if !out.is_empty() {
+                    break;
+                }
+            }
+            out
+        })
+    }
 }
 
 impl PackageSource for IndexClient {

@@ -24,6 +24,10 @@ pub enum Exclusion {
     RequiresPython(String),
     /// Every compatible wheel is yanked (usable only when pinned with `==`).
     Yanked(String),
+    /// Uploaded less than the cooldown's minimum age ago.
+    TooYoung { eligible: Timestamp },
+    /// The index publishes no upload time, so the cooldown cannot clear it.
+    NoUploadTime,
 }
 
 impl std::fmt::Display for Exclusion {
@@ -35,6 +39,15 @@ impl std::fmt::Display for Exclusion {
             Self::RequiresPython(spec) => write!(f, "requires Python {spec}"),
             Self::Yanked(reason) if reason.is_empty() => write!(f, "yanked"),
             Self::Yanked(reason) => write!(f, "yanked ({reason})"),
+            Self::TooYoung { eligible } => write!(
+                f,
+                "too young for the cooldown (eligible on {})",
+                eligible.strftime("%Y-%m-%d %H:%M UTC")
+            ),
+            Self::NoUploadTime => write!(
+                f,
+                "no upload time on the index, so the cooldown cannot clear it"
+            ),
         }
     }
 }
@@ -57,12 +70,28 @@ pub struct Candidates {
     pub versions: BTreeMap<Version, Candidate>,
 }
 
+/// The release-age policy for one package: files uploaded after `cutoff`
+/// (now minus the minimum age) do not count yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CooldownFilter {
+    pub cutoff: Timestamp,
+    pub min_age: jiff::SignedDuration,
+    pub allow_missing_time: bool,
+}
+
+/// What narrows the files of a project before versions are judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Filters {
+    pub exclude_newer: Option<Timestamp>,
+    pub cooldown: Option<CooldownFilter>,
+}
+
 /// Sort `project`'s files into versions and judge each one for `target`.
 pub fn candidates(
     name: &PackageName,
     project: &ProjectFiles,
     target: &Target,
-    exclude_newer: Option<Timestamp>,
+    filters: Filters,
 ) -> Candidates {
     let mut by_version: BTreeMap<Version, Vec<(IndexFile, Option<WheelFilename>)>> =
         BTreeMap::new();
@@ -79,8 +108,7 @@ pub fn candidates(
     }
     let mut out = Candidates::default();
     for (version, files) in by_version {
-        out.versions
-            .insert(version, judge(files, target, exclude_newer));
+        out.versions.insert(version, judge(files, target, filters));
     }
     out
 }
@@ -88,22 +116,53 @@ pub fn candidates(
 fn judge(
     files: Vec<(IndexFile, Option<WheelFilename>)>,
     target: &Target,
-    exclude_newer: Option<Timestamp>,
+    filters: Filters,
 ) -> Candidate {
+    let excluded = |exclusion| Candidate {
+        files: Vec::new(),
+        best_wheel: None,
+        exclusion: Some(exclusion),
+    };
     // PEP 700: a file uploaded after the cutoff does not exist for us.
     let files: Vec<_> = files
         .into_iter()
-        .filter(|(f, _)| match (exclude_newer, f.upload_time) {
+        .filter(|(f, _)| match (filters.exclude_newer, f.upload_time) {
             (Some(cutoff), Some(uploaded)) => uploaded <= cutoff,
             _ => true,
         })
         .collect();
     if files.is_empty() {
-        return Candidate {
-            files: Vec::new(),
-            best_wheel: None,
-            exclusion: Some(Exclusion::TooNew),
-        };
+        return excluded(Exclusion::TooNew);
+    }
+    // The cooldown: files count once they are old enough; a file without an
+    // upload time fails closed unless allowed.
+    let mut eligible: Option<Timestamp> = None;
+    let mut missing_time = false;
+    let files: Vec<_> = match filters.cooldown {
+        None => files,
+        Some(c) => files
+            .into_iter()
+            .filter(|(f, _)| match f.upload_time {
+                Some(t) if t > c.cutoff => {
+                    let when = t.checked_add(c.min_age).unwrap_or(t);
+                    eligible = Some(eligible.map_or(when, |e| e.min(when)));
+                    false
+                }
+                Some(_) => true,
+                None if c.allow_missing_time => true,
+                None => {
+                    missing_time = true;
+                    false
+                }
+            })
+            .collect(),
+    };
+    if files.is_empty() {
+        return excluded(match eligible {
+            Some(eligible) => Exclusion::TooYoung { eligible },
+            None if missing_time => Exclusion::NoUploadTime,
+            None => Exclusion::TooNew,
+        });
     }
     let all_yanked = files.iter().all(|(f, _)| f.yanked.is_some());
     // PEP 592: a yanked file is ignored unless the version is pinned exactly,
@@ -171,9 +230,9 @@ pub fn speculative_wheel(
     name: &PackageName,
     project: &ProjectFiles,
     target: &Target,
-    exclude_newer: Option<Timestamp>,
+    filters: Filters,
 ) -> Option<IndexFile> {
-    let candidates = candidates(name, project, target, exclude_newer);
+    let candidates = candidates(name, project, target, filters);
     candidates
         .versions
         .iter()

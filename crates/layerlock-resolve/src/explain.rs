@@ -67,6 +67,14 @@ impl Formatter<'_, '_> {
                 }
                 if *range == Range::full() {
                     format!("no version of {name} is usable on {}", self.target())
+                } else if let Some(v) = strip_local_version_sentinels(&range.complement())
+                    .as_singleton()
+                    .cloned()
+                {
+                    format!(
+                        "no version of {name} other than {v} is usable on {}",
+                        self.target()
+                    )
                 } else {
                     format!(
                         "no version of {name} that is usable on {} matches {}",

@@ -13,8 +13,10 @@ use uv_normalize::PackageName;
 
 use layerlock_dist::{PackageSource, SourceError};
 
-pub use candidates::{Candidate, Candidates, Exclusion, candidates, speculative_wheel};
-pub use request::{BasePin, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
+pub use candidates::{
+    Candidate, Candidates, CooldownFilter, Exclusion, Filters, candidates, speculative_wheel,
+};
+pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
 use provider::{Pkg, Provider, root_version};
 

@@ -112,7 +112,7 @@ impl<'a> Provider<'a> {
                 name,
                 project,
                 &self.request.target,
-                self.request.exclude_newer,
+                self.request.filters(name),
             )),
             ProjectAnswer::NotFound { asked } => {
                 self.state

@@ -49,6 +49,36 @@ pub struct ResolveRequest {
     pub target: Target,
     pub exclude_newer: Option<Timestamp>,
     pub prerelease: Prerelease,
+    /// The release-age policy; base pins are never subject to it.
+    pub cooldown: Option<Cooldown>,
+}
+
+/// Nothing newly introduced may be younger than `min_age` at `now`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cooldown {
+    pub now: Timestamp,
+    pub min_age: jiff::SignedDuration,
+    /// Packages exempt from it.
+    pub exempt: std::collections::BTreeSet<PackageName>,
+    pub allow_missing_time: bool,
+}
+
+impl ResolveRequest {
+    /// The filters that apply to `name`'s files.
+    pub fn filters(&self, name: &PackageName) -> crate::Filters {
+        crate::Filters {
+            exclude_newer: self.exclude_newer,
+            cooldown: self
+                .cooldown
+                .as_ref()
+                .filter(|c| !c.exempt.contains(name))
+                .map(|c| crate::CooldownFilter {
+                    cutoff: c.now.checked_sub(c.min_age).unwrap_or(c.now),
+                    min_age: c.min_age,
+                    allow_missing_time: c.allow_missing_time,
+                }),
+        }
+    }
 }
 
 /// One package the layer adds.

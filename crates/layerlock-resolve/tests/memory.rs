@@ -99,6 +99,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
         target: Target::new("3.12", "x86_64-manylinux_2_28").unwrap(),
         exclude_newer: None,
         prerelease: Prerelease::default(),
+        cooldown: None,
     }
 }
 

@@ -2,14 +2,18 @@
 //! newline token, wherever that is (even inside a `$(…)`), and reading that
 //! newline reads every queued body in order.
 
+use crate::command::Context;
 use crate::error::ShellError;
 use crate::parser::Parser;
+use crate::word_builder::WordBuilder;
 
 #[derive(Debug)]
 struct Queued {
     delimiter: Vec<char>,
     /// `<<-`: leading tabs are stripped from body lines and the delimiter line.
     strip_tabs: bool,
+    /// Unquoted delimiter: the shell expands `$…` and backquotes in the body.
+    expands: bool,
     slot: usize,
     /// Where the `<<` was, for the error when the body never ends.
     op: usize,
@@ -20,6 +24,8 @@ struct Queued {
 pub(crate) struct HeredocBody {
     pub(crate) chars: Vec<char>,
     pub(crate) origins: Vec<usize>,
+    /// Whether the shell expands `$…` and backquotes in it.
+    pub(crate) expands: bool,
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +43,7 @@ impl Heredocs {
         self.queued.push(Queued {
             delimiter: unquote(raw),
             strip_tabs,
+            expands: !raw.contains(['\'', '"', '\\']),
             slot,
             op,
         });
@@ -77,7 +84,10 @@ impl Parser<'_> {
     }
 
     fn read_body(&mut self, queued: &Queued) -> Result<HeredocBody, ShellError> {
-        let mut body = HeredocBody::default();
+        let mut body = HeredocBody {
+            expands: queued.expands,
+            ..HeredocBody::default()
+        };
         loop {
             if self.pos >= self.len() {
                 let delimiter: String = queued.delimiter.iter().collect();
@@ -126,5 +136,21 @@ impl Parser<'_> {
             }
             None => Ok(()),
         }
+    }
+
+    /// Reads a whole source as the body of an unquoted heredoc: plain text
+    /// in which only `$…` and backquotes mean something, so that the
+    /// commands of its substitutions are found.
+    pub(crate) fn scan_expansions(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+        let mut scratch = WordBuilder::default();
+        while let Some(c) = self.peek() {
+            match c {
+                '\\' => self.skip_raw(2),
+                '$' => self.read_dollar(&mut scratch, ctx, true)?,
+                '`' => self.read_backtick(&mut scratch, ctx, true)?,
+                _ => self.skip_raw(1),
+            }
+        }
+        Ok(())
     }
 }

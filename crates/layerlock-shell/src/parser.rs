@@ -86,10 +86,21 @@ impl<'s> Parser<'s> {
         self.nested(|p| p.list(until, ctx))
     }
 
-    pub(crate) fn finish(&mut self, cmd: &mut Pending, ctx: &[Context]) {
-        if let Some(raw) = cmd.take(ctx) {
-            self.commands.push(raw);
-        }
+    /// Ends the simple command being read; returns its index in `commands`
+    /// when it was one.
+    pub(crate) fn finish(&mut self, cmd: &mut Pending, ctx: &[Context]) -> Option<usize> {
+        self.finish_piped(cmd, ctx, None)
+    }
+
+    fn finish_piped(
+        &mut self,
+        cmd: &mut Pending,
+        ctx: &[Context],
+        stdin_from: Option<usize>,
+    ) -> Option<usize> {
+        let raw = cmd.take(ctx, stdin_from)?;
+        self.commands.push(raw);
+        Some(self.commands.len() - 1)
     }
 
     fn list(&mut self, until: Until, ctx: &[Context]) -> Result<ListEnd, ShellError> {
@@ -97,10 +108,12 @@ impl<'s> Parser<'s> {
         // After `)`, `fi`, `done`, `}`…, redirections belong to that compound
         // command and start no simple command.
         let mut after_compound = false;
+        // The simple command before a `|`, feeding the one being read.
+        let mut piped: Option<usize> = None;
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else {
-                self.finish(&mut cmd, ctx);
+                self.finish_piped(&mut cmd, ctx, piped.take());
                 return match until {
                     Until::Substitution { open } => {
                         Err(self.error_at(open, "unterminated command substitution"))
@@ -111,12 +124,12 @@ impl<'s> Parser<'s> {
             match c {
                 '#' => self.skip_comment(),
                 '\n' => {
-                    self.finish(&mut cmd, ctx);
+                    self.finish_piped(&mut cmd, ctx, piped.take());
                     after_compound = false;
                     self.consume_newline()?;
                 }
                 ';' => {
-                    self.finish(&mut cmd, ctx);
+                    self.finish_piped(&mut cmd, ctx, piped.take());
                     after_compound = false;
                     match self.case_separator_len() {
                         Some(len) => {
@@ -129,14 +142,17 @@ impl<'s> Parser<'s> {
                     }
                 }
                 '&' | '|' if !(c == '&' && self.peek_ahead(1) == Some('>')) => {
-                    self.finish(&mut cmd, ctx);
+                    let index = self.finish_piped(&mut cmd, ctx, piped.take());
                     after_compound = false;
                     let next = self.peek_ahead(1);
                     let doubled = next == Some(c) || (c == '|' && next == Some('&'));
+                    if c == '|' && next != Some('|') {
+                        piped = index;
+                    }
                     self.advance(if doubled { 2 } else { 1 });
                 }
                 ')' => {
-                    self.finish(&mut cmd, ctx);
+                    self.finish_piped(&mut cmd, ctx, piped.take());
                     match until {
                         Until::Paren | Until::Substitution { .. } => {
                             self.advance(1);
@@ -150,7 +166,10 @@ impl<'s> Parser<'s> {
                         }
                     }
                 }
-                '(' => after_compound = self.open_paren(&mut cmd, ctx)?,
+                '(' => {
+                    piped = None;
+                    after_compound = self.open_paren(&mut cmd, ctx)?;
+                }
                 _ if self.at_redirect() => {
                     let redirect = self.read_redirect(ctx)?;
                     if !after_compound {
@@ -161,6 +180,7 @@ impl<'s> Parser<'s> {
                     if cmd.is_empty()
                         && let Some(step) = self.keyword(until, ctx)?
                     {
+                        piped = None;
                         match step {
                             Step::Next => after_compound = false,
                             Step::Compound => after_compound = true,

@@ -9,6 +9,7 @@ use crate::parser::{Parser, Until};
 use crate::shell_invocation::{ShellInput, shell_input};
 use crate::simple::RawCommand;
 use crate::source::{LineMap, Source};
+use crate::word_builder::RawWord;
 
 /// Parses shell text into every simple command it holds. Tolerant of odd
 /// but valid-enough text; fails only on an unterminated quote, substitution,
@@ -32,8 +33,29 @@ pub(crate) fn parse_source(
     ctx: &[Context],
     depth: usize,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
+    run(src, lines, depth, |parser| {
+        parser.parse_list(Until::End, ctx).map(|_| ())
+    })
+}
+
+/// The commands of the substitutions in an unquoted heredoc body.
+fn parse_heredoc_text(
+    src: &Source,
+    lines: &LineMap,
+    ctx: &[Context],
+    depth: usize,
+) -> Result<Vec<(usize, Command)>, ShellError> {
+    run(src, lines, depth, |parser| parser.scan_expansions(ctx))
+}
+
+fn run(
+    src: &Source,
+    lines: &LineMap,
+    depth: usize,
+    read: impl FnOnce(&mut Parser<'_>) -> Result<(), ShellError>,
+) -> Result<Vec<(usize, Command)>, ShellError> {
     let mut parser = Parser::new(src, lines, depth);
-    parser.parse_list(Until::End, ctx)?;
+    read(&mut parser)?;
     parser.check_heredocs_closed()?;
     let Parser {
         commands,
@@ -41,62 +63,118 @@ pub(crate) fn parse_source(
         heredocs,
         ..
     } = parser;
-    let mut bodies = heredocs.into_bodies();
-    for raw in commands {
-        let body = raw
-            .heredoc
-            .and_then(|slot| bodies.get_mut(slot))
-            .and_then(Option::take);
-        assemble(src, lines, raw, body, depth, &mut finished);
+    let slots = heredocs.into_bodies();
+    let bodies: Vec<Option<&HeredocBody>> = commands
+        .iter()
+        .map(|raw| raw.heredoc.and_then(|slot| slots.get(slot)?.as_ref()))
+        .collect();
+    // `cat <<EOF | bash`: the heredoc given to `cat` is the shell's script.
+    let mut piped_script: Vec<Option<&HeredocBody>> = vec![None; commands.len()];
+    let mut runs_in_shell = vec![false; commands.len()];
+    for (i, raw) in commands.iter().enumerate() {
+        let Some(from) = raw.stdin_from else { continue };
+        let (Some(feeder), Some(Some(body))) = (commands.get(from), bodies.get(from)) else {
+            continue;
+        };
+        if bodies.get(i).copied().flatten().is_none()
+            && is_plain_cat(&feeder.words)
+            && matches!(shell_input(&raw.words), Some(ShellInput::Stdin))
+        {
+            piped_script[i] = Some(body);
+            runs_in_shell[from] = true;
+        }
+    }
+    let mut assembler = Assembler {
+        src,
+        lines,
+        depth,
+        out: &mut finished,
+    };
+    for (i, raw) in commands.iter().enumerate() {
+        let own = bodies.get(i).copied().flatten();
+        let piped = piped_script.get(i).copied().flatten();
+        let fed_to_shell = runs_in_shell.get(i).copied().unwrap_or(false);
+        assembler.assemble(raw, own, piped, fed_to_shell);
     }
     Ok(finished)
 }
 
-/// Turns a parsed command into a [`Command`], followed by the commands of
-/// the script it runs through a shell, if any.
-fn assemble(
-    src: &Source,
-    lines: &LineMap,
-    raw: RawCommand,
-    body: Option<HeredocBody>,
+/// `cat` or `cat -`: prints its standard input (a heredoc) unchanged.
+fn is_plain_cat(words: &[RawWord]) -> bool {
+    let values: Vec<Option<&str>> = words.iter().map(|w| w.word.value.as_deref()).collect();
+    matches!(values.as_slice(), [Some("cat")] | [Some("cat"), Some("-")])
+}
+
+struct Assembler<'a> {
+    src: &'a Source,
+    lines: &'a LineMap,
     depth: usize,
-    out: &mut Vec<(usize, Command)>,
-) {
-    let origin = src.origin(raw.start);
-    let (line, column) = lines.position(origin);
-    let nested = match shell_input(&raw.words) {
-        Some(ShellInput::String(word)) => word.script().map(|(chars, origins)| {
-            let fallback = origins.first().copied().unwrap_or(origin);
-            let script = Source::nested(chars.to_vec(), origins.to_vec(), fallback);
-            (Context::ShellC, script)
-        }),
-        Some(ShellInput::Stdin) => body.as_ref().map(|body| {
-            let script = Source::nested(body.chars.clone(), body.origins.clone(), origin);
-            (Context::HeredocShell, script)
-        }),
-        None => None,
-    };
-    let command = Command {
-        words: raw.words.into_iter().map(|w| w.word).collect(),
-        assignments: raw
-            .assignments
-            .into_iter()
-            .map(|(name, value)| (name, value.word))
-            .collect(),
-        line,
-        column,
-        text: one_line(src.slice(raw.start, raw.end)),
-        heredoc: body.map(|body| body.chars.into_iter().collect()),
-        context: raw.context.clone(),
-    };
-    out.push((origin, command));
-    if let Some((kind, script)) = nested {
-        let mut ctx = raw.context;
-        ctx.push(kind);
+    out: &'a mut Vec<(usize, Command)>,
+}
+
+impl Assembler<'_> {
+    /// Adds the [`Command`] for `raw`, then the commands of the script it
+    /// runs through a shell (its `-c` string, its heredoc or `piped`, a
+    /// heredoc `cat` pipes into it), or else those of the substitutions in
+    /// its unquoted heredoc — unless `fed_to_shell`, when the shell reading
+    /// the body reports them.
+    fn assemble(
+        &mut self,
+        raw: &RawCommand,
+        own: Option<&HeredocBody>,
+        piped: Option<&HeredocBody>,
+        fed_to_shell: bool,
+    ) {
+        let origin = self.src.origin(raw.start);
+        let (line, column) = self.lines.position(origin);
+        let nested = match shell_input(&raw.words) {
+            Some(ShellInput::String(word)) => word.script().map(|(chars, origins)| {
+                let script = Source::nested(chars.to_vec(), origins.to_vec(), origin);
+                (Context::ShellC, script)
+            }),
+            Some(ShellInput::Stdin) => own.or(piped).map(|body| {
+                let script = Source::nested(body.chars.clone(), body.origins.clone(), origin);
+                (Context::HeredocShell, script)
+            }),
+            None => None,
+        };
+        let body_is_script = nested
+            .as_ref()
+            .is_some_and(|(kind, _)| *kind == Context::HeredocShell && own.is_some());
+        self.out.push((
+            origin,
+            Command {
+                words: raw.words.iter().map(|w| w.word.clone()).collect(),
+                assignments: raw
+                    .assignments
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.word.clone()))
+                    .collect(),
+                line,
+                column,
+                text: one_line(self.src.slice(raw.start, raw.end)),
+                heredoc: own.map(|body| body.chars.iter().collect()),
+                context: raw.context.clone(),
+            },
+        ));
         // A broken inner script does not make the outer text invalid: keep
         // what the outer parse found and skip the inner commands.
-        if let Ok(found) = parse_source(&script, lines, &ctx, depth + 1) {
-            out.extend(found);
+        if let Some((kind, script)) = nested {
+            let mut ctx = raw.context.clone();
+            ctx.push(kind);
+            if let Ok(found) = parse_source(&script, self.lines, &ctx, self.depth + 1) {
+                self.out.extend(found);
+            }
+        }
+        if let Some(body) = own
+            && body.expands
+            && !body_is_script
+            && !fed_to_shell
+        {
+            let text = Source::nested(body.chars.clone(), body.origins.clone(), origin);
+            if let Ok(found) = parse_heredoc_text(&text, self.lines, &raw.context, self.depth + 1) {
+                self.out.extend(found);
+            }
         }
     }
 }

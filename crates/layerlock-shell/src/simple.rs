@@ -14,6 +14,9 @@ pub(crate) struct RawCommand {
     pub(crate) end: usize,
     /// Heredoc slot of its first `<<` redirection.
     pub(crate) heredoc: Option<usize>,
+    /// Index (among the parser's commands) of the command piped into this
+    /// one with `|`, if that was a simple command.
+    pub(crate) stdin_from: Option<usize>,
     pub(crate) context: Vec<Context>,
 }
 
@@ -64,7 +67,11 @@ impl Pending {
 
     /// Ends the command and resets this one. `None` when it had neither words
     /// nor assignments (`>file` alone runs nothing).
-    pub(crate) fn take(&mut self, context: &[Context]) -> Option<RawCommand> {
+    pub(crate) fn take(
+        &mut self,
+        context: &[Context],
+        stdin_from: Option<usize>,
+    ) -> Option<RawCommand> {
         let done = std::mem::take(self);
         let start = done.start?;
         if done.words.is_empty() && done.assignments.is_empty() {
@@ -76,6 +83,7 @@ impl Pending {
             start,
             end: done.end,
             heredoc: done.heredoc,
+            stdin_from,
             context: context.to_vec(),
         })
     }

@@ -70,6 +70,8 @@ PY
     assert!(body.starts_with("from pathlib import Path\nimport torch\n\nrequirement = next(\n"));
     assert!(body.ends_with("print(requirement)\n"));
     assert!(!body.contains("\nPY"));
+    // Same without the block scalar's final newline.
+    assert_eq!(commands(text.trim_end()).len(), 2);
 }
 
 #[test]
@@ -510,4 +512,92 @@ fn parameter_expansion_forms() {
     assert_eq!(words[5].raw, "${x:-{a}}");
     assert_eq!(words[6].variables, ["1"]);
     assert_eq!(words[9].variables, ["10"]);
+}
+
+#[test]
+fn heredoc_piped_from_cat_into_a_shell() {
+    let found = commands("cat <<EOF | docker exec -i ctr bash\npip install piped\nEOF\n");
+    assert_eq!(
+        argvs("cat <<EOF | sudo sh -s\npip install piped\nEOF\n").len(),
+        3
+    );
+    assert_eq!(found.len(), 3);
+    assert_eq!(found[0].heredoc.as_deref(), Some("pip install piped\n"));
+    assert_eq!(argv(&found[2]), ["pip", "install", "piped"]);
+    assert_eq!(found[2].context, [Context::HeredocShell]);
+    assert_eq!(found[2].line, 2);
+    // `cat file` prints the file, not the heredoc; `&&` is no pipe.
+    assert_eq!(
+        commands("cat f <<EOF | bash\npip install x\nEOF\n").len(),
+        2
+    );
+    assert_eq!(commands("cat <<EOF && bash\npip install x\nEOF\n").len(), 2);
+}
+
+#[test]
+fn substitutions_in_unquoted_heredoc_bodies_run() {
+    let text =
+        "cat <<EOF > conf\nv=$(python -c 'print(1)')\n`uname`\nEOF\ncat <<'EOF'\n$(not run)\nEOF\n";
+    let found = commands(text);
+    assert_eq!(
+        found
+            .iter()
+            .map(|c| (argv(c).join(" "), c.line, c.column, c.context.clone()))
+            .collect::<Vec<_>>(),
+        [
+            ("cat".to_string(), 1, 1, vec![]),
+            (
+                "python -c print(1)".to_string(),
+                2,
+                5,
+                vec![Context::Substitution]
+            ),
+            ("uname".to_string(), 3, 2, vec![Context::Substitution]),
+            ("cat".to_string(), 5, 1, vec![]),
+        ]
+    );
+    // Fed to a shell, the body's substitutions are the shell's to report.
+    let found = commands("bash <<EOF\necho $(date)\nEOF\n");
+    assert_eq!(
+        found.iter().map(|c| c.context.clone()).collect::<Vec<_>>(),
+        [
+            vec![],
+            vec![Context::HeredocShell],
+            vec![Context::HeredocShell, Context::Substitution]
+        ]
+    );
+}
+
+#[test]
+fn compound_commands_with_redirections_and_heredocs() {
+    assert_eq!(
+        argvs("while read -r l; do pip install \"$l\"; done <<EOF\na\nb\nEOF\necho end"),
+        ["read -r l", "pip install \"$l\"", "echo end"]
+    );
+    assert_eq!(
+        argvs("(cd x && make) > log 2>&1; { a; } | b"),
+        ["cd x", "make", "a", "b"]
+    );
+    assert_eq!(
+        argvs("x=\"$(cat <<EOF)\"\nbody\nEOF\necho $x"),
+        ["", "cat", "echo $x"]
+    );
+}
+
+#[test]
+fn workflow_expressions_and_odd_words() {
+    let found =
+        commands("pip install torch==${{ matrix.torch }} --index-url https://x/${{ matrix.cuda }}");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].words.len(), 5);
+    assert_eq!(found[0].words[2].raw, "torch==${{ matrix.torch }}");
+    assert_eq!(found[0].words[2].value, None);
+    assert_eq!(
+        argvs("echo \"$(echo \")\")\" done"),
+        ["echo \"$(echo \")\")\" done", "echo )"]
+    );
+    assert_eq!(
+        argvs("\\pip install ~/.cache/x"),
+        ["pip install ~/.cache/x"]
+    );
 }

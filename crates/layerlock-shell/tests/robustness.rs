@@ -63,7 +63,7 @@ fn random_text() {
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
-        let len = rng.below(40);
+        let len = rng.below(60);
         let text: String = (0..len)
             .map(|_| ALPHABET[rng.below(ALPHABET.len())])
             .collect();

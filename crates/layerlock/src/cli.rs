@@ -31,6 +31,42 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Find job-time package installs in CI configuration.
     Audit(AuditArgs),
+    /// Check that every package a lock introduces is old enough.
+    Cooldown(CooldownArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CooldownArgs {
+    /// The lock to check.
+    pub lock: PathBuf,
+    /// Packages pinned at the same version in these locks are not introduced
+    /// by this one (repeatable).
+    #[arg(long = "base", value_name = "LOCK", conflicts_with = "since")]
+    pub bases: Vec<PathBuf>,
+    /// Only what the lock introduces since this git revision (e.g. the pull
+    /// request's base).
+    #[arg(long, value_name = "GIT-REV")]
+    pub since: Option<String>,
+    /// The minimum age (`7d`, `7 days`, `P7D`, `12h`); default from the
+    /// config's [cooldown].
+    #[arg(long, value_name = "AGE")]
+    pub min_age: Option<String>,
+    /// A package exempt from the cooldown (repeatable).
+    #[arg(long = "min-age-exempt", value_name = "PKG")]
+    pub min_age_exempt: Vec<String>,
+    /// The time ages are measured at (default: now).
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub now: Option<String>,
+    /// Accept files whose upload time cannot be found (fail closed otherwise).
+    #[arg(long)]
+    pub allow_missing_time: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub index: IndexArgs,
 }
 
 #[derive(Args, Debug)]
@@ -163,6 +199,19 @@ pub struct LayerArgs {
     /// When to choose pre-releases.
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,
+    /// Cooldown: only versions uploaded at least this long before --now
+    /// (`7d`, `7 days`, `P7D`, `12h`).
+    #[arg(long, value_name = "AGE")]
+    pub min_age: Option<String>,
+    /// A package exempt from the cooldown (repeatable).
+    #[arg(long = "min-age-exempt", value_name = "PKG")]
+    pub min_age_exempt: Vec<String>,
+    /// The time the cooldown is measured from (default: now).
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub now: Option<String>,
+    /// Under a cooldown, accept files whose index gives no upload time.
+    #[arg(long)]
+    pub allow_missing_time: bool,
     /// Handle only these layers of the config file (repeatable).
     #[arg(long = "layer", value_name = "NAME")]
     pub layers: Vec<String>,

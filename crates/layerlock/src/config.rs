@@ -44,9 +44,30 @@ pub struct AuditConfig {
     pub min_severity: Option<crate::cli::SeverityArg>,
 }
 
+/// `[cooldown]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct CooldownConfig {
+    pub min_age: Option<String>,
+    #[serde(default)]
+    pub exempt: Vec<ExemptConfig>,
+    pub allow_missing_time: Option<bool>,
+}
+
+/// `{ package = "nixl-cu13", reason = "…", until = "2026-11-05" }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ExemptConfig {
+    pub package: String,
+    pub reason: String,
+    pub until: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct ConfigFile {
+    #[serde(default)]
+    pub cooldown: Option<CooldownConfig>,
     #[serde(default)]
     pub audit: Option<AuditConfig>,
     #[serde(flatten)]

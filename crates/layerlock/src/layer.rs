@@ -15,7 +15,7 @@ use layerlock_dist::Target;
 use layerlock_index::{IndexClient, IndexConfig};
 use layerlock_lock::{Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
-    BasePin, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
+    BasePin, Cooldown, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
 };
 
 use crate::printer::{Hinted, Spinner};
@@ -154,6 +154,12 @@ pub fn prepare(layer: &LayerSettings, spinner: &Spinner) -> Result<Prepared> {
             target,
             exclude_newer: layer.exclude_newer,
             prerelease: layer.prerelease,
+            cooldown: layer.cooldown.as_ref().map(|c| Cooldown {
+                now: c.now,
+                min_age: c.min_age,
+                exempt: c.exempt_now(),
+                allow_missing_time: c.allow_missing_time,
+            }),
         },
         input_options,
     })
@@ -194,20 +200,67 @@ pub fn client(
         concurrency: 48,
     })
     .context("cannot set up the package index client")?;
-    let target = prepared.request.target.clone();
-    let exclude_newer = prepared.request.exclude_newer;
-    let base: Vec<PackageName> = prepared.request.base.keys().cloned().collect();
+    let request = prepared.request.clone();
     client.set_speculator(Arc::new(move |name, project| {
-        if base.binary_search(name).is_ok() {
+        if request.base.contains_key(name) {
             return None;
         }
-        speculative_wheel(name, project, &target, exclude_newer)
+        speculative_wheel(name, project, &request.target, request.filters(name))
     }));
     client.set_progress(spinner.progress());
     Ok(client)
 }
 
 /// Resolve one layer; a resolution failure becomes an error with hints.
+/// A package the cooldown held back from a newer version.
+#[derive(Debug, Clone)]
+pub struct HeldBack {
+    pub name: PackageName,
+    pub chosen: Option<uv_pep440::Version>,
+    pub skipped: uv_pep440::Version,
+    pub eligible: Option<jiff::Timestamp>,
+}
+
+/// When the newest of `resolved`'s files becomes old enough: the version
+/// counts once its earliest file does.
+fn eligible_on(
+    resolved: &layerlock_resolve::Resolved,
+    cooldown: &Cooldown,
+) -> Option<jiff::Timestamp> {
+    resolved
+        .files
+        .iter()
+        .filter_map(|f| f.upload_time)
+        .min()
+        .and_then(|t| t.checked_add(cooldown.min_age).ok())
+}
+
+/// What the same resolution picks without the cooldown, compared with what
+/// it picked under it.
+fn held_back(with: &Resolution, without: &Resolution, cooldown: &Cooldown) -> Vec<HeldBack> {
+    let mut out = Vec::new();
+    for (name, free) in &without.packages {
+        let chosen = with.packages.get(name).map(|r| r.version.clone());
+        if chosen.as_ref() == Some(&free.version) {
+            continue;
+        }
+        out.push(HeldBack {
+            name: name.clone(),
+            chosen,
+            skipped: free.version.clone(),
+            eligible: eligible_on(free, cooldown),
+        });
+    }
+    out
+}
+
+pub fn date(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%d").to_string()
+}
+
+/// Resolve one layer; a resolution failure becomes an error with hints.
+/// Under a cooldown, the layer is also resolved without it, to say what
+/// was held back (or that the cooldown made it unsolvable).
 pub fn resolve(
     layer: &LayerSettings,
     run: &RunSettings,
@@ -215,18 +268,41 @@ pub fn resolve(
 ) -> Result<(Prepared, Resolution)> {
     let prepared = prepare(layer, spinner)?;
     let client = client(layer, run, &prepared, spinner)?;
-    let resolution = match layerlock_resolve::resolve(&client, &prepared.request) {
+    let outcome = layerlock_resolve::resolve(&client, &prepared.request);
+    let free = |request: &ResolveRequest| {
+        let mut free = request.clone();
+        free.cooldown = None;
+        layerlock_resolve::resolve(&client, &free).ok()
+    };
+    let resolution = match outcome {
         Ok(r) => r,
-        Err(ResolveError::NoSolution { report, hints }) => {
-            return Err(Hinted {
-                message: format!(
-                    "no layer for {} satisfies the requirements with the base fixed:\n{}",
-                    prepared.request.target.describe(),
+        Err(ResolveError::NoSolution { report, mut hints }) => {
+            let mut message = format!(
+                "no layer for {} satisfies the requirements with the base fixed:\n{}",
+                prepared.request.target.describe(),
+                indent(&report)
+            );
+            if let (Some(cooldown), Some(settings)) = (&prepared.request.cooldown, &layer.cooldown)
+                && let Some(without) = free(&prepared.request)
+            {
+                message = format!(
+                    "the cooldown ({} before {}) makes this layer unsolvable:\n{}",
+                    settings.min_age_text,
+                    cooldown.now.strftime("%Y-%m-%d %H:%M UTC"),
                     indent(&report)
-                ),
-                hints,
+                );
+                for (name, r) in &without.packages {
+                    if let Some(when) = eligible_on(r, cooldown).filter(|w| *w > cooldown.now) {
+                        hints.push(format!(
+                            "without the cooldown {name}=={} would be used; it becomes eligible on {}",
+                            r.version,
+                            date(when)
+                        ));
+                    }
+                }
+                hints.push("wait, or exempt a package with --min-age-exempt PKG (in the config: [cooldown] exempt, with a reason)".to_string());
             }
-            .into());
+            return Err(Hinted { message, hints }.into());
         }
         Err(err @ ResolveError::Source { .. }) => {
             let mut hints = Vec::new();
@@ -242,6 +318,31 @@ pub fn resolve(
     };
     for warning in &resolution.warnings {
         spinner.warn(warning);
+    }
+    if let (Some(cooldown), Some(settings)) = (&prepared.request.cooldown, &layer.cooldown)
+        && let Some(without) = free(&prepared.request)
+    {
+        let held = held_back(&resolution, &without, cooldown);
+        if !held.is_empty() && !run.quiet {
+            spinner.finish();
+            eprintln!(
+                "the cooldown ({}) held back {} package{}:",
+                settings.min_age_text,
+                held.len(),
+                if held.len() == 1 { "" } else { "s" }
+            );
+            for h in &held {
+                eprintln!(
+                    "  {}: {} instead of {} (eligible on {})",
+                    h.name,
+                    h.chosen
+                        .as_ref()
+                        .map_or("not needed".to_string(), ToString::to_string),
+                    h.skipped,
+                    h.eligible.map_or("an unknown date".to_string(), date)
+                );
+            }
+        }
     }
     Ok((prepared, resolution))
 }

@@ -66,6 +66,107 @@ pub struct LayerSettings {
     /// Paths in the lock and in messages are shown relative to this: the
     /// working directory, or the config file's directory for config layers.
     pub display_root: PathBuf,
+    pub cooldown: Option<CooldownSettings>,
+}
+
+/// A package exempt from the cooldown, and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exemption {
+    pub package: String,
+    pub reason: String,
+    pub until: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CooldownSettings {
+    pub min_age: jiff::SignedDuration,
+    /// As written (`7 days`), for messages.
+    pub min_age_text: String,
+    pub now: Timestamp,
+    pub exempt: Vec<Exemption>,
+    pub allow_missing_time: bool,
+}
+
+impl CooldownSettings {
+    /// Exemptions in force at `now` (an expired one no longer exempts).
+    pub fn exempt_now(&self) -> std::collections::BTreeSet<uv_normalize::PackageName> {
+        self.exempt
+            .iter()
+            .filter(|e| e.until.is_none_or(|u| u >= self.now))
+            .filter_map(|e| uv_normalize::PackageName::from_str(&e.package).ok())
+            .collect()
+    }
+}
+
+/// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`.
+pub fn parse_age(text: &str) -> Result<jiff::SignedDuration> {
+    let bad =
+        || anyhow::anyhow!("`{text}` is not an age; write e.g. `7d`, `7 days`, `12h` or `P7D`");
+    let t = text.trim().to_ascii_lowercase();
+    let (number, unit): (String, String) = if let Some(iso) = t.strip_prefix('p') {
+        if let Some(time) = iso.strip_prefix('t') {
+            let split = time.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+            (time[..split].to_string(), time[split..].to_string())
+        } else {
+            let split = iso.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+            (iso[..split].to_string(), iso[split..].to_string())
+        }
+    } else {
+        let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        (t[..split].to_string(), t[split..].trim().to_string())
+    };
+    let n: i64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit.as_str() {
+        "w" | "week" | "weeks" => n * 7 * 86_400,
+        "d" | "day" | "days" => n * 86_400,
+        "h" | "hour" | "hours" => n * 3_600,
+        "m" | "min" | "mins" | "minute" | "minutes" => n * 60,
+        _ => return Err(bad()),
+    };
+    Ok(jiff::SignedDuration::from_secs(seconds))
+}
+
+/// Merge cooldown flags with the config's `[cooldown]`.
+pub fn cooldown(
+    min_age: Option<&str>,
+    exempt: &[String],
+    now: Option<&str>,
+    allow_missing_time: bool,
+    config: Option<&crate::config::CooldownConfig>,
+    env: &Environment,
+) -> Result<Option<CooldownSettings>> {
+    let Some(text) = min_age
+        .map(str::to_string)
+        .or_else(|| config.and_then(|c| c.min_age.clone()))
+    else {
+        return Ok(None);
+    };
+    let mut exemptions: Vec<Exemption> = exempt
+        .iter()
+        .map(|p| Exemption {
+            package: p.clone(),
+            reason: "--min-age-exempt".to_string(),
+            until: None,
+        })
+        .collect();
+    for e in config.map(|c| c.exempt.as_slice()).unwrap_or_default() {
+        exemptions.push(Exemption {
+            package: e.package.clone(),
+            reason: e.reason.clone(),
+            until: e.until.as_deref().map(parse_timestamp).transpose()?,
+        });
+    }
+    Ok(Some(CooldownSettings {
+        min_age: parse_age(&text)?,
+        min_age_text: text,
+        now: match now {
+            Some(t) => parse_timestamp(t)?,
+            None => env.now,
+        },
+        exempt: exemptions,
+        allow_missing_time: allow_missing_time
+            || config.and_then(|c| c.allow_missing_time).unwrap_or(false),
+    }))
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +197,8 @@ pub struct Environment {
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub vars: std::collections::BTreeMap<String, String>,
+    /// The clock, read once.
+    pub now: Timestamp,
 }
 
 impl Environment {
@@ -104,6 +207,7 @@ impl Environment {
             argv: std::env::args().collect(),
             cwd: std::env::current_dir().context("cannot read the working directory")?,
             vars: std::env::vars().collect(),
+            now: Timestamp::now(),
         })
     }
 
@@ -304,6 +408,18 @@ pub fn layers(
             index_explicit,
             command: regenerate_command(&env.argv),
             display_root: env.cwd.clone(),
+            cooldown: cooldown(
+                args.min_age.as_deref(),
+                &args.min_age_exempt,
+                args.now.as_deref(),
+                args.allow_missing_time,
+                Config::find(args.config.as_deref(), &env.cwd)
+                    .ok()
+                    .flatten()
+                    .and_then(|c| c.file.cooldown)
+                    .as_ref(),
+                env,
+            )?,
         }]);
     }
     let Some(config) = Config::find(args.config.as_deref(), &env.cwd)? else {
@@ -375,6 +491,14 @@ pub fn layers(
             index_explicit,
             command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
             display_root: root.clone(),
+            cooldown: cooldown(
+                args.min_age.as_deref(),
+                &args.min_age_exempt,
+                args.now.as_deref(),
+                args.allow_missing_time,
+                config.file.cooldown.as_ref(),
+                env,
+            )?,
             name: Some(name),
         });
     }
@@ -523,6 +647,39 @@ pub fn audit(
             crate::cli::SeverityArg::High => layerlock_audit::Severity::High,
         },
         strict: args.strict,
+    })
+}
+
+pub fn cooldown_check(
+    args: &crate::cli::CooldownArgs,
+    env: &Environment,
+) -> Result<crate::commands::cooldown::CooldownCheck> {
+    let config = Config::find(args.config.as_deref(), &env.cwd)?;
+    let config_cooldown = config.as_ref().and_then(|c| c.file.cooldown.clone());
+    let Some(cooldown) = cooldown(
+        args.min_age.as_deref(),
+        &args.min_age_exempt,
+        args.now.as_deref(),
+        args.allow_missing_time,
+        config_cooldown.as_ref(),
+        env,
+    )?
+    else {
+        bail!("no minimum age: pass --min-age 7d or set [cooldown] min-age in layerlock.toml");
+    };
+    let (index, _) = index_settings(&args.index, None, &env.cwd, &env.cwd);
+    let layer_args = LayerArgs {
+        index: args.index.clone(),
+        ..LayerArgs::default()
+    };
+    Ok(crate::commands::cooldown::CooldownCheck {
+        lock: args.lock.clone(),
+        bases: args.bases.clone(),
+        since: args.since.clone(),
+        cooldown,
+        format: args.format,
+        index,
+        run: run_settings(&layer_args, env),
     })
 }
 

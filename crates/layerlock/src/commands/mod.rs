@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod compile;
+pub mod cooldown;
 pub mod covers;
 pub mod install;
 pub mod verify;

@@ -1,0 +1,222 @@
+//! The cooldown: at compile time (held back, unsolvable, exempt) and when
+//! checking a lock (`layerlock cooldown`), with a pinned clock.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Index, Work, pins, run};
+
+const NOW: &str = "2026-11-30T00:00:00Z";
+
+fn compile(work: &Work, index: &str, args: &[&str]) -> (i32, String, String) {
+    run(work.compile(index, args))
+}
+
+#[test]
+fn compile_holds_back_a_young_version_and_says_when_it_is_eligible() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "fresh\nstable\n");
+    let (code, _, stderr) = compile(
+        &work,
+        &index.json(),
+        &[
+            "in.txt",
+            "--min-age",
+            "7 days",
+            "--now",
+            NOW,
+            "-o",
+            "out.txt",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("out.txt")),
+        vec!["fresh==1.0.0", "stable==1.0.0"]
+    );
+    assert!(
+        stderr.contains("the cooldown (7 days) held back 1 package:"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fresh: 1.0.0 instead of 2.0.0 (eligible on 2026-12-04)"),
+        "{stderr}"
+    );
+    // Exempt, it is used.
+    let (code, _, stderr) = compile(
+        &work,
+        &index.json(),
+        &[
+            "in.txt",
+            "--min-age",
+            "P7D",
+            "--now",
+            NOW,
+            "--min-age-exempt",
+            "fresh",
+            "-o",
+            "ex.txt",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(pins(&work.read("ex.txt")).contains(&"fresh==2.0.0".to_string()));
+}
+
+#[test]
+fn compile_made_unsolvable_by_the_cooldown_says_so() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "needsfresh\n");
+    let (code, _, stderr) = compile(
+        &work,
+        &index.json(),
+        &["in.txt", "--min-age", "7d", "--now", NOW],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr
+            .contains("the cooldown (7d before 2026-11-30 00:00 UTC) makes this layer unsolvable"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("too young for the cooldown (eligible on 2026-12-04"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: without the cooldown fresh==2.0.0 would be used; it becomes eligible on 2026-12-04"),
+        "{stderr}"
+    );
+}
+
+fn lock_all(work: &Work, index: &Index) {
+    work.write("in.txt", "fresh\nstable\n");
+    let (code, _, stderr) = compile(work, &index.json(), &["in.txt", "-o", "lock.txt"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+fn check(work: &Work, index: &str, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = work.layerlock(&["cooldown", "lock.txt", "--index-url", index, "--now", NOW]);
+    cmd.args(args);
+    run(cmd)
+}
+
+#[test]
+fn checking_a_lock_names_each_young_package_and_the_date() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "7d"]);
+    assert_eq!(code, 1, "{stdout}");
+    insta::assert_snapshot!(stdout, @r"
+    package                          version          uploaded    age (d) eligible on status
+    fresh                            2.0.0            2026-11-27      2.5 2026-12-04  too young
+    stable                           1.0.0            2026-01-01    333.0 2026-01-08  ok
+    eligible from 2026-12-04
+    ");
+    let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "2d"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (_, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--format", "json"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["min_age_seconds"], 604800);
+    assert_eq!(report["eligible_on"], "2026-12-04");
+    assert_eq!(report["packages"][0]["status"], "too young");
+}
+
+#[test]
+fn exemptions_and_expired_exemptions_from_the_config() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    work.write(
+        "layerlock.toml",
+        "[cooldown]\nmin-age = \"7 days\"\nexempt = [{ package = \"fresh\", reason = \"security fix\", until = \"2026-12-31\" }]\n",
+    );
+    let (code, stdout, _) = check(&work, &index.json(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("exempt (security fix)"), "{stdout}");
+    work.write(
+        "layerlock.toml",
+        "[cooldown]\nmin-age = \"7 days\"\nexempt = [{ package = \"fresh\", reason = \"security fix\", until = \"2026-11-01\" }]\n",
+    );
+    let (code, stdout, _) = check(&work, &index.json(), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("exemption expired (exemption expired on 2026-11-01 (security fix))"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_missing_upload_time_fails_closed() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    // The HTML form of the index carries no upload times, and the harness
+    // has no JSON API to fall back on.
+    let (code, stdout, _) = check(&work, &index.html(), &["--min-age", "7d"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("unknown upload time"), "{stdout}");
+    let (code, stdout, _) = check(
+        &work,
+        &index.html(),
+        &["--min-age", "7d", "--allow-missing-time"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn only_what_the_lock_introduces_counts() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    work.write("base.txt", "fresh==2.0.0\n");
+    let (code, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--base", "base.txt"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!stdout.contains("fresh"), "{stdout}");
+
+    // --since: the lock at a git revision of a temporary repository.
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(work.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let full = work.read("lock.txt");
+    let only_stable: String = full.split("\nfresh==").next().unwrap().to_string()
+        + "\n"
+        + &full[full.find("stable==").unwrap()..];
+    work.write("lock.txt", &only_stable);
+    git(&["init", "-q"]);
+    git(&["add", "lock.txt"]);
+    git(&["commit", "-q", "-m", "old lock"]);
+    work.write("lock.txt", &full);
+    let (code, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--since", "HEAD"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("fresh"), "{stdout}");
+    assert!(!stdout.contains("stable"), "{stdout}");
+}
