@@ -13,5 +13,6 @@ pub use finding::{Finding, Location, Severity};
 pub use install::{Arg, Class, Install, RequirementFiles, classify};
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
 pub use report::{github, json, rule_list, sarif, text};
+pub use rules::CommandSite;
 pub use rules::{Rule, registry};
-pub use scan::{FileError, ScanOptions, ScanResult, scan};
+pub use scan::{FileError, ScanOptions, ScanResult, Visitor, scan, walk};

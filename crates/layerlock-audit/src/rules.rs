@@ -15,6 +15,14 @@ pub struct CommandSite<'a> {
     pub phase: Phase,
     pub via: &'a [String],
     pub files: &'a dyn RequirementFiles,
+    /// The directory the command runs in (mapped into the tree), if known.
+    pub cwd: Option<&'a std::path::Path>,
+    /// The scan root.
+    pub root: &'a std::path::Path,
+    /// The previous command of the same script (for `find … | xargs …`).
+    pub previous: Option<&'a [Arg]>,
+    /// How many `--path-map` entries are in force.
+    pub mapped_paths: usize,
 }
 
 pub trait Rule: Sync {

@@ -14,6 +14,43 @@ use crate::finding::{Finding, FindingBuilder, Location, Severity};
 use crate::install::{Arg, RequirementFiles, strip_wrappers};
 use crate::rules::{CommandSite, registry};
 
+impl ScanOptions {
+    /// Apply `--path-map` to a path as written in CI.
+    pub fn map(&self, path: &str) -> PathBuf {
+        let mut best: Option<(&String, &PathBuf)> = None;
+        for (prefix, target) in &self.path_map {
+            let matches = path == prefix
+                || path
+                    .strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'));
+            if matches && best.is_none_or(|(p, _)| prefix.len() > p.len()) {
+                best = Some((prefix, target));
+            }
+        }
+        match best {
+            Some((prefix, target)) => target.join(path[prefix.len()..].trim_start_matches('/')),
+            None => PathBuf::from(path),
+        }
+    }
+
+    /// Where a path named in a command is in the tree: mapped, then relative
+    /// to the command's directory, then to the root.
+    pub fn resolve(&self, path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
+        let mapped = self.map(path);
+        let candidates: Vec<PathBuf> = if mapped.is_absolute() {
+            vec![mapped]
+        } else {
+            let mut c = Vec::new();
+            if let Some(cwd) = cwd {
+                c.push(cwd.join(&mapped));
+            }
+            c.push(self.root.join(&mapped));
+            c
+        };
+        candidates.into_iter().find(|c| c.is_file())
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ScanOptions {
     /// Paths in findings are relative to this.
@@ -78,7 +115,7 @@ fn kind_of(path: &Path, explicit: bool) -> Option<Kind> {
     None
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
@@ -88,7 +125,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
             if !SKIP_DIRS.contains(&name) {
-                walk(&path, out);
+                walk_dir(&path, out);
             }
         } else if kind_of(&path, false).is_some() {
             out.push(path);
@@ -96,23 +133,67 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// What the walker reports to whoever drives it: every command (with where
+/// it runs), and every script call it could not follow.
+pub trait Visitor {
+    fn command(&mut self, site: &CommandSite<'_>);
+    fn missing_script(&mut self, _call: &str, _site: &CommandSite<'_>) {}
+}
+
+/// Runs every audit rule on every command; notes missing scripts.
+struct RuleVisitor {
+    findings: Vec<Finding>,
+}
+
+impl Visitor for RuleVisitor {
+    fn command(&mut self, site: &CommandSite<'_>) {
+        for rule in registry() {
+            self.findings
+                .extend(rule.check(site).into_iter().map(FindingBuilder::build));
+        }
+    }
+
+    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
+        self.findings.push(
+            FindingBuilder::new("script-not-found", Severity::Info, site.location.clone())
+                .job(site.job.map(str::to_string))
+                .command(site.text)
+                .via(site.via.to_vec())
+                .message(format!(
+                    "`{call}` is not in the scanned tree, so its commands were not audited{}",
+                    if call.starts_with('/') && site.mapped_paths == 0 {
+                        " (map container paths with --path-map /workspace=.)"
+                    } else {
+                        ""
+                    }
+                ))
+                .build(),
+        );
+    }
+}
+
 struct Files<'a> {
-    scanner: &'a Scanner<'a>,
+    options: &'a ScanOptions,
     cwd: Option<PathBuf>,
 }
 
 impl RequirementFiles for Files<'_> {
     fn read(&self, path: &str) -> Option<(String, RequirementsFile)> {
-        let real = self.scanner.resolve(path, self.cwd.as_deref())?;
+        let real = self.options.resolve(path, self.cwd.as_deref())?;
         let parsed = RequirementsFile::read(&real).ok()?;
-        Some((self.scanner.relative(&real), parsed))
+        let shown = real
+            .strip_prefix(&self.options.root)
+            .unwrap_or(&real)
+            .display()
+            .to_string();
+        Some((shown, parsed))
     }
 }
 
 struct Scanner<'a> {
     options: &'a ScanOptions,
     result: ScanResult,
-    seen: BTreeSet<(String, usize, usize, Option<String>, &'static str)>,
+    visitor: &'a mut dyn Visitor,
 }
 
 /// One script plus where it runs.
@@ -134,41 +215,6 @@ impl<'a> Scanner<'a> {
             .unwrap_or(path)
             .display()
             .to_string()
-    }
-
-    /// Apply `--path-map` to a path as written in CI.
-    fn map(&self, path: &str) -> PathBuf {
-        let mut best: Option<(&String, &PathBuf)> = None;
-        for (prefix, target) in &self.options.path_map {
-            let matches = path == prefix
-                || path
-                    .strip_prefix(prefix.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'));
-            if matches && best.is_none_or(|(p, _)| prefix.len() > p.len()) {
-                best = Some((prefix, target));
-            }
-        }
-        match best {
-            Some((prefix, target)) => target.join(path[prefix.len()..].trim_start_matches('/')),
-            None => PathBuf::from(path),
-        }
-    }
-
-    /// Where a path named in a command is in the tree: mapped, then relative
-    /// to the command's directory, then to the root.
-    fn resolve(&self, path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
-        let mapped = self.map(path);
-        let candidates: Vec<PathBuf> = if mapped.is_absolute() {
-            vec![mapped]
-        } else {
-            let mut c = Vec::new();
-            if let Some(cwd) = cwd {
-                c.push(cwd.join(&mapped));
-            }
-            c.push(self.options.root.join(&mapped));
-            c
-        };
-        candidates.into_iter().find(|c| c.is_file())
     }
 
     fn error(&mut self, path: &str, line: usize, column: usize, message: String) {
@@ -257,13 +303,17 @@ impl<'a> Scanner<'a> {
         };
         self.result.files.insert(rel.clone());
         for script in scripts {
-            let cwd = script.working_dir.as_deref().map(|d| self.map(d)).map(|d| {
-                if d.is_absolute() {
-                    d
-                } else {
-                    self.options.root.join(d)
-                }
-            });
+            let cwd = script
+                .working_dir
+                .as_deref()
+                .map(|d| self.options.map(d))
+                .map(|d| {
+                    if d.is_absolute() {
+                        d
+                    } else {
+                        self.options.root.join(d)
+                    }
+                });
             let run = Run {
                 text: &script.text,
                 layout: script.layout,
@@ -295,6 +345,7 @@ impl<'a> Scanner<'a> {
         };
         let mut vars = run.env.clone();
         let mut cwd = run.cwd.clone();
+        let mut previous: Option<Vec<Arg>> = None;
         for command in &parsed.commands {
             let top = command.context.is_empty();
             for (name, word) in &command.assignments {
@@ -322,8 +373,9 @@ impl<'a> Scanner<'a> {
                 line: pos.line,
                 column: pos.column,
             };
+            let options = self.options;
             let files = Files {
-                scanner: self,
+                options,
                 cwd: cwd.clone(),
             };
             let site = CommandSite {
@@ -334,46 +386,30 @@ impl<'a> Scanner<'a> {
                 phase: run.phase,
                 via: &run.via,
                 files: &files,
+                cwd: cwd.as_deref(),
+                root: &options.root,
+                previous: previous.as_deref(),
+                mapped_paths: options.path_map.len(),
             };
-            let mut found = Vec::new();
-            for rule in registry() {
-                found.extend(rule.check(&site).into_iter().map(FindingBuilder::build));
+            self.visitor.command(&site);
+            let call = if matches!(command.context.last(), Some(Context::Substitution)) {
+                None
+            } else {
+                script_call(&args)
+            };
+            if let Some(call) = call {
+                if options.resolve(&call, cwd.as_deref()).is_none() {
+                    self.visitor.missing_script(&call, &site);
+                } else {
+                    self.follow(run, &call, &location, cwd.as_deref());
+                }
             }
-            for finding in found {
-                self.push(finding);
-            }
-            if matches!(command.context.last(), Some(Context::Substitution)) {
-                continue;
-            }
-            if let Some(call) = script_call(&args) {
-                self.follow(run, &call, &location, &command.text, cwd.as_deref());
-            }
+            previous = Some(args);
         }
     }
 
-    fn follow(
-        &mut self,
-        run: &Run<'_>,
-        call: &str,
-        location: &Location,
-        text: &str,
-        cwd: Option<&Path>,
-    ) {
-        let Some(real) = self.resolve(call, cwd) else {
-            let finding = FindingBuilder::new("script-not-found", Severity::Info, location.clone())
-                .job(run.job.clone())
-                .command(text)
-                .via(run.via.clone())
-                .message(format!(
-                    "`{call}` is not in the scanned tree, so its commands were not audited{}",
-                    if call.starts_with('/') && self.options.path_map.is_empty() {
-                        " (map container paths with --path-map /workspace=.)"
-                    } else {
-                        ""
-                    }
-                ))
-                .build();
-            self.push(finding);
+    fn follow(&mut self, run: &Run<'_>, call: &str, location: &Location, cwd: Option<&Path>) {
+        let Some(real) = self.options.resolve(call, cwd) else {
             return;
         };
         if run.stack.contains(&real) || run.stack.len() > 32 {
@@ -406,19 +442,6 @@ impl<'a> Scanner<'a> {
         };
         self.run(&child);
     }
-
-    fn push(&mut self, finding: Finding) {
-        let key = (
-            finding.location.path.clone(),
-            finding.location.line,
-            finding.location.column,
-            finding.job.clone(),
-            finding.rule,
-        );
-        if self.seen.insert(key) {
-            self.result.findings.push(finding);
-        }
-    }
 }
 
 /// `export A=b`, `cd DIR` at the top level of a script change what later
@@ -442,7 +465,7 @@ fn track_env_and_cwd(
         }
         "cd" => {
             if let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) {
-                let mapped = scanner.map(dir);
+                let mapped = scanner.options.map(dir);
                 *cwd = Some(if mapped.is_absolute() {
                     mapped
                 } else {
@@ -489,16 +512,18 @@ fn script_call(args: &[Arg]) -> Option<String> {
     None
 }
 
-pub fn scan(options: &ScanOptions) -> ScanResult {
+/// Walk every CI file and script under the options' targets, telling the
+/// visitor about each command.
+pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> ScanResult {
     let mut scanner = Scanner {
         options,
         result: ScanResult::default(),
-        seen: BTreeSet::new(),
+        visitor,
     };
     for target in &options.targets {
         if target.is_dir() {
             let mut files = Vec::new();
-            walk(target, &mut files);
+            walk_dir(target, &mut files);
             for file in files {
                 scanner.scan_file(&file, false);
             }
@@ -509,7 +534,21 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
             scanner.error(&rel, 0, 0, "no such file or directory".to_string());
         }
     }
-    let mut result = scanner.result;
+    scanner.result
+}
+
+/// The audit: every rule on every command.
+pub fn scan(options: &ScanOptions) -> ScanResult {
+    let mut visitor = RuleVisitor {
+        findings: Vec::new(),
+    };
+    let mut result = walk(options, &mut visitor);
+    let mut seen = BTreeSet::new();
+    result.findings = visitor
+        .findings
+        .into_iter()
+        .filter(|f| seen.insert((f.location.clone(), f.job.clone(), f.rule)))
+        .collect();
     result
         .findings
         .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
