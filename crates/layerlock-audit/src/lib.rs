@@ -5,14 +5,23 @@
 mod finding;
 mod install;
 mod policy;
+mod pytest;
 mod report;
 mod rules;
 mod scan;
+mod steps;
+mod tether;
 
 pub use finding::{Finding, Location, Severity};
 pub use install::{Arg, Class, Install, RequirementFiles, classify};
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
+pub use pytest::{Selection, fnmatch, selection};
 pub use report::{github, json, rule_list, sarif, text};
 pub use rules::CommandSite;
 pub use rules::{Rule, registry};
 pub use scan::{FileError, ScanOptions, ScanResult, Visitor, scan, walk};
+pub use steps::{StepInfo, StepProblem, StepsReport, check_steps};
+pub use tether::{
+    StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
+    collect as collect_runs, explain, inventory, parse_tether_allowlist,
+};

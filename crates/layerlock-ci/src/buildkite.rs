@@ -45,7 +45,9 @@ fn quote(word: &str) -> String {
 fn command_scripts(node: &Node, out: &mut Vec<(String, Layout)>) {
     match node {
         Node::Scalar { value, pos, style } => {
-            out.push((value.clone(), Layout::for_yaml(*pos, *style)));
+            // Buildkite interpolates `$VAR` at upload and turns `$$` into a
+            // literal `$` for the shell.
+            out.push((value.replace("$$", "$"), Layout::for_yaml(*pos, *style)));
         }
         Node::Seq { items, .. } => {
             for item in items {

@@ -33,6 +33,47 @@ pub enum Command {
     Audit(AuditArgs),
     /// Check that every package a lock introduces is old enough.
     Cooldown(CooldownArgs),
+    /// Check that every test file is run by some CI step.
+    Tether(TetherArgs),
+    /// Check that every Buildkite step has a stable, unique key.
+    Steps(StepsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TetherArgs {
+    /// Check only these files (pre-commit passes the changed ones).
+    pub files: Vec<PathBuf>,
+    /// Check every test file; stale allowlist entries become errors.
+    #[arg(long)]
+    pub all: bool,
+    /// The allowlist of untethered files (`path  # reason` a line).
+    #[arg(long, value_name = "FILE")]
+    pub allowlist: Option<PathBuf>,
+    /// Say which steps run FILE, or why none does.
+    #[arg(long, value_name = "FILE")]
+    pub explain: Option<String>,
+    /// Map a container path into the repository: `/vllm-workspace=.`.
+    #[arg(long = "path-map", value_name = "CONTAINER=DIR")]
+    pub path_map: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct StepsArgs {
+    /// Pipeline files or directories (default: .buildkite).
+    pub paths: Vec<PathBuf>,
+    /// Report steps nested in groups (for generators without group support).
+    #[arg(long)]
+    pub no_groups: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

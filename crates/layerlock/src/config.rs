@@ -44,6 +44,31 @@ pub struct AuditConfig {
     pub min_severity: Option<crate::cli::SeverityArg>,
 }
 
+/// `[tether]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct TetherConfig {
+    #[serde(default)]
+    pub test_roots: Vec<String>,
+    #[serde(default)]
+    pub pipelines: Vec<String>,
+    pub default_working_dir: Option<String>,
+    #[serde(default)]
+    pub path_map: Vec<String>,
+    pub allowlist: Option<String>,
+}
+
+/// `[steps]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct StepsConfig {
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub external_keys: Vec<String>,
+    pub no_groups: Option<bool>,
+}
+
 /// `[cooldown]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -68,6 +93,10 @@ pub struct ExemptConfig {
 pub struct ConfigFile {
     #[serde(default)]
     pub cooldown: Option<CooldownConfig>,
+    #[serde(default)]
+    pub tether: Option<TetherConfig>,
+    #[serde(default)]
+    pub steps: Option<StepsConfig>,
     #[serde(default)]
     pub audit: Option<AuditConfig>,
     #[serde(flatten)]

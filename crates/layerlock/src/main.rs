@@ -23,6 +23,8 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
         Command::Install(args) => commands::install::run(&settings::install(args, env)),
         Command::Verify(args) => commands::verify::run(&settings::verify(args, env)),
         Command::Cooldown(args) => commands::cooldown::run(&settings::cooldown_check(args, env)?),
+        Command::Tether(args) => commands::tether::run(args, env),
+        Command::Steps(args) => commands::steps::run(args, env),
         Command::Audit(args) if args.list_rules => {
             for (id, description) in layerlock_audit::rule_list() {
                 println!("{id:<22} {description}");

@@ -2,6 +2,8 @@
 //! rule (positive, negative, ignored and allowlisted cases), and on vLLM's
 //! real CI files.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::path::PathBuf;

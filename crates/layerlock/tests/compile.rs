@@ -1,5 +1,7 @@
 //! `layerlock compile` against a real HTTP index serving harness-built wheels.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use common::{Index, Work, body, pins, redactions, run};

@@ -1,6 +1,8 @@
 //! The cooldown: at compile time (held back, unsolvable, exempt) and when
 //! checking a lock (`layerlock cooldown`), with a pinned clock.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::process::Command;

@@ -1,6 +1,8 @@
 //! `layerlock install` and `verify` on real virtual environments, with
 //! wheels from the test index, real uv and real pip.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! `covers`, config-file layers, and installing a compiled lock with real
 //! pip and uv.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::process::Command;

@@ -1,6 +1,8 @@
 //! Other index servers and hostile answers: a real pypiserver (installed by
 //! .ci/run), and a wheel whose bytes do not match the listed hash.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::net::TcpListener;

@@ -5,4 +5,6 @@ pub mod compile;
 pub mod cooldown;
 pub mod covers;
 pub mod install;
+pub mod steps;
+pub mod tether;
 pub mod verify;

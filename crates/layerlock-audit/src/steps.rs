@@ -1,0 +1,347 @@
+//! Step keys: every Buildkite step that runs or gates something (command,
+//! trigger, block, input) has a key, in Buildkite's characters, unique across
+//! every pipeline file; every `depends_on` names a key that exists; the
+//! dependency graph has no cycle. Keyless steps get keys derived from their
+//! labels, so retitling one breaks retries, `depends_on` and history.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use layerlock_ci::yaml::{self, Node};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepProblem {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepInfo {
+    pub path: String,
+    pub line: usize,
+    pub key: Option<String>,
+    pub label: Option<String>,
+    pub kind: &'static str,
+    pub depends_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StepsReport {
+    pub version: u32,
+    pub problems: Vec<StepProblem>,
+    pub steps: Vec<StepInfo>,
+}
+
+/// Buildkite's rule for keys: letters, digits, `_`, `-` and `:`, and not
+/// a UUID (those are step ids).
+fn valid_key(key: &str) -> bool {
+    let uuid = key.len() == 36
+        && key.chars().enumerate().all(|(i, c)| {
+            if [8, 13, 18, 23].contains(&i) {
+                c == '-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        });
+    !key.is_empty()
+        && !uuid
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == ':')
+}
+
+fn kind_of(step: &Node) -> Option<&'static str> {
+    if let Some(s) = step.as_str() {
+        return (s == "wait" || s == "waiter").then_some("wait");
+    }
+    for (key, kind) in [
+        ("group", "group"),
+        ("trigger", "trigger"),
+        ("block", "block"),
+        ("input", "input"),
+        ("wait", "wait"),
+        ("waiter", "wait"),
+    ] {
+        if step.get(key).is_some() {
+            return Some(kind);
+        }
+    }
+    if step.get("command").is_some()
+        || step.get("commands").is_some()
+        || step.get("plugins").is_some()
+        || step.get("label").is_some()
+    {
+        return Some("command");
+    }
+    None
+}
+
+fn depends_on(step: &Node) -> Vec<(String, yaml::Pos)> {
+    let Some(node) = step.get("depends_on") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut one = |n: &Node| match n {
+        Node::Scalar { value, pos, .. } if !value.is_empty() && value != "~" => {
+            out.push((value.clone(), *pos));
+        }
+        Node::Map { .. } => {
+            if let Some(Node::Scalar { value, pos, .. }) = n.get("step") {
+                out.push((value.clone(), *pos));
+            }
+        }
+        _ => {}
+    };
+    match node {
+        Node::Seq { items, .. } => items.iter().for_each(&mut one),
+        other => one(other),
+    }
+    out
+}
+
+struct Walk<'a> {
+    path: &'a str,
+    no_groups: bool,
+    report: &'a mut StepsReport,
+    keys: &'a mut BTreeMap<String, String>,
+    edges: &'a mut Vec<(String, String, String)>,
+    pending: &'a mut Vec<(String, yaml::Pos, String)>,
+}
+
+impl Walk<'_> {
+    fn problem(&mut self, pos: yaml::Pos, key: Option<&str>, message: String) {
+        self.report.problems.push(StepProblem {
+            path: self.path.to_string(),
+            line: pos.line,
+            column: pos.column,
+            key: key.map(str::to_string),
+            message,
+        });
+    }
+
+    fn step(&mut self, step: &Node, nested: bool) {
+        let Some(kind) = kind_of(step) else { return };
+        let pos = step.pos();
+        if nested && self.no_groups {
+            self.problem(
+                pos,
+                None,
+                "a step nested in a group; this pipeline's generator does not support groups"
+                    .to_string(),
+            );
+        }
+        let key_node = step
+            .get("key")
+            .or_else(|| step.get("identifier"))
+            .or_else(|| step.get("id"));
+        let key = key_node.and_then(Node::as_str).map(str::to_string);
+        let label = ["label", "name", "group", "block", "input", "trigger"]
+            .iter()
+            .find_map(|k| step.get(k).and_then(Node::as_str))
+            .map(str::to_string);
+        let deps = depends_on(step);
+        match (&key, kind) {
+            (_, "wait") => {}
+            (None, "group") => {}
+            (None, _) => self.problem(
+                pos,
+                None,
+                format!(
+                    "{kind} step {}has no key; Buildkite derives one from its label, so retitling it breaks retries, depends_on and history",
+                    label.as_ref().map(|l| format!("`{l}` ")).unwrap_or_default()
+                ),
+            ),
+            (Some(k), _) if !valid_key(k) => {
+                let at = key_node.map_or(pos, Node::pos);
+                self.problem(
+                    at,
+                    Some(k),
+                    format!("key `{k}` has characters Buildkite does not allow (letters, digits, _, - and : only; not a UUID)"),
+                );
+            }
+            (Some(_), _) => {}
+        }
+        if let Some(k) = &key {
+            let at = key_node.map_or(pos, Node::pos);
+            let here = format!("{}:{}", self.path, at.line);
+            if let Some(first) = self.keys.get(k) {
+                let first = first.clone();
+                self.problem(at, Some(k), format!("key `{k}` is already used at {first}"));
+            } else {
+                self.keys.insert(k.clone(), here);
+            }
+            for (dep, dep_pos) in &deps {
+                self.edges.push((
+                    k.clone(),
+                    dep.clone(),
+                    format!("{}:{}", self.path, dep_pos.line),
+                ));
+            }
+        }
+        for (dep, dep_pos) in &deps {
+            self.pending
+                .push((dep.clone(), *dep_pos, self.path.to_string()));
+        }
+        self.report.steps.push(StepInfo {
+            path: self.path.to_string(),
+            line: pos.line,
+            key: key.clone(),
+            label,
+            kind,
+            depends_on: deps.iter().map(|(d, _)| d.clone()).collect(),
+        });
+        if let Some(inner) = step.get("steps") {
+            for s in inner.items() {
+                self.step(s, true);
+            }
+        }
+    }
+}
+
+/// Check every pipeline in `files` (path relative to the root, text);
+/// `external` keys are defined by pipelines not given.
+pub fn check_steps(
+    files: &[(String, String)],
+    external: &[String],
+    no_groups: bool,
+) -> StepsReport {
+    let mut report = StepsReport {
+        version: 1,
+        ..StepsReport::default()
+    };
+    let mut keys: BTreeMap<String, String> = BTreeMap::new();
+    let mut edges = Vec::new();
+    let mut pending = Vec::new();
+    for (path, text) in files {
+        let docs = match yaml::parse(text) {
+            Ok(d) => d,
+            Err(e) => {
+                report.problems.push(StepProblem {
+                    path: path.clone(),
+                    line: e.line,
+                    column: e.column,
+                    key: None,
+                    message: format!("cannot parse YAML: {}", e.message),
+                });
+                continue;
+            }
+        };
+        let mut walk = Walk {
+            path,
+            no_groups,
+            report: &mut report,
+            keys: &mut keys,
+            edges: &mut edges,
+            pending: &mut pending,
+        };
+        for doc in &docs {
+            let steps: &[Node] = match doc {
+                Node::Seq { items, .. } => items,
+                _ => doc.get("steps").map(Node::items).unwrap_or_default(),
+            };
+            for step in steps {
+                walk.step(step, false);
+            }
+        }
+    }
+    let external: BTreeSet<&str> = external.iter().map(String::as_str).collect();
+    for (dep, pos, path) in pending {
+        if !keys.contains_key(&dep) && !external.contains(dep.as_str()) {
+            report.problems.push(StepProblem {
+                path,
+                line: pos.line,
+                column: pos.column,
+                key: Some(dep.clone()),
+                message: format!(
+                    "depends_on `{dep}` names no step key (declare keys of other pipelines under [steps] external-keys)"
+                ),
+            });
+        }
+    }
+    // Cycles: depth-first search over depends_on edges.
+    let mut graph: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for (from, to, at) in &edges {
+        graph
+            .entry(from.as_str())
+            .or_default()
+            .push((to.as_str(), at.as_str()));
+    }
+    let mut state: BTreeMap<&str, u8> = BTreeMap::new();
+    let mut reported: BTreeSet<Vec<String>> = BTreeSet::new();
+    fn visit<'a>(
+        node: &'a str,
+        graph: &BTreeMap<&'a str, Vec<(&'a str, &'a str)>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a str>,
+        cycles: &mut Vec<(Vec<String>, String)>,
+    ) {
+        state.insert(node, 1);
+        stack.push(node);
+        for (next, at) in graph.get(node).map(Vec::as_slice).unwrap_or_default() {
+            match state.get(next).copied() {
+                Some(1) => {
+                    let start = stack.iter().position(|n| n == next).unwrap_or(0);
+                    let mut cycle: Vec<String> =
+                        stack[start..].iter().map(|s| s.to_string()).collect();
+                    cycle.push((*next).to_string());
+                    cycles.push((cycle, (*at).to_string()));
+                }
+                None => visit(next, graph, state, stack, cycles),
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(node, 2);
+    }
+    let mut cycles = Vec::new();
+    let nodes: Vec<&str> = graph.keys().copied().collect();
+    for node in nodes {
+        if !state.contains_key(node) {
+            visit(node, &graph, &mut state, &mut Vec::new(), &mut cycles);
+        }
+    }
+    for (cycle, at) in cycles {
+        let mut canonical = cycle[..cycle.len() - 1].to_vec();
+        canonical.sort();
+        if !reported.insert(canonical) {
+            continue;
+        }
+        let (path, line) = at.rsplit_once(':').unwrap_or((&at, "0"));
+        report.problems.push(StepProblem {
+            path: path.to_string(),
+            line: line.parse().unwrap_or(0),
+            column: 0,
+            key: cycle.first().cloned(),
+            message: format!("depends_on cycle: {}", cycle.join(" -> ")),
+        });
+    }
+    report
+        .problems
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_uniqueness_dependencies_and_cycles() {
+        let a = "steps:\n  - label: no key\n    command: x\n  - key: a\n    command: y\n    depends_on: b\n  - key: \"bad key!\"\n    command: z\n  - wait\n  - group: g\n    steps:\n      - key: b\n        command: w\n        depends_on: [a]\n";
+        let b = "steps:\n  - key: a\n    command: dup\n  - key: c\n    command: q\n    depends_on:\n      - step: missing\n      - ext\n";
+        let report = check_steps(
+            &[("a.yml".into(), a.into()), ("b.yml".into(), b.into())],
+            &["ext".to_string()],
+            true,
+        );
+        let messages: Vec<String> = report
+            .problems
+            .iter()
+            .map(|p| format!("{}:{} {}", p.path, p.line, p.message))
+            .collect();
+        insta::assert_snapshot!(messages.join("\n"));
+    }
+}

@@ -1,0 +1,377 @@
+//! Tethering: every test file is run by some CI step. The CI side shares the
+//! audit's walker (pipelines, workflows, scripts, path maps, working dirs);
+//! the test side is the files git tracks under the test roots.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::pytest::{Selection, fnmatch, selection};
+use crate::rules::CommandSite;
+use crate::scan::{FileError, ScanOptions, Visitor, walk};
+
+#[derive(Debug, Clone, Default)]
+pub struct TetherOptions {
+    pub scan: ScanOptions,
+    /// Test roots relative to the scan root (default `tests`).
+    pub test_roots: Vec<String>,
+    /// Where steps run when they do not say (vLLM: `/vllm-workspace/tests`),
+    /// already mapped into the tree.
+    pub default_working_dir: Option<PathBuf>,
+}
+
+/// One step's test selection, resolved to paths relative to the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRun {
+    pub job: String,
+    /// `path:line` of the command.
+    pub at: String,
+    pub command: String,
+    pub files: Vec<String>,
+    pub dirs: Vec<String>,
+    pub finds: Vec<(String, String)>,
+    pub ignore: Vec<String>,
+    pub ignore_glob: Vec<String>,
+    pub deselect: Vec<String>,
+}
+
+impl StepRun {
+    fn covers(&self, file: &str) -> bool {
+        let under =
+            |dir: &str| dir.is_empty() || dir == "." || file.starts_with(&format!("{dir}/"));
+        self.files.iter().any(|f| f == file)
+            || self.dirs.iter().any(|d| under(d))
+            || self
+                .finds
+                .iter()
+                .any(|(d, p)| under(d) && fnmatch(p, file.rsplit('/').next().unwrap_or(file)))
+    }
+
+    /// Why this step, though it covers `file`, does not run it.
+    fn excludes(&self, file: &str) -> Option<String> {
+        if let Some(i) = self
+            .ignore
+            .iter()
+            .find(|i| file == i.as_str() || file.starts_with(&format!("{i}/")))
+        {
+            return Some(format!("--ignore {i}"));
+        }
+        if let Some(g) = self
+            .ignore_glob
+            .iter()
+            .find(|g| fnmatch(g, file) || fnmatch(g, file.rsplit('/').next().unwrap_or(file)))
+        {
+            return Some(format!("--ignore-glob {g}"));
+        }
+        if self.deselect.iter().any(|d| d == file) {
+            return Some(format!("--deselect {file}"));
+        }
+        None
+    }
+
+    pub fn runs(&self, file: &str) -> bool {
+        self.covers(file) && self.excludes(file).is_none()
+    }
+}
+
+struct Collector<'a> {
+    options: &'a TetherOptions,
+    runs: Vec<StepRun>,
+}
+
+impl Collector<'_> {
+    /// A path written in a command, relative to the root when it is in the
+    /// tree.
+    fn resolve(&self, path: &str, cwd: Option<&Path>) -> String {
+        let root = &self.options.scan.root;
+        let mapped = self.options.scan.map(path);
+        let absolute = if mapped.is_absolute() {
+            mapped
+        } else {
+            cwd.map(Path::to_path_buf)
+                .or_else(|| self.options.default_working_dir.clone())
+                .unwrap_or_else(|| root.clone())
+                .join(mapped)
+        };
+        let mut parts: Vec<String> = Vec::new();
+        for c in absolute.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    parts.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+            }
+        }
+        let normal: PathBuf = parts.iter().collect();
+        let normal = if absolute.is_absolute() {
+            Path::new("/").join(normal)
+        } else {
+            normal
+        };
+        normal
+            .strip_prefix(root)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| normal.display().to_string())
+    }
+}
+
+impl Visitor for Collector<'_> {
+    fn command(&mut self, site: &CommandSite<'_>) {
+        let Some(sel) = selection(site.args, site.previous) else {
+            return;
+        };
+        let Selection {
+            paths,
+            finds,
+            ignore,
+            ignore_glob,
+            deselect,
+            whole_dir,
+            script: _,
+            dynamic: _,
+        } = sel;
+        let cwd = site.cwd;
+        let mut run = StepRun {
+            job: site
+                .job
+                .map(str::to_string)
+                .unwrap_or_else(|| site.location.path.clone()),
+            at: format!("{}:{}", site.location.path, site.location.line),
+            command: site.text.to_string(),
+            files: Vec::new(),
+            dirs: Vec::new(),
+            finds: finds
+                .iter()
+                .map(|(d, p)| (self.resolve(d, cwd), p.clone()))
+                .collect(),
+            ignore: ignore.iter().map(|i| self.resolve(i, cwd)).collect(),
+            ignore_glob,
+            deselect: deselect.iter().map(|d| self.resolve(d, cwd)).collect(),
+        };
+        for path in paths {
+            let resolved = self.resolve(&path, cwd);
+            if path.ends_with(".py") {
+                run.files.push(resolved);
+            } else {
+                run.dirs.push(resolved);
+            }
+        }
+        if whole_dir {
+            run.dirs.push(self.resolve(".", cwd));
+        }
+        self.runs.push(run);
+    }
+}
+
+/// Every pytest (or test script) run found in CI, and the files that could
+/// not be read.
+pub fn collect(options: &TetherOptions) -> (Vec<StepRun>, Vec<FileError>) {
+    let mut collector = Collector {
+        options,
+        runs: Vec::new(),
+    };
+    let result = walk(&options.scan, &mut collector);
+    (collector.runs, result.errors)
+}
+
+fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".py")
+        && (name.starts_with("test_") || name.ends_with("_test.py"))
+        && name != "conftest.py"
+        && name != "__init__.py"
+}
+
+/// Test files under the roots: tracked by git, or on disk outside a git tree.
+pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["ls-files", "-z", "--"])
+        .args(roots)
+        .output();
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    match output {
+        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
+            for path in out.stdout.split(|b| *b == 0) {
+                let path = String::from_utf8_lossy(path).into_owned();
+                if is_test_file(&path) {
+                    files.insert(path);
+                }
+            }
+        }
+        _ => {
+            fn walk_disk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
+                let Ok(entries) = fs_err::read_dir(dir) else {
+                    return;
+                };
+                for entry in entries.filter_map(Result::ok) {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        walk_disk(&path, root, out);
+                    } else if let Ok(rel) = path.strip_prefix(root) {
+                        let rel = rel.display().to_string();
+                        if is_test_file(&rel) {
+                            out.insert(rel);
+                        }
+                    }
+                }
+            }
+            for r in roots {
+                walk_disk(&root.join(r), root, &mut files);
+            }
+        }
+    }
+    files.into_iter().collect()
+}
+
+/// `path  # reason`; the reason is mandatory.
+pub fn parse_tether_allowlist(
+    text: &str,
+    file: &str,
+) -> Result<Vec<(String, String, String)>, crate::PolicyError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let origin = format!("{file}:{}", i + 1);
+        let Some((path, reason)) = line.split_once('#') else {
+            return Err(crate::PolicyError {
+                origin,
+                message: format!(
+                    "`{line}` has no reason; write `{line}  # why no CI step runs it`"
+                ),
+            });
+        };
+        let (path, reason) = (path.trim(), reason.trim());
+        if path.is_empty() || reason.is_empty() {
+            return Err(crate::PolicyError {
+                origin,
+                message: format!("`{line}` needs a path and a reason"),
+            });
+        }
+        out.push((path.to_string(), reason.to_string(), origin));
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleEntry {
+    pub path: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TetherReport {
+    pub version: u32,
+    pub untethered: Vec<String>,
+    pub stale: Vec<StaleEntry>,
+    pub tethered: BTreeMap<String, Vec<String>>,
+    #[serde(skip)]
+    pub allowed: Vec<String>,
+    #[serde(skip)]
+    pub checked: usize,
+}
+
+/// Check `files` (or the whole inventory) against the runs and allowlist.
+pub fn check(
+    inventory: &[String],
+    only: Option<&[String]>,
+    runs: &[StepRun],
+    allowlist: &[(String, String, String)],
+    root: &Path,
+) -> TetherReport {
+    let mut report = TetherReport {
+        version: 1,
+        ..TetherReport::default()
+    };
+    let inv: BTreeSet<&str> = inventory.iter().map(String::as_str).collect();
+    let selected: Vec<&str> = match only {
+        Some(files) => files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| inv.contains(f))
+            .collect(),
+        None => inventory.iter().map(String::as_str).collect(),
+    };
+    let allowed: BTreeSet<&str> = allowlist.iter().map(|(p, _, _)| p.as_str()).collect();
+    for file in &selected {
+        report.checked += 1;
+        let mut jobs: Vec<String> = runs
+            .iter()
+            .filter(|r| r.runs(file))
+            .map(|r| r.job.clone())
+            .collect();
+        jobs.sort();
+        jobs.dedup();
+        if jobs.is_empty() {
+            if allowed.contains(file) {
+                report.allowed.push((*file).to_string());
+            } else {
+                report.untethered.push((*file).to_string());
+            }
+        } else {
+            report.tethered.insert((*file).to_string(), jobs);
+        }
+    }
+    for (path, _, _) in allowlist {
+        if only.is_some_and(|files| !files.contains(path)) {
+            continue;
+        }
+        if !inv.contains(path.as_str()) && !root.join(path).is_file() {
+            report.stale.push(StaleEntry {
+                path: path.clone(),
+                why: "the file no longer exists".to_string(),
+            });
+        } else if let Some(run) = runs.iter().find(|r| r.runs(path)) {
+            report.stale.push(StaleEntry {
+                path: path.clone(),
+                why: format!("now run by {} ({})", run.job, run.at),
+            });
+        }
+    }
+    report
+}
+
+/// Which steps run `file`, or why none does.
+pub fn explain(file: &str, runs: &[StepRun], inventory: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !inventory.iter().any(|f| f == file) {
+        out.push(format!(
+            "{file} is not in the test inventory (test_*.py or *_test.py under the test roots, tracked by git)"
+        ));
+    }
+    for run in runs.iter().filter(|r| r.covers(file)) {
+        match run.excludes(file) {
+            None => out.push(format!("run by {} at {}: {}", run.job, run.at, run.command)),
+            Some(why) => out.push(format!(
+                "covered by {} at {} but excluded by {why}: {}",
+                run.job, run.at, run.command
+            )),
+        }
+    }
+    if out.iter().all(|l| !l.starts_with("run by")) {
+        let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        let near: Vec<String> = runs
+            .iter()
+            .filter(|r| {
+                r.dirs.iter().chain(r.files.iter()).any(|p| {
+                    let top = dir.split('/').take(2).collect::<Vec<_>>().join("/");
+                    !top.is_empty() && p.starts_with(&top)
+                })
+            })
+            .take(5)
+            .map(|r| format!("  nearby: {} at {} runs {}", r.job, r.at, r.command))
+            .collect();
+        out.push(format!(
+            "no CI step runs {file}: no pytest target covers it"
+        ));
+        out.extend(near);
+    }
+    out
+}

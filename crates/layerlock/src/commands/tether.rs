@@ -1,0 +1,213 @@
+//! `layerlock tether`: every test file is run by some CI step.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use layerlock_audit::{
+    ScanOptions, TetherOptions, check_tether, collect_runs, explain, inventory,
+    parse_tether_allowlist,
+};
+
+use crate::cli::{FormatArg, TetherArgs};
+use crate::config::Config;
+use crate::settings::Environment;
+
+/// The pipeline folders vLLM's `ci_config*.yaml` name in `job_dirs`.
+fn job_dirs(root: &Path) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let Ok(entries) = fs_err::read_dir(root.join(".buildkite")) else {
+        return dirs;
+    };
+    let mut configs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("ci_config") && (n.ends_with(".yaml") || n.ends_with(".yml"))
+            })
+        })
+        .collect();
+    configs.sort();
+    for config in configs {
+        let Ok(text) = fs_err::read_to_string(&config) else {
+            continue;
+        };
+        let Ok(docs) = layerlock_ci::yaml::parse(&text) else {
+            continue;
+        };
+        for doc in docs {
+            for dir in doc
+                .get("job_dirs")
+                .map(|d| d.items().to_vec())
+                .unwrap_or_default()
+            {
+                if let Some(d) = dir.as_str()
+                    && !dirs.iter().any(|x| x == d)
+                {
+                    dirs.push(d.to_string());
+                }
+            }
+        }
+    }
+    dirs
+}
+
+fn path_maps(raw: &[String], base: &Path) -> Result<Vec<(String, PathBuf)>> {
+    raw.iter()
+        .map(|m| {
+            let Some((container, dir)) = m.split_once('=') else {
+                bail!("path map `{m}` is not CONTAINER=DIR");
+            };
+            let dir = base.join(dir);
+            Ok((
+                container.trim_end_matches('/').to_string(),
+                fs_err::canonicalize(&dir).unwrap_or(dir),
+            ))
+        })
+        .collect()
+}
+
+pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
+    let config = Config::find(args.config.as_deref(), &env.cwd)?;
+    let tether = config
+        .as_ref()
+        .and_then(|c| c.file.tether.clone())
+        .unwrap_or_default();
+    let audit = config
+        .as_ref()
+        .and_then(|c| c.file.audit.clone())
+        .unwrap_or_default();
+    let root = config
+        .as_ref()
+        .map(|c| env.cwd.join(&c.root))
+        .unwrap_or_else(|| env.cwd.clone());
+    let root = fs_err::canonicalize(&root).unwrap_or(root);
+    let mut maps = path_maps(&args.path_map, &env.cwd)?;
+    let configured = if tether.path_map.is_empty() {
+        &audit.path_map
+    } else {
+        &tether.path_map
+    };
+    maps.extend(path_maps(configured, &root)?);
+    let pipelines: Vec<String> = if !tether.pipelines.is_empty() {
+        tether.pipelines.clone()
+    } else {
+        let mut p = job_dirs(&root);
+        if p.is_empty() {
+            p.push(".buildkite".to_string());
+        }
+        p.extend([
+            ".github/workflows".to_string(),
+            ".gitlab-ci.yml".to_string(),
+        ]);
+        p
+    };
+    let targets: Vec<PathBuf> = pipelines
+        .iter()
+        .map(|p| root.join(p))
+        .filter(|p| p.exists())
+        .collect();
+    let scan = ScanOptions {
+        root: root.clone(),
+        targets,
+        path_map: maps,
+    };
+    let default_working_dir = tether.default_working_dir.as_deref().map(|d| {
+        let mapped = scan.map(d);
+        if mapped.is_absolute() {
+            mapped
+        } else {
+            root.join(mapped)
+        }
+    });
+    let options = TetherOptions {
+        scan,
+        test_roots: if tether.test_roots.is_empty() {
+            vec!["tests".to_string()]
+        } else {
+            tether.test_roots.clone()
+        },
+        default_working_dir,
+    };
+    let (runs, errors) = collect_runs(&options);
+    for e in &errors {
+        eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
+    }
+    let tests = inventory(&root, &options.test_roots);
+    if let Some(file) = &args.explain {
+        let rel = relative(&env.cwd.join(file), &root);
+        for line in explain(&rel, &runs, &tests) {
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let allowlist_path = args
+        .allowlist
+        .as_ref()
+        .map(|p| env.cwd.join(p))
+        .or_else(|| tether.allowlist.as_ref().map(|p| root.join(p)));
+    let allowlist = match &allowlist_path {
+        Some(path) => {
+            let text = fs_err::read_to_string(path)?;
+            parse_tether_allowlist(&text, &relative(path, &root))
+                .context("the tethering allowlist cannot be read")?
+        }
+        None => Vec::new(),
+    };
+    let only: Option<Vec<String>> = (!args.files.is_empty() && !args.all).then(|| {
+        args.files
+            .iter()
+            .map(|f| relative(&env.cwd.join(f), &root))
+            .collect()
+    });
+    let report = check_tether(&tests, only.as_deref(), &runs, &allowlist, &root);
+    match args.format {
+        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        FormatArg::Text => {
+            for file in &report.untethered {
+                println!(
+                    "untethered: {file} (no CI step runs it; `layerlock tether --explain {file}`)"
+                );
+            }
+            for stale in &report.stale {
+                println!(
+                    "{}: stale allowlist entry {}: {}",
+                    if args.all { "error" } else { "note" },
+                    stale.path,
+                    stale.why
+                );
+            }
+            println!(
+                "{} test file{} checked: {} tethered, {} allowlisted, {} untethered, {} stale allowlist entr{}; {} CI test commands",
+                report.checked,
+                if report.checked == 1 { "" } else { "s" },
+                report.tethered.len(),
+                report.allowed.len(),
+                report.untethered.len(),
+                report.stale.len(),
+                if report.stale.len() == 1 { "y" } else { "ies" },
+                runs.len()
+            );
+        }
+    }
+    if !errors.is_empty() {
+        return Ok(ExitCode::from(2));
+    }
+    Ok(
+        if !report.untethered.is_empty() || (args.all && !report.stale.is_empty()) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+fn relative(path: &Path, root: &Path) -> String {
+    let path = fs_err::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    path.strip_prefix(root)
+        .unwrap_or(&path)
+        .display()
+        .to_string()
+}
