@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::script::{Layout, ModelError, Phase, Script};
+use crate::script::{Layout, ModelError, Phase, Script, quote};
 use crate::yaml::{self, Node};
 
 /// Does this YAML look like a Buildkite pipeline?
@@ -26,18 +26,6 @@ fn literal_env(node: Option<&Node>, into: &mut BTreeMap<String, String>) {
         if let Some((k, v)) = item.as_str().and_then(|s| s.split_once('=')) {
             into.insert(k.to_string(), v.to_string());
         }
-    }
-}
-
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

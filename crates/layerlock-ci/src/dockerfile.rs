@@ -4,20 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::script::{Layout, ModelError, Phase, Script};
+use crate::script::{Layout, ModelError, Phase, Script, quote};
 use crate::yaml::Pos;
-
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
 
 /// Every RUN instruction's script.
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {

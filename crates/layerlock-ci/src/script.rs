@@ -81,3 +81,16 @@ pub struct ModelError {
     pub column: usize,
     pub message: String,
 }
+
+/// Quote one argv word for a shell command line, when it needs it.
+pub(crate) fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}

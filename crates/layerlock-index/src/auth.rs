@@ -6,6 +6,8 @@ use std::path::Path;
 
 use url::Url;
 
+use crate::page::percent_decode;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credentials {
     pub username: String,
@@ -120,26 +122,6 @@ impl Keyring {
             .or_else(|| url.host_str().and_then(|h| self.by_host.get(h)))
             .or(self.default.as_ref())
     }
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len() + 1
-            && i + 3 <= bytes.len()
-            && let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

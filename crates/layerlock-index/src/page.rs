@@ -267,7 +267,8 @@ pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile
     out
 }
 
-fn percent_decode(text: &str) -> String {
+/// Undo `%XX` escapes (file names in links, user-info in URLs).
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
