@@ -697,6 +697,7 @@ class IndexServer(ThreadingHTTPServer):
         self.auth = opts.auth
         self.fail_first = opts.fail_first
         self.upload_time = not opts.no_upload_time
+        self.json_api = not opts.no_json_api
         self.fail_counts: dict[str, int] = {}
         self.lock = threading.Lock()
         self.log_file = open(opts.log, "a", encoding="utf-8") if opts.log else None
@@ -809,11 +810,40 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/files/"):
             self._serve_file(path[len("/files/"):])
             return
+        api = re.fullmatch(r"(?:/json|/html)?/pypi/([^/]+)/([^/]+)/json", path)
+        if api and srv.json_api:
+            self._serve_json_api(api.group(1), api.group(2))
+            return
         m = re.fullmatch(r"(/json|/html)?/simple(/.*)?", path)
         if m:
             self._serve_simple(m.group(1) or "", m.group(2) or "", query)
             return
         self._send(404, b"not found\n")
+
+    def _serve_json_api(self, name: str, version: str):
+        """A PyPI-style release JSON: the files of one version with their
+        sha256 digests and upload times (what clients fall back on when a
+        simple page has no PEP 700 times)."""
+        project = self.server.index.projects.get(normalize(name))
+        if project is None:
+            self._send(404, b"not found\n")
+            return
+        stem = normalize(name).replace("-", "_") + "-" + version
+        urls = []
+        for e in project.files:
+            base = e.filename.lower()
+            if base.startswith(stem.lower() + "-") or base.startswith(stem.lower() + ".tar") \
+                    or base.startswith(stem.lower() + ".zip"):
+                urls.append({
+                    "filename": e.filename,
+                    "digests": {"sha256": e.sha256},
+                    "upload_time_iso_8601": format_time(e.upload_time),
+                })
+        if not urls:
+            self._send(404, b"not found\n")
+            return
+        self._send(200, _json({"info": {"name": project.name, "version": version}, "urls": urls}),
+                   ctype="application/json")
 
     def _serve_simple(self, prefix: str, rest: str, query: str):
         index = self.server.index
@@ -952,6 +982,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="answer 503 to the first N requests of each path")
     serve.add_argument("--no-upload-time", action="store_true",
                        help="omit upload-time from JSON pages")
+    serve.add_argument("--no-json-api", action="store_true",
+                       help="do not serve the PyPI-style /pypi/NAME/VERSION/json API")
     serve.add_argument("--extra-dir", action="append", metavar="DIR",
                        help="also serve these files as-is (repeatable)")
     serve.add_argument("--stdin-lifetime", action="store_true",

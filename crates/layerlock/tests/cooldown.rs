@@ -156,18 +156,28 @@ fn exemptions_and_expired_exemptions_from_the_config() {
 }
 
 #[test]
-fn a_missing_upload_time_fails_closed() {
+fn a_missing_upload_time_falls_back_to_the_json_api_then_fails_closed() {
     let index = Index::start(&["cooldown.toml"], &[]);
     let work = Work::new();
     lock_all(&work, &index);
-    // The HTML form of the index carries no upload times, and the harness
-    // has no JSON API to fall back on.
+    // The HTML form of the index carries no upload times; the JSON API
+    // beside it (`/html/pypi/NAME/VERSION/json`) does.
     let (code, stdout, _) = check(&work, &index.html(), &["--min-age", "7d"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("fresh                            2.0.0            2026-11-27"),
+        "{stdout}"
+    );
+    assert!(index.requests().contains("/html/pypi/fresh/2.0.0/json"));
+
+    // Without it, the check fails closed.
+    let bare = Index::start(&["cooldown.toml"], &["--no-json-api"]);
+    let (code, stdout, _) = check(&work, &bare.html(), &["--min-age", "7d"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("unknown upload time"), "{stdout}");
     let (code, stdout, _) = check(
         &work,
-        &index.html(),
+        &bare.html(),
         &["--min-age", "7d", "--allow-missing-time"],
     );
     assert_eq!(code, 0, "{stdout}");
