@@ -114,11 +114,9 @@ pub fn registry() -> Vec<&'static dyn Rule> {
 }
 
 /// Findings the scanner itself makes, listed so their ids are stable too.
-pub const SCANNER_RULES: &[(&str, &str)] = &[
-    (
-        "script-not-found",
-        "A CI command calls a shell script that is not in the scanned tree",
-    ),
-    ("unparsable", "A CI file or script could not be parsed"),
-    ("stale-allowlist", "An allowlist entry matches no finding"),
-];
+/// (Unparsable files go to the report's `errors`, stale allowlist entries
+/// to its `stale` list: neither is a finding.)
+pub const SCANNER_RULES: &[(&str, &str)] = &[(
+    "script-not-found",
+    "A CI command calls a shell script that is not in the scanned tree",
+)];

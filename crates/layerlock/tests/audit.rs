@@ -259,3 +259,37 @@ fn every_rule_id_is_listed() {
     assert_eq!(code, 0);
     insta::assert_snapshot!(stdout);
 }
+
+#[test]
+fn the_config_supplies_path_map_allowlist_and_severity() {
+    let work = Work::new();
+    let repo = work.path();
+    std::fs::create_dir_all(repo.join(".buildkite")).unwrap();
+    std::fs::create_dir_all(repo.join("ci")).unwrap();
+    std::fs::write(
+        repo.join(".buildkite/p.yml"),
+        "steps:\n  - key: a\n    commands:\n      - bash /ws/ci/setup.sh\n      - pip install x==1.0\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("ci/setup.sh"), "pip install flaky-tool\n").unwrap();
+    std::fs::write(
+        repo.join("allow.txt"),
+        "ci/setup.sh:1 job-time-install job=a  # pinned next sprint\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("layerlock.toml"),
+        "[audit]\npath-map = [\"/ws=.\"]\nallowlist = \"allow.txt\"\nmin-severity = \"high\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", "--format", "json"]));
+    // The pinned install is medium, below the configured floor: exit 0.
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["allowed"][0]["path"], "ci/setup.sh");
+    assert_eq!(
+        report["allowed"][0]["via"],
+        serde_json::json!([".buildkite/p.yml:4"])
+    );
+    assert_eq!(report["findings"][0]["class"], "pinned");
+}
