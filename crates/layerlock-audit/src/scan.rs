@@ -60,6 +60,9 @@ pub struct ScanOptions {
     /// Container path prefix → directory in the repository (absolute),
     /// e.g. `/vllm-workspace` → the repository root.
     pub path_map: Vec<(String, PathBuf)>,
+    /// Where CI jobs run when they do not say (vLLM: `/vllm-workspace/tests`),
+    /// already mapped into the tree.
+    pub default_working_dir: Option<PathBuf>,
 }
 
 /// A file that could not be read or parsed.
@@ -313,6 +316,11 @@ impl<'a> Scanner<'a> {
                     } else {
                         self.options.root.join(d)
                     }
+                })
+                .or_else(|| {
+                    (script.phase == Phase::JobTime && script.job.is_some())
+                        .then(|| self.options.default_working_dir.clone())
+                        .flatten()
                 });
             let run = Run {
                 text: &script.text,

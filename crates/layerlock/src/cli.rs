@@ -118,6 +118,9 @@ pub struct AuditArgs {
     /// `/vllm-workspace=.` (repeatable).
     #[arg(long = "path-map", value_name = "CONTAINER=DIR")]
     pub path_map: Vec<String>,
+    /// Where CI jobs run when a step does not say (e.g. /vllm-workspace/tests).
+    #[arg(long, value_name = "DIR")]
+    pub default_working_dir: Option<String>,
     /// The allowlist file (default: `.layerlock-allowlist` in the scan root).
     #[arg(long, value_name = "FILE")]
     pub allowlist: Option<PathBuf>,

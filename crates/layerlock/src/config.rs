@@ -42,6 +42,8 @@ pub struct AuditConfig {
     pub path_map: Vec<String>,
     pub allowlist: Option<String>,
     pub min_severity: Option<crate::cli::SeverityArg>,
+    /// Where CI jobs run when a step does not say (a container path).
+    pub default_working_dir: Option<String>,
 }
 
 /// `[tether]`.

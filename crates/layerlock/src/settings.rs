@@ -630,11 +630,16 @@ pub fn audit(
             default.is_file().then_some(default)
         }
     };
+    let default_working_dir = args
+        .default_working_dir
+        .clone()
+        .or(audit.default_working_dir.clone());
     let severity = args
         .min_severity
         .or(audit.min_severity)
         .unwrap_or(crate::cli::SeverityArg::Low);
     Ok(crate::commands::audit::AuditSettings {
+        default_working_dir,
         root,
         targets,
         path_map,

@@ -12,6 +12,8 @@ use crate::cli::AuditFormat;
 
 #[derive(Debug, Clone)]
 pub struct AuditSettings {
+    /// A container path, mapped through the path map when scanning.
+    pub default_working_dir: Option<String>,
     pub root: PathBuf,
     pub targets: Vec<PathBuf>,
     pub path_map: Vec<(String, PathBuf)>,
@@ -34,11 +36,21 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         }
         None => Vec::new(),
     };
-    let result = scan(&ScanOptions {
+    let mut options = ScanOptions {
         root: settings.root.clone(),
         targets: settings.targets.clone(),
         path_map: settings.path_map.clone(),
+        default_working_dir: None,
+    };
+    options.default_working_dir = settings.default_working_dir.as_deref().map(|d| {
+        let mapped = options.map(d);
+        if mapped.is_absolute() {
+            mapped
+        } else {
+            options.root.join(mapped)
+        }
     });
+    let result = scan(&options);
     let root = settings.root.clone();
     let lines = move |path: &str| -> Option<Vec<String>> {
         let text = fs_err::read_to_string(root.join(path)).ok()?;

@@ -109,10 +109,11 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
         .map(|p| root.join(p))
         .filter(|p| p.exists())
         .collect();
-    let scan = ScanOptions {
+    let mut scan = ScanOptions {
         root: root.clone(),
         targets,
         path_map: maps,
+        default_working_dir: None,
     };
     let default_working_dir = tether.default_working_dir.as_deref().map(|d| {
         let mapped = scan.map(d);
@@ -122,6 +123,7 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
             root.join(mapped)
         }
     });
+    scan.default_working_dir = default_working_dir.clone();
     let options = TetherOptions {
         scan,
         test_roots: if tether.test_roots.is_empty() {
