@@ -879,7 +879,13 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 depth = (prefix.count("/") + 2)
                 body = index.project_html(norm, depth)
-        self._send(200, body, JSON_CT if fmt == "json" else HTML_CT, headers=[("Vary", "Accept")])
+        # A strong validator, so clients can revalidate cached pages.
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        if self.headers.get("If-None-Match") == etag:
+            self._send(304, b"", headers=[("ETag", etag), ("Vary", "Accept")])
+            return
+        self._send(200, body, JSON_CT if fmt == "json" else HTML_CT,
+                   headers=[("Vary", "Accept"), ("ETag", etag)])
 
     def _serve_file(self, filename: str):
         data = self.server.index.files.get(filename)

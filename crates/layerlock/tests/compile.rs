@@ -664,3 +664,32 @@ fn the_lock_gets_a_normal_mode_and_dash_means_stdout() {
     assert!(stdout.contains("lib==2.0.0"), "{stdout}");
     assert!(!work.path().join("-").exists());
 }
+
+#[test]
+fn cached_pages_are_revalidated_not_refetched() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "a.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "b.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        work.read("a.txt").replace("a.txt", "b.txt"),
+        work.read("b.txt")
+    );
+    let requests = index.requests();
+    // Second run: each page answered 304 Not Modified, and no metadata was
+    // fetched again (it is cached by the wheel's sha256).
+    assert!(
+        requests.contains("GET /json/simple/app/ -- 304"),
+        "{requests}"
+    );
+    assert_eq!(
+        requests
+            .matches("app-2.0.0-py3-none-any.whl.metadata")
+            .count(),
+        1,
+        "{requests}"
+    );
+}
