@@ -66,10 +66,31 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
         }
         let (path, line_no) = match place.rsplit_once(':') {
             Some((path, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
-                (path.to_string(), n.parse().ok())
+                let Ok(n) = n.parse::<usize>() else {
+                    return Err(PolicyError {
+                        origin,
+                        message: format!("`{n}` is not a line number"),
+                    });
+                };
+                (path.to_string(), Some(n))
+            }
+            Some((_, n)) if !n.is_empty() => {
+                return Err(PolicyError {
+                    origin,
+                    message: format!("`{place}`: after `:` comes a line number, not `{n}`"),
+                });
             }
             _ => (place.to_string(), None),
         };
+        let known = crate::report::rule_list();
+        if rule != "*" && !known.iter().any(|(id, _)| *id == rule) {
+            return Err(PolicyError {
+                origin,
+                message: format!(
+                    "unknown rule id `{rule}`; `layerlock audit --list-rules` lists them"
+                ),
+            });
+        }
         out.push(AllowEntry {
             path,
             line: line_no,
@@ -139,11 +160,12 @@ fn inline_ignore(line: &str, rule: &str) -> Option<String> {
 pub fn apply(
     findings: Vec<Finding>,
     allowlist: &[AllowEntry],
-    lines: &dyn Fn(&str) -> Option<Vec<String>>,
+    lines: &dyn Fn(&str) -> Option<std::rc::Rc<Vec<String>>>,
 ) -> Sorted {
     let mut sorted = Sorted::default();
     let mut used = vec![false; allowlist.len()];
-    let mut cache: std::collections::BTreeMap<String, Option<Vec<String>>> = Default::default();
+    let mut cache: std::collections::BTreeMap<String, Option<std::rc::Rc<Vec<String>>>> =
+        Default::default();
     for finding in findings {
         let file = cache
             .entry(finding.location.path.clone())

@@ -23,7 +23,7 @@ pub fn rule_list() -> Vec<(&'static str, &'static str)> {
 pub fn text(
     sorted: &Sorted,
     errors: &[FileError],
-    lines: &dyn Fn(&str) -> Option<Vec<String>>,
+    lines: &dyn Fn(&str) -> Option<std::rc::Rc<Vec<String>>>,
 ) -> String {
     let mut out = String::new();
     for f in &sorted.reported {

@@ -126,6 +126,11 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for path in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        // Symlinked directories are not followed: they can loop.
+        let is_link = fs_err::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if path.is_dir() && is_link {
+            continue;
+        }
         if path.is_dir() {
             if !SKIP_DIRS.contains(&name) {
                 walk_dir(&path, out);
@@ -235,9 +240,18 @@ impl<'a> Scanner<'a> {
         };
         let rel = self.relative(path);
         let text = match fs_err::read(path) {
+            Ok(bytes) if bytes.contains(&0) => {
+                self.error(
+                    &rel,
+                    1,
+                    1,
+                    "a binary file, not a CI file or script".to_string(),
+                );
+                return;
+            }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                self.error(&rel, 0, 0, format!("cannot read: {e}"));
+                self.error(&rel, 1, 1, format!("cannot read: {e}"));
                 return;
             }
         };
@@ -539,7 +553,7 @@ pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> ScanResult {
             scanner.scan_file(target, true);
         } else {
             let rel = scanner.relative(target);
-            scanner.error(&rel, 0, 0, "no such file or directory".to_string());
+            scanner.error(&rel, 1, 1, "no such file or directory".to_string());
         }
     }
     scanner.result

@@ -85,7 +85,7 @@ fn depends_on(step: &Node) -> Vec<(String, yaml::Pos)> {
     };
     let mut out = Vec::new();
     let mut one = |n: &Node| match n {
-        Node::Scalar { value, pos, .. } if !value.is_empty() && value != "~" => {
+        Node::Scalar { value, pos, .. } if !value.is_empty() && value != "~" && value != "null" => {
             out.push((value.clone(), *pos));
         }
         Node::Map { .. } => {
@@ -156,11 +156,12 @@ impl Walk<'_> {
             ),
             (Some(k), _) if !valid_key(k) => {
                 let at = key_node.map_or(pos, Node::pos);
-                self.problem(
-                    at,
-                    Some(k),
-                    format!("key `{k}` has characters Buildkite does not allow (letters, digits, _, - and : only; not a UUID)"),
-                );
+                let why = if k.len() == 36 && k.matches('-').count() == 4 {
+                    "looks like a UUID, which Buildkite reserves for step ids"
+                } else {
+                    "has characters Buildkite does not allow (letters, digits, _, - and : only)"
+                };
+                self.problem(at, Some(k), format!("key `{k}` {why}"));
             }
             (Some(_), _) => {}
         }

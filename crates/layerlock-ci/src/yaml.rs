@@ -104,17 +104,48 @@ enum Frame {
     Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
 }
 
+/// Limits that keep hostile YAML from exhausting memory or stack: how many
+/// nodes aliases may copy in all ("billion laughs"), and how deep
+/// collections may nest.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+const MAX_DEPTH: usize = 256;
+
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    anchors: HashMap<usize, (Node, usize)>,
     docs: Vec<Node>,
+    /// Nodes copied through aliases so far.
+    copied: usize,
+    /// Set when a limit is hit; the rest of the stream is ignored.
+    failed: Option<YamlError>,
+}
+
+fn size(node: &Node) -> usize {
+    // Iterative, so that measuring cannot overflow the stack either.
+    let mut count = 0;
+    let mut todo = vec![node];
+    while let Some(n) = todo.pop() {
+        count += 1;
+        match n {
+            Node::Scalar { .. } => {}
+            Node::Seq { items, .. } => todo.extend(items.iter()),
+            Node::Map { entries, .. } => {
+                for (k, v) in entries {
+                    todo.push(k);
+                    todo.push(v);
+                }
+            }
+        }
+    }
+    count
 }
 
 impl Builder {
     fn push_value(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
-            self.anchors.insert(anchor, node.clone());
+            let n = size(&node);
+            self.anchors.insert(anchor, (node.clone(), n));
         }
         match self.stack.last_mut() {
             None => self.docs.push(node),
@@ -159,6 +190,19 @@ fn merge(entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
 
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, event: Event, mark: Marker) {
+        if self.failed.is_some() {
+            return;
+        }
+        if matches!(event, Event::SequenceStart(..) | Event::MappingStart(..))
+            && self.stack.len() >= MAX_DEPTH
+        {
+            self.failed = Some(YamlError {
+                line: mark.line(),
+                column: mark.col() + 1,
+                message: format!("collections nest deeper than {MAX_DEPTH} levels"),
+            });
+            return;
+        }
         match event {
             Event::Scalar(value, style, anchor, _) => {
                 let style = match style {
@@ -201,11 +245,25 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::Alias(id) => {
-                let node = self.anchors.get(&id).cloned().unwrap_or(Node::Scalar {
-                    value: String::new(),
-                    pos: pos(&mark),
-                    style: Style::Plain,
-                });
+                let (node, n) = self.anchors.get(&id).cloned().unwrap_or((
+                    Node::Scalar {
+                        value: String::new(),
+                        pos: pos(&mark),
+                        style: Style::Plain,
+                    },
+                    1,
+                ));
+                self.copied += n;
+                if self.copied > MAX_ALIAS_NODES {
+                    self.failed = Some(YamlError {
+                        line: mark.line(),
+                        column: mark.col() + 1,
+                        message: format!(
+                            "aliases expand to more than {MAX_ALIAS_NODES} nodes; refusing to expand further"
+                        ),
+                    });
+                    return;
+                }
                 self.push_value(node, 0);
             }
             _ => {}
@@ -217,11 +275,22 @@ impl MarkedEventReceiver for Builder {
 pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    parser.load(&mut builder, true).map_err(|e| YamlError {
-        line: e.marker().line(),
-        column: e.marker().col() + 1,
-        message: e.info().to_string(),
-    })?;
+    // Pull events one by one rather than through `Parser::load`, which
+    // recurses once per nesting level; the builder keeps its own stack.
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| YamlError {
+            line: e.marker().line(),
+            column: e.marker().col() + 1,
+            message: e.info().to_string(),
+        })?;
+        if event == Event::StreamEnd {
+            break;
+        }
+        builder.on_event(event, mark);
+        if let Some(error) = builder.failed.take() {
+            return Err(error);
+        }
+    }
     Ok(builder.docs)
 }
 
@@ -251,6 +320,30 @@ mod tests {
             }
         );
         assert_eq!(value, "pip install a\npip install b\n");
+    }
+
+    #[test]
+    fn hostile_documents_are_refused() {
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for i in 0..9 {
+            bomb.push_str(&format!(
+                "b{i}: &b{i} [{p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}]\n",
+                p = if i == 0 {
+                    "*a".to_string()
+                } else {
+                    format!("*b{}", i - 1)
+                }
+            ));
+        }
+        assert!(parse(&bomb).unwrap_err().message.contains("aliases expand"));
+        let mut deep = String::new();
+        for i in 0..5000 {
+            deep.push_str(&" ".repeat(i));
+            deep.push_str("k:\n");
+        }
+        deep.push_str(&" ".repeat(5000));
+        deep.push_str("v: 1\n");
+        assert!(parse(&deep).unwrap_err().message.contains("nest deeper"));
     }
 
     #[test]

@@ -157,9 +157,16 @@ fn parse_platform(name: &str) -> Result<(Os, Arch, String), TargetError> {
     let arch = parse_arch(arch).ok_or_else(err)?;
     let os = if let Some(v) = rest.strip_prefix("manylinux_") {
         let (major, minor) = parse_glibc(v).ok_or_else(err)?;
+        // PEP 600: glibc 2.5 (manylinux1) is the oldest there is.
+        if major != 2 || minor < 5 {
+            return Err(err());
+        }
         Os::Manylinux { major, minor }
     } else if let Some(v) = rest.strip_prefix("musllinux_") {
         let (major, minor) = parse_glibc(v).ok_or_else(err)?;
+        if major != 1 {
+            return Err(err());
+        }
         Os::Musllinux { major, minor }
     } else if rest == "apple-darwin" {
         // uv's default deployment targets: 13.0 on Apple silicon, 12.0 on Intel.

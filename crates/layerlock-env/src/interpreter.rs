@@ -259,7 +259,24 @@ impl Interpreter {
 
     fn platform_mismatch(&self, platform: &str) -> Option<String> {
         let here = self.describe_platform();
-        let (arch, rest) = platform.split_once('-')?;
+        // The short names a lock header may carry, as compile reads them.
+        let platform = match platform {
+            "linux" | "x86_64-unknown-linux-gnu" => "x86_64-manylinux_2_28",
+            "aarch64-unknown-linux-gnu" => "aarch64-manylinux_2_28",
+            "x86_64-unknown-linux-musl" => "x86_64-musllinux_1_2",
+            "aarch64-unknown-linux-musl" => "aarch64-musllinux_1_2",
+            "macos" => "aarch64-apple-darwin",
+            "windows" => "x86_64-pc-windows-msvc",
+            other => other,
+        };
+        let unknown = || {
+            Some(format!(
+                "the lock names a platform layerlock does not know: `{platform}`"
+            ))
+        };
+        let Some((arch, rest)) = platform.split_once('-') else {
+            return unknown();
+        };
         let machine = normalise_arch(&self.platform_machine);
         if normalise_arch(arch) != machine {
             return Some(format!(
@@ -278,7 +295,7 @@ impl Interpreter {
         } else if rest == "pc-windows-msvc" {
             self.sys_platform == "win32"
         } else {
-            true
+            return unknown();
         };
         (!os_matches).then(|| format!("the lock is for {platform}, the interpreter runs on {here}"))
     }

@@ -24,7 +24,15 @@ pub enum PageError {
 
 #[derive(Deserialize)]
 struct JsonPage {
+    #[serde(default)]
+    meta: Option<JsonMeta>,
     files: Vec<JsonFile>,
+}
+
+#[derive(Deserialize)]
+struct JsonMeta {
+    #[serde(rename = "api-version", default)]
+    api_version: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +90,14 @@ pub fn parse_json(
 ) -> Result<Vec<IndexFile>, PageError> {
     let page: JsonPage =
         serde_json::from_slice(body).map_err(|e| PageError::Json(e.to_string()))?;
+    // PEP 691: a client must refuse a major version it does not know.
+    if let Some(version) = page.meta.as_ref().and_then(|m| m.api_version.as_deref())
+        && version.split('.').next() != Some("1")
+    {
+        return Err(PageError::Json(format!(
+            "the index speaks simple API version {version}; layerlock reads version 1"
+        )));
+    }
     let mut out = Vec::with_capacity(page.files.len());
     for file in page.files {
         let Ok(url) = page_url.join(&file.url) else {

@@ -38,8 +38,10 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{} is not a regular file of a sensible size (at most 64 MiB)", path.display())]
+    NotRegular { path: PathBuf },
     #[error("{} is not UTF-8 text", path.display())]
     NotUtf8 { path: PathBuf },
-    #[error("{} includes itself (through -r/-c)", path.display())]
+    #[error("{} includes itself (through -r/-c); remove one of the includes", path.display())]
     IncludeCycle { path: PathBuf },
 }

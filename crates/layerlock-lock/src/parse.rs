@@ -63,6 +63,13 @@ impl RequirementsFile {
     }
 }
 
+/// Requirements files past this size are refused (a lock of every package
+/// on PyPI with hashes is far smaller).
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How deeply markers may nest: the PEP 508 parser recurses on parentheses.
+const MAX_MARKER_DEPTH: usize = 64;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Requirement,
@@ -80,10 +87,18 @@ fn read_into(
             path: path.to_path_buf(),
         });
     }
-    let bytes = fs_err::read(path).map_err(|source| LockError::Io {
+    // Only regular files, and not huge ones: `-r /dev/zero` must not hang.
+    let io = |source| LockError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let meta = fs_err::metadata(path).map_err(io)?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return Err(LockError::NotRegular {
+            path: path.to_path_buf(),
+        });
+    }
+    let bytes = fs_err::read(path).map_err(io)?;
     let text = String::from_utf8(bytes).map_err(|_| LockError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
@@ -155,7 +170,11 @@ fn expand_env(text: &str) -> String {
                         .chars()
                         .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') =>
             {
-                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
+                // An undefined variable is left as written, as pip does.
+                match std::env::var(&after[..end]) {
+                    Ok(value) => out.push_str(&value),
+                    Err(_) => out.push_str(&rest[start..start + 2 + end + 1]),
+                }
                 rest = &after[end + 1..];
             }
             _ => {
@@ -339,6 +358,27 @@ fn parse_requirement(
         }
     }
     let spec = spec.trim();
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    for c in spec.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_MARKER_DEPTH {
+        return Err(LockError::Syntax {
+            origin: origin.clone(),
+            text: text.chars().take(200).collect(),
+            message: format!(
+                "markers nest {deepest} parentheses deep; at most {MAX_MARKER_DEPTH} are read"
+            ),
+        });
+    }
     let requirement = match Requirement::<VerbatimUrl>::parse(spec, dir) {
         Ok(requirement) => requirement,
         Err(err) => match egg_requirement(spec) {
@@ -350,8 +390,8 @@ fn parse_requirement(
                         column: column_offset + err.start + 1,
                         ..origin.clone()
                     },
-                    text: text.to_string(),
-                    message,
+                    text: text.chars().take(200).collect(),
+                    message: message.lines().next().unwrap_or_default().to_string(),
                 });
             }
         },

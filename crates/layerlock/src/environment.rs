@@ -48,6 +48,13 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
                 entry.requirement
             ),
         };
+        let name = normalise(entry.requirement.name.as_ref());
+        if let Some(first) = entries.iter().find(|e: &&LockEntry| e.wanted.name == name) {
+            bail!(
+                "{origin}: {name} is locked twice (also at {}); a lock pins each package once",
+                first.wanted.origin
+            );
+        }
         entries.push(LockEntry {
             wanted: Wanted {
                 name: normalise(entry.requirement.name.as_ref()),

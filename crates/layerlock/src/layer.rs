@@ -49,9 +49,8 @@ fn read_bases(
     layer: &LayerSettings,
     target: &Target,
     cwd: &Path,
-) -> Result<(BTreeMap<PackageName, BasePin>, Vec<String>)> {
+) -> Result<BTreeMap<PackageName, BasePin>> {
     let mut base: BTreeMap<PackageName, BasePin> = BTreeMap::new();
-    let mut warnings = Vec::new();
     for file in &layer.bases {
         let parsed = RequirementsFile::read(&file.path)?;
         for entry in &parsed.entries {
@@ -63,10 +62,11 @@ fn read_bases(
             match &entry.requirement.version_or_url {
                 Some(VersionOrUrl::Url(_)) => {}
                 _ if version.is_some() => {}
-                _ => warnings.push(format!(
-                    "{origin}: the base entry `{}` is not pinned with ==; requirements on {} are taken as satisfied",
-                    entry.requirement, entry.requirement.name
-                )),
+                _ => bail!(
+                    "{origin}: the base entry `{}` is not pinned with ==; a base lock pins exact versions (for a package the image provides at an unknown version, pass --owned {})",
+                    entry.requirement,
+                    entry.requirement.name
+                ),
             }
             let pin = BasePin {
                 version,
@@ -114,7 +114,7 @@ fn read_bases(
             },
         );
     }
-    Ok((base, warnings))
+    Ok(base)
 }
 
 fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
@@ -127,12 +127,9 @@ fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
         .collect()
 }
 
-pub fn prepare(layer: &LayerSettings, spinner: &Spinner) -> Result<Prepared> {
+pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
-    let (base, warnings) = read_bases(layer, &target, &layer.display_root)?;
-    for warning in warnings {
-        spinner.warn(&warning);
-    }
+    let base = read_bases(layer, &target, &layer.display_root)?;
     let mut direct_reqs = Vec::new();
     let mut constraints = Vec::new();
     let mut input_options = IndexOptions::default();
@@ -266,7 +263,7 @@ pub fn resolve(
     run: &RunSettings,
     spinner: &Spinner,
 ) -> Result<(Prepared, Resolution)> {
-    let prepared = prepare(layer, spinner)?;
+    let prepared = prepare(layer)?;
     let client = client(layer, run, &prepared, spinner)?;
     let outcome = layerlock_resolve::resolve(&client, &prepared.request);
     let free = |request: &ResolveRequest| {

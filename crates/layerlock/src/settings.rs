@@ -98,30 +98,52 @@ impl CooldownSettings {
     }
 }
 
-/// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`.
+/// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`. Months and
+/// years are refused (their length varies), and so is anything past a
+/// century.
 pub fn parse_age(text: &str) -> Result<jiff::SignedDuration> {
     let bad =
         || anyhow::anyhow!("`{text}` is not an age; write e.g. `7d`, `7 days`, `12h` or `P7D`");
     let t = text.trim().to_ascii_lowercase();
-    let (number, unit): (String, String) = if let Some(iso) = t.strip_prefix('p') {
-        if let Some(time) = iso.strip_prefix('t') {
-            let split = time.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-            (time[..split].to_string(), time[split..].to_string())
-        } else {
-            let split = iso.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-            (iso[..split].to_string(), iso[split..].to_string())
+    let split = |s: &str| -> Option<(String, String)> {
+        let at = s.find(|c: char| !c.is_ascii_digit())?;
+        Some((s[..at].to_string(), s[at..].trim().to_string()))
+    };
+    let (number, unit) = if let Some(iso) = t.strip_prefix('p') {
+        match iso.strip_prefix('t') {
+            // PT12H, PT30M: hours and minutes.
+            Some(time) => {
+                let (n, u) = split(time).ok_or_else(bad)?;
+                if !matches!(u.as_str(), "h" | "m") {
+                    return Err(bad());
+                }
+                (n, u)
+            }
+            // P7D, P1W: days and weeks (P1M would be a month).
+            None => {
+                let (n, u) = split(iso).ok_or_else(bad)?;
+                if !matches!(u.as_str(), "d" | "w") {
+                    return Err(bad());
+                }
+                (n, u)
+            }
         }
     } else {
-        let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        (t[..split].to_string(), t[split..].trim().to_string())
+        split(&t).ok_or_else(bad)?
     };
     let n: i64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit.as_str() {
-        "w" | "week" | "weeks" => n * 7 * 86_400,
-        "d" | "day" | "days" => n * 86_400,
-        "h" | "hour" | "hours" => n * 3_600,
-        "m" | "min" | "mins" | "minute" | "minutes" => n * 60,
+    let unit_seconds: i64 = match unit.as_str() {
+        "w" | "week" | "weeks" => 7 * 86_400,
+        "d" | "day" | "days" => 86_400,
+        "h" | "hour" | "hours" => 3_600,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
         _ => return Err(bad()),
+    };
+    let seconds = n
+        .checked_mul(unit_seconds)
+        .filter(|s| *s <= 36_500 * 86_400);
+    let Some(seconds) = seconds else {
+        bail!("`{text}` is longer than a century; a cooldown is measured in days");
     };
     Ok(jiff::SignedDuration::from_secs(seconds))
 }
@@ -507,6 +529,38 @@ pub fn layers(
 
 pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<CompileSettings> {
     let layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
+    // An output must not be another layer's output, nor any layer's input or
+    // base: writing it would destroy an input or make runs flip.
+    let canonical = |p: &Path| {
+        let absolute = env.cwd.join(p);
+        fs_err::canonicalize(&absolute).unwrap_or(absolute)
+    };
+    let mut outputs: Vec<(PathBuf, String)> = Vec::new();
+    for layer in &layers {
+        let Some(out) = &layer.output else { continue };
+        let path = canonical(&out.path);
+        if let Some((_, other)) = outputs.iter().find(|(p, _)| *p == path) {
+            bail!(
+                "layers `{other}` and `{}` both write {}",
+                layer.name.as_deref().unwrap_or("compile"),
+                out.shown
+            );
+        }
+        outputs.push((
+            path,
+            layer.name.clone().unwrap_or_else(|| "compile".to_string()),
+        ));
+    }
+    for layer in &layers {
+        for input in layer.inputs.iter().chain(&layer.bases) {
+            if outputs.iter().any(|(p, _)| *p == canonical(&input.path)) {
+                bail!(
+                    "{} is both an input (or base) and an output; write the lock to another file",
+                    input.shown
+                );
+            }
+        }
+    }
     if args.check
         && let Some(layer) = layers.iter().find(|l| l.output.is_none())
     {
@@ -672,6 +726,11 @@ pub fn cooldown_check(
     else {
         bail!("no minimum age: pass --min-age 7d or set [cooldown] min-age in layerlock.toml");
     };
+    if let Some(rev) = &args.since
+        && (rev.starts_with('-') || rev.contains(':'))
+    {
+        bail!("--since `{rev}` is not a git revision");
+    }
     let (index, _) = index_settings(&args.index, None, &env.cwd, &env.cwd);
     let layer_args = LayerArgs {
         index: args.index.clone(),

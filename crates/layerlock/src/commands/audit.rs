@@ -26,13 +26,14 @@ pub struct AuditSettings {
 pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
     let allowlist = match &settings.allowlist {
         Some(path) => {
-            let text = fs_err::read_to_string(path)?;
+            let text = fs_err::read_to_string(path).context("cannot read the allowlist")?;
             let shown = path
                 .strip_prefix(&settings.root)
                 .unwrap_or(path)
                 .display()
                 .to_string();
-            parse_allowlist(&text, &shown).context("the allowlist cannot be read")?
+            parse_allowlist(&text, &shown)
+                .with_context(|| format!("the allowlist {shown} cannot be read"))?
         }
         None => Vec::new(),
     };
@@ -51,10 +52,20 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         }
     });
     let result = scan(&options);
+    // Each file is read once, however many findings it has.
     let root = settings.root.clone();
-    let lines = move |path: &str| -> Option<Vec<String>> {
-        let text = fs_err::read_to_string(root.join(path)).ok()?;
-        Some(text.lines().map(str::to_string).collect())
+    type Lines = Option<std::rc::Rc<Vec<String>>>;
+    let cache: std::cell::RefCell<std::collections::BTreeMap<String, Lines>> =
+        std::cell::RefCell::default();
+    let lines = move |path: &str| -> Lines {
+        cache
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let text = fs_err::read_to_string(root.join(path)).ok()?;
+                Some(std::rc::Rc::new(text.lines().map(str::to_string).collect()))
+            })
+            .clone()
     };
     let sorted = apply(result.findings, &allowlist, &lines);
     let out = match settings.format {

@@ -1,0 +1,198 @@
+//! Regressions from an adversarial review: each test is named after what
+//! broke, and checks the clear error (exit 2) that replaced it.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use common::{Work, run};
+
+const NO_INDEX: &str = "http://127.0.0.1:9/simple/";
+
+fn lock(work: &Work) {
+    work.write(
+        "lock.txt",
+        "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\nfresh==1.0.0 \\\n    --hash=sha256:00\n",
+    );
+}
+
+#[test]
+fn an_absurd_min_age_is_refused_instead_of_overflowing() {
+    let work = Work::new();
+    lock(&work);
+    for age in ["999999999999999d", "100000000d", "P1M", "-1d", "d", ""] {
+        let (code, _, stderr) = run(work.layerlock(&["cooldown", "lock.txt", "--min-age", age]));
+        assert_eq!(code, 2, "{age}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn since_cannot_pass_options_to_git() {
+    let work = Work::new();
+    lock(&work);
+    let (code, _, stderr) = run(work.layerlock(&[
+        "cooldown",
+        "lock.txt",
+        "--min-age",
+        "7d",
+        "--since=--output=/tmp/layerlock-should-not-exist",
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!std::path::Path::new("/tmp/layerlock-should-not-exist:./lock.txt").exists());
+}
+
+#[test]
+fn an_unpinned_base_entry_is_an_error() {
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    work.write("base.txt", "lib>=1\n");
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt", "--base", "base.txt"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("base.txt:1: the base entry `lib>=1` is not pinned with =="),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_or_shared_is_refused() {
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt", "-o", "in.txt"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("both an input (or base) and an output"),
+        "{stderr}"
+    );
+    assert_eq!(work.read("in.txt"), "app\n");
+    work.write(
+        "layerlock.toml",
+        "python-version = \"3.12\"\nplatform = \"linux\"\n[[layer]]\nname = \"a\"\ninputs = [\"in.txt\"]\noutput = \"out.txt\"\n[[layer]]\nname = \"b\"\ninputs = [\"in.txt\"]\noutput = \"out.txt\"\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["compile"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("layers `a` and `b` both write out.txt"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_include_of_a_device_is_refused_instead_of_hanging() {
+    let work = Work::new();
+    work.write("in.txt", "-r /dev/zero\n");
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("/dev/zero is not a regular file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn deeply_nested_markers_are_refused_not_a_stack_overflow() {
+    let work = Work::new();
+    let deep = format!(
+        "app; {}python_version>\"3\"{}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    work.write("in.txt", &deep);
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("in.txt:1:1: markers nest 100000 parentheses deep"),
+        "{}",
+        &stderr[..300.min(stderr.len())]
+    );
+    assert!(
+        stderr.len() < 2_000,
+        "the error must not echo the whole line"
+    );
+}
+
+#[test]
+fn undefined_variables_stay_as_written() {
+    let work = Work::new();
+    work.write("in.txt", "app==${LAYERLOCK_UNDEFINED_VERSION}\n");
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("${LAYERLOCK_UNDEFINED_VERSION}"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_lock_with_a_package_twice_is_refused() {
+    let work = Work::new();
+    work.write(
+        "lock.txt",
+        "app==2.0.0 --hash=sha256:00\nlib==1.0 --hash=sha256:11\napp==1.0.0 --hash=sha256:22\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("lock.txt:3: app is locked twice (also at lock.txt:1)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unknown_platform_in_a_lock_header_is_refused() {
+    let work = Work::new();
+    work.write(
+        "lock.txt",
+        "# layerlock-target: python=3.11 platform=bogus\napp==2.0.0 --hash=sha256:00\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("does not know: `bogus`"), "{stderr}");
+}
+
+#[test]
+fn binary_files_and_symlink_loops_in_an_audit() {
+    let work = Work::new();
+    let repo = work.path().join("repo");
+    std::fs::create_dir_all(repo.join(".buildkite")).unwrap();
+    std::fs::write(
+        repo.join(".buildkite/ok.yml"),
+        "steps:\n  - key: a\n    command: pip install x\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join(".buildkite/blob.yml"), b"\x00\x01binary\x00").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("../.buildkite", repo.join(".buildkite/loop")).unwrap();
+    let mut cmd = work.layerlock(&["audit", "repo", "--format", "json"]);
+    cmd.current_dir(work.path());
+    let (code, stdout, _) = run(cmd);
+    assert_eq!(code, 2, "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["findings"].as_array().unwrap().len(), 1, "{stdout}");
+    assert_eq!(report["errors"][0]["path"], ".buildkite/blob.yml");
+}
+
+#[test]
+fn allowlist_lines_with_bad_numbers_or_rules_are_errors() {
+    let work = Work::new();
+    let repo = work.path().join("repo");
+    std::fs::create_dir_all(repo.join(".buildkite")).unwrap();
+    std::fs::write(
+        repo.join(".buildkite/ok.yml"),
+        "steps:\n  - key: a\n    command: pip install x\n",
+    )
+    .unwrap();
+    for line in [
+        ".buildkite/ok.yml:18446744073709551616 job-time-install  # r",
+        ".buildkite/ok.yml:abc job-time-install  # r",
+        ".buildkite/ok.yml no-such-rule  # r",
+    ] {
+        std::fs::write(repo.join(".layerlock-allowlist"), format!("{line}\n")).unwrap();
+        let mut cmd = work.layerlock(&["audit", "repo"]);
+        cmd.current_dir(work.path());
+        let (code, _, stderr) = run(cmd);
+        assert_eq!(code, 2, "{line}: {stderr}");
+        assert!(stderr.contains(".layerlock-allowlist:1"), "{stderr}");
+    }
+}
