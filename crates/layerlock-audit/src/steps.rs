@@ -313,8 +313,8 @@ pub fn check_steps(
         let (path, line) = at.rsplit_once(':').unwrap_or((&at, "0"));
         report.problems.push(StepProblem {
             path: path.to_string(),
-            line: line.parse().unwrap_or(0),
-            column: 0,
+            line: line.parse().unwrap_or(1),
+            column: 1,
             key: cycle.first().cloned(),
             message: format!("depends_on cycle: {}", cycle.join(" -> ")),
         });

@@ -102,8 +102,13 @@ fn read_bases(
             )
         })?;
         let version = exact_version(&requirement);
-        if requirement.version_or_url.is_some() && version.is_none() {
-            bail!("--owned `{owned}`: give a name, or a name with ==VERSION");
+        if (requirement.version_or_url.is_some() && version.is_none())
+            || !requirement.extras.is_empty()
+            || !requirement.marker.is_true()
+        {
+            bail!(
+                "--owned `{owned}`: give a name, or a name with ==VERSION (no extras, no markers)"
+            );
         }
         base.insert(
             requirement.name.clone(),
@@ -305,6 +310,16 @@ pub fn resolve(
             let mut hints = Vec::new();
             if run.offline {
                 hints.push("run once without --offline to fill the cache".to_string());
+            }
+            if let ResolveError::Source {
+                source:
+                    layerlock_dist::SourceError::Status {
+                        status: 401 | 403, ..
+                    },
+                ..
+            } = &err
+            {
+                hints.push("the index wants credentials: put them in the index URL (https://user:token@host/simple/) or in ~/.netrc (or $NETRC)".to_string());
             }
             return Err(Hinted {
                 message: format!("{:#}", anyhow::Error::from(err)),

@@ -664,8 +664,13 @@ pub fn audit(
         .map(|m| (m, config_root.clone().unwrap_or_else(|| env.cwd.clone())));
     let from_flags = args.path_map.iter().map(|m| (m, env.cwd.clone()));
     for (mapping, base) in from_flags.chain(from_config) {
-        let Some((container, dir)) = mapping.split_once('=') else {
-            bail!("--path-map `{mapping}` is not CONTAINER=DIR (e.g. /vllm-workspace=.)");
+        let Some((container, dir)) = mapping
+            .split_once('=')
+            .filter(|(c, d)| c.starts_with('/') && c.len() > 1 && !d.is_empty())
+        else {
+            bail!(
+                "--path-map `{mapping}` is not CONTAINER=DIR with an absolute container path (e.g. /vllm-workspace=.)"
+            );
         };
         let dir = base.join(dir);
         let dir = fs_err::canonicalize(&dir).unwrap_or(dir);

@@ -111,6 +111,14 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(String, String)>>
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
     let lock: Lock = read_lock(&settings.lock)?;
+    if let Some(entry) = lock.entries.iter().find(|e| e.hashes.is_empty()) {
+        bail!(
+            "{}: {}=={} has no --hash; the cooldown reads the upload times of the hashed files (make the lock with `layerlock compile`)",
+            entry.wanted.origin,
+            entry.wanted.name,
+            entry.wanted.version
+        );
+    }
     let known = already_there(settings)?;
     let client = IndexClient::new(&IndexConfig {
         index_urls: settings.index.index_urls.clone(),

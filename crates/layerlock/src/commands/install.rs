@@ -153,6 +153,15 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         }
         .into());
     }
+    if let Some(report) = &settings.report {
+        let dir = report.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            bail!(
+                "--report {}: its directory does not exist",
+                report.display()
+            );
+        }
+    }
     let interpreter = environment::inspect(
         &settings.python,
         settings.cache_dir.as_deref(),

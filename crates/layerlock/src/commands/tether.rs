@@ -57,8 +57,11 @@ fn job_dirs(root: &Path) -> Vec<String> {
 fn path_maps(raw: &[String], base: &Path) -> Result<Vec<(String, PathBuf)>> {
     raw.iter()
         .map(|m| {
-            let Some((container, dir)) = m.split_once('=') else {
-                bail!("path map `{m}` is not CONTAINER=DIR");
+            let Some((container, dir)) = m
+                .split_once('=')
+                .filter(|(c, d)| c.starts_with('/') && c.len() > 1 && !d.is_empty())
+            else {
+                bail!("path map `{m}` is not CONTAINER=DIR with an absolute container path (e.g. /vllm-workspace=.)");
             };
             let dir = base.join(dir);
             Ok((
@@ -164,6 +167,13 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
             .map(|f| relative(&env.cwd.join(f), &root))
             .collect()
     });
+    if let Some(files) = &only {
+        for file in files {
+            if !root.join(file).exists() {
+                eprintln!("note: {file} does not exist");
+            }
+        }
+    }
     let report = check_tether(&tests, only.as_deref(), &runs, &allowlist, &root);
     match args.format {
         FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
