@@ -168,11 +168,7 @@ impl Walker<'_> {
 
 /// Every script of every step of a pipeline file.
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
-    let docs = yaml::parse(text).map_err(|e| ModelError {
-        line: e.line,
-        column: e.column,
-        message: e.message,
-    })?;
+    let docs = yaml::parse(text)?;
     let mut out = Vec::new();
     for doc in &docs {
         let mut pipeline_env = BTreeMap::new();

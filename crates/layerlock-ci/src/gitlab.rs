@@ -42,11 +42,7 @@ fn collect(node: &Node, out: &mut Vec<(String, Layout)>) {
 }
 
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
-    let docs = yaml::parse(text).map_err(|e| ModelError {
-        line: e.line,
-        column: e.column,
-        message: e.message,
-    })?;
+    let docs = yaml::parse(text)?;
     let mut out = Vec::new();
     for doc in &docs {
         let mut global = BTreeMap::new();

@@ -82,6 +82,16 @@ pub struct ModelError {
     pub message: String,
 }
 
+impl From<crate::yaml::YamlError> for ModelError {
+    fn from(e: crate::yaml::YamlError) -> Self {
+        Self {
+            line: e.line,
+            column: e.column,
+            message: e.message,
+        }
+    }
+}
+
 /// Quote one argv word for a shell command line, when it needs it.
 pub(crate) fn quote(word: &str) -> String {
     if !word.is_empty()

@@ -88,19 +88,8 @@ pub struct CooldownArgs {
     /// request's base).
     #[arg(long, value_name = "GIT-REV")]
     pub since: Option<String>,
-    /// The minimum age (`7d`, `7 days`, `P7D`, `12h`); default from the
-    /// config's [cooldown].
-    #[arg(long, value_name = "AGE")]
-    pub min_age: Option<String>,
-    /// A package exempt from the cooldown (repeatable).
-    #[arg(long = "min-age-exempt", value_name = "PKG")]
-    pub min_age_exempt: Vec<String>,
-    /// The time ages are measured at (default: now).
-    #[arg(long, value_name = "TIMESTAMP")]
-    pub now: Option<String>,
-    /// Accept files whose upload time cannot be found (fail closed otherwise).
-    #[arg(long)]
-    pub allow_missing_time: bool,
+    #[command(flatten)]
+    pub cooldown: CooldownFlags,
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
     /// The config file to read instead of searching for one.
@@ -243,19 +232,8 @@ pub struct LayerArgs {
     /// When to choose pre-releases.
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,
-    /// Cooldown: only versions uploaded at least this long before --now
-    /// (`7d`, `7 days`, `P7D`, `12h`).
-    #[arg(long, value_name = "AGE")]
-    pub min_age: Option<String>,
-    /// A package exempt from the cooldown (repeatable).
-    #[arg(long = "min-age-exempt", value_name = "PKG")]
-    pub min_age_exempt: Vec<String>,
-    /// The time the cooldown is measured from (default: now).
-    #[arg(long, value_name = "TIMESTAMP")]
-    pub now: Option<String>,
-    /// Under a cooldown, accept files whose index gives no upload time.
-    #[arg(long)]
-    pub allow_missing_time: bool,
+    #[command(flatten)]
+    pub cooldown: CooldownFlags,
     /// Handle only these layers of the config file (repeatable).
     #[arg(long = "layer", value_name = "NAME")]
     pub layers: Vec<String>,
@@ -267,6 +245,24 @@ pub struct LayerArgs {
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The release-age policy's flags, shared by `compile` and `cooldown`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CooldownFlags {
+    /// Only versions uploaded at least this long before --now (`7d`,
+    /// `7 days`, `P7D`, `12h`); default from the config's [cooldown].
+    #[arg(long, value_name = "AGE")]
+    pub min_age: Option<String>,
+    /// A package exempt from the cooldown (repeatable).
+    #[arg(long = "min-age-exempt", value_name = "PKG")]
+    pub min_age_exempt: Vec<String>,
+    /// The time ages are measured at (default: now).
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub now: Option<String>,
+    /// Accept files whose upload time cannot be found (fail closed otherwise).
+    #[arg(long)]
+    pub allow_missing_time: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]

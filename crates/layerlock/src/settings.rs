@@ -150,13 +150,14 @@ pub fn parse_age(text: &str) -> Result<jiff::SignedDuration> {
 
 /// Merge cooldown flags with the config's `[cooldown]`.
 pub fn cooldown(
-    min_age: Option<&str>,
-    exempt: &[String],
-    now: Option<&str>,
-    allow_missing_time: bool,
+    flags: &crate::cli::CooldownFlags,
     config: Option<&crate::config::CooldownConfig>,
     env: &Environment,
 ) -> Result<Option<CooldownSettings>> {
+    let min_age = flags.min_age.as_deref();
+    let exempt = &flags.min_age_exempt;
+    let now = flags.now.as_deref();
+    let allow_missing_time = flags.allow_missing_time;
     let Some(text) = min_age
         .map(str::to_string)
         .or_else(|| config.and_then(|c| c.min_age.clone()))
@@ -431,10 +432,7 @@ pub fn layers(
             command: regenerate_command(&env.argv),
             display_root: env.cwd.clone(),
             cooldown: cooldown(
-                args.min_age.as_deref(),
-                &args.min_age_exempt,
-                args.now.as_deref(),
-                args.allow_missing_time,
+                &args.cooldown,
                 Config::find(args.config.as_deref(), &env.cwd)
                     .ok()
                     .flatten()
@@ -513,14 +511,7 @@ pub fn layers(
             index_explicit,
             command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
             display_root: root.clone(),
-            cooldown: cooldown(
-                args.min_age.as_deref(),
-                &args.min_age_exempt,
-                args.now.as_deref(),
-                args.allow_missing_time,
-                config.file.cooldown.as_ref(),
-                env,
-            )?,
+            cooldown: cooldown(&args.cooldown, config.file.cooldown.as_ref(), env)?,
             name: Some(name),
         });
     }
@@ -720,15 +711,7 @@ pub fn cooldown_check(
 ) -> Result<crate::commands::cooldown::CooldownCheck> {
     let config = Config::find(args.config.as_deref(), &env.cwd)?;
     let config_cooldown = config.as_ref().and_then(|c| c.file.cooldown.clone());
-    let Some(cooldown) = cooldown(
-        args.min_age.as_deref(),
-        &args.min_age_exempt,
-        args.now.as_deref(),
-        args.allow_missing_time,
-        config_cooldown.as_ref(),
-        env,
-    )?
-    else {
+    let Some(cooldown) = cooldown(&args.cooldown, config_cooldown.as_ref(), env)? else {
         bail!("no minimum age: pass --min-age 7d or set [cooldown] min-age in layerlock.toml");
     };
     if let Some(rev) = &args.since
