@@ -324,12 +324,13 @@ def main() -> int:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "host_python": platform.python_version()},
         "tools": {
-            "layerlock": {"path": str(layerlock), "version": version_of([str(layerlock), "--version"]),
+            "layerlock": {"path": os.path.relpath(layerlock, REPO) if str(layerlock).startswith(str(REPO)) else layerlock.name, "version": version_of([str(layerlock), "--version"]),
                           "git": git_rev},
             "uv": version_of([uv, "--version"]),
             "pip-compile": None if pip_compile is None else {
                 "version": version_of([str(pip_compile), "--version"]),
-                "pip": version_of([str(pip_compile.parent / "python"), "-m", "pip", "--version"]),
+                # Only "pip X.Y": the rest of pip's answer is a local path.
+                "pip": " ".join(version_of([str(pip_compile.parent / "python"), "-m", "pip", "--version"]).split()[:2]),
                 "uploaded_prior_to": pip_prior,
                 "note": "no platform targeting: resolves for the host interpreter and platform",
             },

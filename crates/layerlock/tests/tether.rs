@@ -65,7 +65,7 @@ fn fixture(work: &Work) {
         root.join(".buildkite/pipeline.yml"),
         r#"steps:
   - key: unit
-    working_dir: /work/tests
+    working_dir: /ci/tests
     commands:
       - pytest -v -s -m 'not slow' unit --ignore=unit/slow
       - pytest node/test_node.py::test_x -k thing
@@ -84,7 +84,7 @@ fn fixture(work: &Work) {
     commands:
       - cd tests/cd && pytest test_cd.py
       - pytest $DIR
-      - bash /work/scripts/run.sh
+      - bash /ci/scripts/run.sh
 "#,
     )
     .unwrap();
@@ -107,7 +107,7 @@ fn fixture(work: &Work) {
     .unwrap();
     std::fs::write(
         root.join("layerlock.toml"),
-        "[tether]\npath-map = [\"/work=.\"]\nallowlist = \"allow.txt\"\n",
+        "[tether]\npath-map = [\"/ci=.\"]\nallowlist = \"allow.txt\"\n",
     )
     .unwrap();
     git(root, &["init", "-q"]);
