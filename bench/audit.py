@@ -19,9 +19,6 @@ Python 3.11 standard library only.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -29,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _results
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -176,10 +175,7 @@ def main() -> int:
     if gh["zizmor_s"]:
         print(f"  zizmor     {gh['zizmor_s'] * 1000:8.1f} ms  ({gh['zizmor_ms_per_file']:.3f} ms/file)")
         print(f"  ratio layerlock/zizmor {gh['ratio']:.2f} (target <= 1: {'met' if gh['met'] else 'NOT met'})")
-    out = HERE / "results" / f"audit-{dt.date.today().isoformat()}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {out.relative_to(REPO)}")
+    _results.write("audit", results)
     return 0
 
 

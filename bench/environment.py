@@ -20,8 +20,6 @@ reported, never asserted. Python 3.11 standard library only.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
 import shutil
 import statistics
@@ -30,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _results
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -168,10 +168,7 @@ def main() -> int:
     print(f"  layerlock install      {inst['layerlock install'] * 1000:8.1f} ms")
     print(f"  overhead               {inst['overhead'] * 100:8.1f} %  (target < 10%: "
           f"{'met' if inst['met'] else 'NOT met'})")
-    out = HERE / "results" / f"environment-{dt.date.today().isoformat()}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {out.relative_to(REPO)}")
+    _results.write("environment", results)
     return 0
 
 

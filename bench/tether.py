@@ -12,8 +12,6 @@ standard library only; needs git.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import shutil
 import statistics
 import subprocess
@@ -21,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _results
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -86,10 +86,7 @@ def main() -> int:
     print(f"median of {args.runs} runs:")
     for size, r in results.items():
         print(f"  {size:<24} tether --all {r['tether_all_s'] * 1000:8.1f} ms   steps {r['steps_s'] * 1000:7.1f} ms")
-    out = HERE / "results" / f"tether-{dt.date.today().isoformat()}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {out.relative_to(REPO)}")
+    _results.write("tether", results)
     return 0
 
 

@@ -442,8 +442,9 @@ pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     judge(tool, &rest, conda, files)
 }
 
-/// `pip [global options] install|download …`.
-fn pip_subcommand(name: &str, args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
+/// Where the subcommand is, past global options and their values; `None`
+/// when a word before it is computed at run time.
+fn subcommand_index(args: &[Arg]) -> Option<usize> {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let v = a.value.as_deref()?;
@@ -452,6 +453,12 @@ fn pip_subcommand(name: &str, args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> 
         }
         i += if VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
     }
+    Some(i)
+}
+
+/// `pip [global options] install|download …`.
+fn pip_subcommand(name: &str, args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
+    let i = subcommand_index(args)?;
     let sub = args.get(i)?.value.as_deref()?;
     if !matches!(sub, "install" | "download") {
         return None;
@@ -461,14 +468,7 @@ fn pip_subcommand(name: &str, args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> 
 
 /// `uv pip install|sync`, `uv add`, `uv run --with`, `uv tool install|run`.
 fn uv_subcommand(args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let v = a.value.as_deref()?;
-        if !v.starts_with('-') {
-            break;
-        }
-        i += if VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
-    }
+    let i = subcommand_index(args)?;
     let sub = args.get(i)?.value.as_deref()?;
     let next = args.get(i + 1).and_then(|a| a.value.as_deref());
     match (sub, next) {

@@ -293,19 +293,19 @@ impl<'a> Scanner<'a> {
                     || rel.contains(".gitlab/");
                 let is_workflow = rel.contains(".github/workflows/");
                 if is_gitlab {
-                    gitlab::scripts(&text)
+                    Ok(gitlab::scripts_in(&docs))
                 } else if is_workflow
                     || docs.iter().any(github::looks_like_action)
                     || docs
                         .iter()
                         .any(|d| github::looks_like_workflow(d) && d.get("on").is_some())
                 {
-                    github::scripts(&text)
+                    Ok(github::scripts_in(&docs))
                 } else if docs.iter().any(|d| {
                     buildkite::looks_like_pipeline(d)
                         || matches!(d, yaml::Node::Seq { .. }) && rel.contains(".buildkite")
                 }) {
-                    buildkite::scripts(&text)
+                    Ok(buildkite::scripts_in(&docs))
                 } else {
                     return;
                 }
@@ -420,20 +420,16 @@ impl<'a> Scanner<'a> {
                 script_call(&args)
             };
             if let Some(call) = call {
-                if options.resolve(&call, cwd.as_deref()).is_none() {
-                    self.visitor.missing_script(&call, &site);
-                } else {
-                    self.follow(run, &call, &location, cwd.as_deref());
+                match options.resolve(&call, cwd.as_deref()) {
+                    None => self.visitor.missing_script(&call, &site),
+                    Some(real) => self.follow(run, real, &location, cwd.as_deref()),
                 }
             }
             previous = Some(args);
         }
     }
 
-    fn follow(&mut self, run: &Run<'_>, call: &str, location: &Location, cwd: Option<&Path>) {
-        let Some(real) = self.options.resolve(call, cwd) else {
-            return;
-        };
+    fn follow(&mut self, run: &Run<'_>, real: PathBuf, location: &Location, cwd: Option<&Path>) {
         if run.stack.contains(&real) || run.stack.len() > 32 {
             return;
         }

@@ -168,9 +168,14 @@ impl Walker<'_> {
 
 /// Every script of every step of a pipeline file.
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
-    let docs = yaml::parse(text)?;
+    Ok(scripts_in(&yaml::parse(text)?))
+}
+
+/// The scripts of already parsed documents (callers that parsed the file to
+/// tell its kind need not parse it again).
+pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
     let mut out = Vec::new();
-    for doc in &docs {
+    for doc in docs {
         let mut pipeline_env = BTreeMap::new();
         literal_env(doc.get("env"), &mut pipeline_env);
         let mut walker = Walker {
@@ -186,5 +191,5 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
             walker.step(step, &BTreeMap::new());
         }
     }
-    Ok(out)
+    out
 }

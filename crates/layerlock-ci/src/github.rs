@@ -55,9 +55,14 @@ fn steps(
 }
 
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
-    let docs = yaml::parse(text)?;
+    Ok(scripts_in(&yaml::parse(text)?))
+}
+
+/// The scripts of already parsed documents (callers that parsed the file to
+/// tell its kind need not parse it again).
+pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
     let mut out = Vec::new();
-    for doc in &docs {
+    for doc in docs {
         let mut env = BTreeMap::new();
         env_of(doc.get("env"), &mut env);
         if let Some(jobs) = doc.get("jobs") {
@@ -80,5 +85,5 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
             steps(s, name, &env, None, &mut out);
         }
     }
-    Ok(out)
+    out
 }

@@ -42,9 +42,14 @@ fn collect(node: &Node, out: &mut Vec<(String, Layout)>) {
 }
 
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
-    let docs = yaml::parse(text)?;
+    Ok(scripts_in(&yaml::parse(text)?))
+}
+
+/// The scripts of already parsed documents (callers that parsed the file to
+/// tell its kind need not parse it again).
+pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
     let mut out = Vec::new();
-    for doc in &docs {
+    for doc in docs {
         let mut global = BTreeMap::new();
         vars(doc.get("variables"), &mut global);
         let default = doc.get("default");
@@ -84,5 +89,5 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
             }
         }
     }
-    Ok(out)
+    out
 }

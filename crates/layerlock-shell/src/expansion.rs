@@ -115,33 +115,18 @@ impl Parser<'_> {
         b: &mut WordBuilder,
         ctx: &[Context],
     ) -> Result<(), ShellError> {
-        let mut depth = 0usize;
-        loop {
-            let Some(c) = self.peek() else {
-                return Err(self.error_at(open, "unterminated arithmetic expression"));
-            };
-            match c {
-                '(' => {
-                    depth += 1;
-                    self.advance(1);
-                }
-                ')' => {
-                    self.advance(1);
-                    if depth == 0 {
-                        if self.peek() == Some(')') {
-                            self.advance(1);
-                        }
-                        return Ok(());
-                    }
-                    depth -= 1;
-                }
-                '$' => self.read_dollar(b, ctx, true)?,
-                '`' => self.read_backtick(b, ctx, true)?,
-                '"' => self.read_double_quoted(b, ctx)?,
-                '\\' => self.skip_raw(2),
-                _ => self.advance(1),
-            }
+        self.balanced(
+            open,
+            ('(', ')'),
+            "unterminated arithmetic expression",
+            true,
+            b,
+            ctx,
+        )?;
+        if self.peek() == Some(')') {
+            self.advance(1);
         }
+        Ok(())
     }
 
     /// After the old-style `$[` opened at `open`: the expression through `]`.
@@ -151,17 +136,32 @@ impl Parser<'_> {
         b: &mut WordBuilder,
         ctx: &[Context],
     ) -> Result<(), ShellError> {
+        self.balanced(open, ('[', ']'), "unterminated `$[`", false, b, ctx)
+    }
+
+    /// Read through the `close` that balances an already consumed `open`
+    /// bracket, collecting expansions (and double-quoted strings, when
+    /// `quotes`) into `b`.
+    fn balanced(
+        &mut self,
+        at: usize,
+        (open, close): (char, char),
+        unterminated: &str,
+        quotes: bool,
+        b: &mut WordBuilder,
+        ctx: &[Context],
+    ) -> Result<(), ShellError> {
         let mut depth = 0usize;
         loop {
             let Some(c) = self.peek() else {
-                return Err(self.error_at(open, "unterminated `$[`"));
+                return Err(self.error_at(at, unterminated));
             };
             match c {
-                '[' => {
+                c if c == open => {
                     depth += 1;
                     self.advance(1);
                 }
-                ']' => {
+                c if c == close => {
                     self.advance(1);
                     if depth == 0 {
                         return Ok(());
@@ -170,6 +170,7 @@ impl Parser<'_> {
                 }
                 '$' => self.read_dollar(b, ctx, true)?,
                 '`' => self.read_backtick(b, ctx, true)?,
+                '"' if quotes => self.read_double_quoted(b, ctx)?,
                 '\\' => self.skip_raw(2),
                 _ => self.advance(1),
             }

@@ -23,6 +23,17 @@ fn venv(work: &Work, name: &str, with_pip: bool) -> PathBuf {
     dir.join("bin/python")
 }
 
+/// `venv/lib/pythonX.Y/site-packages`.
+fn site_packages(venv: PathBuf) -> PathBuf {
+    std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages")
+}
+
 fn host_python() -> String {
     let out = Command::new("python3")
         .args([
@@ -262,13 +273,7 @@ fn integrity_finds_a_tampered_file() {
     let lock = lock(&work, &index, "alpha\n", "layer");
     let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
     assert_eq!(code, 0, "{stderr}");
-    let site = std::fs::read_dir(work.path().join("venv/lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = site_packages(work.path().join("venv"));
     std::fs::write(site.join("alpha/__init__.py"), "print('owned')\n").unwrap();
     // Versions still match: without --integrity this passes, as pip and uv would.
     let (code, _, _) = verify(&work, &lock, &python, &[]);
@@ -416,13 +421,7 @@ fn an_unreadable_dist_info_is_reported_not_a_crash() {
     let lock = lock(&work, &index, "gamma\n", "layer");
     let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
     assert_eq!(code, 0, "{stderr}");
-    let site = std::fs::read_dir(work.path().join("venv/lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = site_packages(work.path().join("venv"));
     std::fs::create_dir_all(site.join("broken-1.0.dist-info")).unwrap();
     let (code, stdout, _) = verify(&work, &lock, &python, &[]);
     assert_eq!(code, 0, "{stdout}");

@@ -151,9 +151,8 @@ fn an_unknown_platform_in_a_lock_header_is_refused() {
     assert!(stderr.contains("does not know: `bogus`"), "{stderr}");
 }
 
-#[test]
-fn binary_files_and_symlink_loops_in_an_audit() {
-    let work = Work::new();
+/// `repo/` with one pipeline holding one install.
+fn audit_repo(work: &Work) -> std::path::PathBuf {
     let repo = work.path().join("repo");
     std::fs::create_dir_all(repo.join(".buildkite")).unwrap();
     std::fs::write(
@@ -161,6 +160,13 @@ fn binary_files_and_symlink_loops_in_an_audit() {
         "steps:\n  - key: a\n    command: pip install x\n",
     )
     .unwrap();
+    repo
+}
+
+#[test]
+fn binary_files_and_symlink_loops_in_an_audit() {
+    let work = Work::new();
+    let repo = audit_repo(&work);
     std::fs::write(repo.join(".buildkite/blob.yml"), b"\x00\x01binary\x00").unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink("../.buildkite", repo.join(".buildkite/loop")).unwrap();
@@ -176,13 +182,7 @@ fn binary_files_and_symlink_loops_in_an_audit() {
 #[test]
 fn allowlist_lines_with_bad_numbers_or_rules_are_errors() {
     let work = Work::new();
-    let repo = work.path().join("repo");
-    std::fs::create_dir_all(repo.join(".buildkite")).unwrap();
-    std::fs::write(
-        repo.join(".buildkite/ok.yml"),
-        "steps:\n  - key: a\n    command: pip install x\n",
-    )
-    .unwrap();
+    let repo = audit_repo(&work);
     for line in [
         ".buildkite/ok.yml:18446744073709551616 job-time-install  # r",
         ".buildkite/ok.yml:abc job-time-install  # r",
