@@ -35,6 +35,8 @@ impl Class {
 pub struct Arg {
     pub value: Option<String>,
     pub raw: String,
+    /// Where the word is written (file line and column), when known.
+    pub at: Option<(usize, usize)>,
 }
 
 impl Arg {
@@ -42,10 +44,11 @@ impl Arg {
         Self {
             value: Some(text.to_string()),
             raw: text.to_string(),
+            at: None,
         }
     }
 
-    fn is(&self, text: &str) -> bool {
+    pub(crate) fn is(&self, text: &str) -> bool {
         self.value.as_deref() == Some(text)
     }
 }
@@ -54,6 +57,11 @@ impl Arg {
 /// runs; `None` when it cannot be found.
 pub trait RequirementFiles {
     fn read(&self, path: &str) -> Option<(String, layerlock_lock::RequirementsFile)>;
+
+    /// A variable's value where the command runs (`PIP_REQUIRE_HASHES`).
+    fn env_var(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A recognised install.
@@ -76,11 +84,8 @@ fn short(raw: &str) -> String {
     out
 }
 
-/// The program name of a path: `/usr/bin/pip3` → `pip3`.
-fn program(arg: &Arg) -> Option<&str> {
-    let value = arg.value.as_deref()?;
-    Some(value.rsplit('/').next().unwrap_or(value))
-}
+use crate::wrappers::program;
+pub use crate::wrappers::strip_wrappers;
 
 fn is_python(name: &str) -> bool {
     name == "python"
@@ -95,89 +100,6 @@ fn is_pip(name: &str) -> bool {
         || name
             .strip_prefix("pip")
             .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
-}
-
-/// Drop wrappers that run another command: `sudo -E`, `env A=1`, `time`,
-/// `timeout 30`, `nohup`, `nice -n 5`, `stdbuf -oL`, `exec`, `command`.
-pub fn strip_wrappers(mut args: &[Arg]) -> &[Arg] {
-    loop {
-        let Some(first) = args.first().and_then(program) else {
-            return args;
-        };
-        let skip = match first {
-            "sudo" => {
-                let mut i = 1;
-                while let Some(a) = args.get(i).and_then(|a| a.value.as_deref()) {
-                    if a.starts_with('-') {
-                        i += if matches!(a, "-u" | "-g" | "-C" | "-h" | "-p" | "-U") {
-                            2
-                        } else {
-                            1
-                        };
-                    } else {
-                        break;
-                    }
-                }
-                i
-            }
-            "env" => {
-                let mut i = 1;
-                while let Some(a) = args.get(i).and_then(|a| a.value.as_deref()) {
-                    if a.contains('=') || a.starts_with('-') {
-                        i += if a == "-u" { 2 } else { 1 };
-                    } else {
-                        break;
-                    }
-                }
-                i
-            }
-            "timeout" => {
-                let mut i = 1;
-                while args
-                    .get(i)
-                    .and_then(|a| a.value.as_deref())
-                    .is_some_and(|a| a.starts_with('-'))
-                {
-                    i += 1;
-                }
-                i + 1
-            }
-            "nice" => {
-                if args.get(1).is_some_and(|a| a.is("-n")) {
-                    3
-                } else {
-                    1
-                }
-            }
-            "stdbuf" => {
-                let mut i = 1;
-                while args
-                    .get(i)
-                    .and_then(|a| a.value.as_deref())
-                    .is_some_and(|a| a.starts_with('-'))
-                {
-                    i += 1;
-                }
-                i
-            }
-            "time" | "nohup" | "exec" | "command" | "xargs" => {
-                let mut i = 1;
-                while args
-                    .get(i)
-                    .and_then(|a| a.value.as_deref())
-                    .is_some_and(|a| a.starts_with('-'))
-                {
-                    i += 1;
-                }
-                i
-            }
-            _ => return args,
-        };
-        if skip >= args.len() {
-            return &[];
-        }
-        args = &args[skip..];
-    }
 }
 
 /// Options taking a value, across pip, uv, pipx and conda: their values are
@@ -286,13 +208,30 @@ fn url_pinned(url: &str) -> bool {
 }
 
 /// Classify one requirement argument.
-fn classify_spec(arg: &Arg) -> (Class, String) {
+fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
     let Some(value) = &arg.value else {
         return (
             Class::Unpinned,
             format!("`{}` is computed at run time", short(&arg.raw)),
         );
     };
+    // `/install/*.whl` is whatever files are there when it runs; with
+    // `--no-deps` at least nothing else is resolved.
+    if !value.contains("://") && layerlock_ci::glob::is_glob(value) {
+        return if no_deps {
+            (
+                Class::Pinned,
+                format!("`{value}` installs the files there, with --no-deps"),
+            )
+        } else {
+            (
+                Class::Unpinned,
+                format!(
+                    "`{value}` matches any number of files, and without --no-deps their dependencies resolve freely"
+                ),
+            )
+        };
+    }
     if value == "." || value.starts_with("./") || value.starts_with('/') || value.ends_with('/') {
         if value.ends_with(".whl") {
             return (Class::Pinned, format!("`{value}` is one wheel file"));
@@ -557,7 +496,17 @@ fn tool_run_args(args: &[Arg]) -> Vec<Arg> {
 
 fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) -> Option<Install> {
     let mut class: Option<(Class, String)> = None;
-    let mut require_hashes = false;
+    // pip and uv refuse every requirement without a hash in this mode, so
+    // whatever a `-r` file holds the install is hash-locked or fails.
+    let truthy = |name: &str| {
+        files
+            .env_var(name)
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+    };
+    let mut require_hashes = truthy("PIP_REQUIRE_HASHES") || truthy("UV_REQUIRE_HASHES");
+    let no_deps = args
+        .iter()
+        .any(|a| a.is("--no-deps") || a.is("--no-dependencies"));
     let raise = |c: Class, why: String, class: &mut Option<(Class, String)>| {
         if class.as_ref().is_none_or(|(old, _)| c > *old) {
             *class = Some((c, why));
@@ -634,15 +583,15 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
         let (c, why) = if conda {
             classify_conda(arg)
         } else {
-            classify_spec(arg)
+            classify_spec(arg, no_deps)
         };
         raise(c, why, &mut class);
         i += 1;
     }
     let (mut class, mut why) = class?;
-    if require_hashes && class == Class::Pinned {
+    if require_hashes && class != Class::HashLocked {
         class = Class::HashLocked;
-        why = "--require-hashes".to_string();
+        why = "hashes are required: every requirement must carry one".to_string();
     }
     Some(Install { tool, class, why })
 }
@@ -665,6 +614,7 @@ mod tests {
                     Arg {
                         value: None,
                         raw: w.to_string(),
+                        at: None,
                     }
                 } else {
                     Arg::lit(w)
@@ -734,6 +684,19 @@ mod tests {
         assert_eq!(class("conda create -n env"), None);
         assert_eq!(class("easy_install foo"), Some(Class::Unpinned));
         assert_eq!(class("timeout 600 pip download x"), Some(Class::Unpinned));
+        assert_eq!(class("pip install /install/*.whl"), Some(Class::Unpinned));
+        assert_eq!(
+            class("pip install --no-deps /install/*.whl"),
+            Some(Class::Pinned)
+        );
+        assert_eq!(
+            class("pip install --require-hashes -r missing.txt"),
+            Some(Class::HashLocked)
+        );
+        assert_eq!(
+            class("docker exec $C pip install av"),
+            Some(Class::Unpinned)
+        );
     }
 
     #[test]

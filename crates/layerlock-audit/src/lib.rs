@@ -4,6 +4,8 @@
 
 mod finding;
 mod install;
+mod paths;
+pub mod pipelines;
 mod policy;
 mod pytest;
 mod report;
@@ -11,6 +13,7 @@ mod rules;
 mod scan;
 mod steps;
 mod tether;
+mod wrappers;
 
 pub use finding::{Finding, Location, Severity};
 pub use install::{Arg, Class, Install, RequirementFiles, classify};
@@ -23,5 +26,6 @@ pub use scan::{FileError, ScanOptions, ScanResult, Visitor, scan, walk};
 pub use steps::{StepInfo, StepProblem, StepsReport, check_steps};
 pub use tether::{
     StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
-    collect as collect_runs, explain, inventory, parse_tether_allowlist,
+    collect as collect_runs, diagnose, explain, inventory, parse_tether_allowlist,
 };
+pub use wrappers::{Container, strip_wrappers, unwrap};

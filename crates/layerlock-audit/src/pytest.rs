@@ -5,6 +5,7 @@
 //! keyword or marker still counts as running the files it names.
 
 use crate::install::{Arg, strip_wrappers};
+pub use layerlock_ci::glob::fnmatch;
 
 /// What a command selects, as paths written in the command (not resolved).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -228,92 +229,71 @@ pub fn selection(args: &[Arg], previous: Option<&[Arg]>) -> Option<Selection> {
         }
         return Some(selection);
     }
-    // `python [flags] path/x.py`
-    let first = value(args.first()?)?;
-    let program = first.rsplit('/').next().unwrap_or(first);
-    let is_python = program == "python"
+    // `python [flags] path/x.py`, and launchers that run a file the same
+    // way: `torchrun --nproc-per-node 2 x.py`, `python -m
+    // torch.distributed.run … x.py`, `accelerate launch x.py`, `deepspeed`.
+    let script = launched_script(args)?;
+    selection.paths.push(script);
+    selection.script = true;
+    Some(selection)
+}
+
+fn is_python(program: &str) -> bool {
+    program == "python"
         || program
             .strip_prefix("python")
-            .is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    if is_python {
-        for arg in &args[1..] {
-            let v = value(arg)?;
-            if v == "-m" || v == "-c" {
-                return None;
+            .is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The Python file a command runs, if it runs one directly.
+fn launched_script(args: &[Arg]) -> Option<String> {
+    let first = value(args.first()?)?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let rest: &[Arg] = if is_python(program) {
+        // Interpreter options that take a value.
+        let mut i = 1;
+        while let Some(v) = args.get(i).and_then(value) {
+            match v {
+                "-c" => return None,
+                "-m" => {
+                    let module = args.get(i + 1).and_then(value)?;
+                    if !matches!(module, "torch.distributed.run" | "torch.distributed.launch") {
+                        return None;
+                    }
+                    return first_python_file(&args[i + 2..]);
+                }
+                "-W" | "-X" | "-Q" => i += 2,
+                v if v.starts_with('-') => i += 1,
+                v => return v.ends_with(".py").then(|| v.to_string()),
             }
-            if v.starts_with('-') {
-                continue;
-            }
-            if v.ends_with(".py") {
-                selection.paths.push(v.to_string());
-                selection.script = true;
-                return Some(selection);
-            }
+        }
+        return None;
+    } else if matches!(program, "torchrun" | "deepspeed") {
+        &args[1..]
+    } else if program == "accelerate" && args.get(1).and_then(value) == Some("launch") {
+        &args[2..]
+    } else {
+        return None;
+    };
+    first_python_file(rest)
+}
+
+/// A launcher's script: its first operand, which must be a `.py` file
+/// (option values such as `--nproc-per-node 2` are never one).
+fn first_python_file(args: &[Arg]) -> Option<String> {
+    for arg in args {
+        let v = value(arg)?;
+        if v.starts_with('-') {
+            continue;
+        }
+        if v.ends_with(".py") {
+            return Some(v.to_string());
+        }
+        if v == "-m" || v.contains('/') {
             return None;
         }
     }
     None
-}
-
-/// fnmatch: `*`, `?` and `[…]` classes; `*` also crosses `/`, as Python's
-/// fnmatch does.
-pub fn fnmatch(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if pi < p.len() && p[pi] == '[' {
-            if let Some(end) = p[pi + 1..]
-                .iter()
-                .position(|c| *c == ']')
-                .map(|e| pi + 1 + e)
-            {
-                let class = &p[pi + 1..end];
-                let (negate, class) = match class.first() {
-                    Some('!') => (true, &class[1..]),
-                    _ => (false, class),
-                };
-                let mut hit = false;
-                let mut k = 0;
-                while k < class.len() {
-                    if k + 2 < class.len() && class[k + 1] == '-' {
-                        hit |= class[k] <= t[ti] && t[ti] <= class[k + 2];
-                        k += 3;
-                    } else {
-                        hit |= class[k] == t[ti];
-                        k += 1;
-                    }
-                }
-                if hit != negate {
-                    pi = end + 1;
-                    ti += 1;
-                    continue;
-                }
-            }
-        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-            continue;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-            continue;
-        }
-        match star {
-            Some(s) => {
-                pi = s + 1;
-                mark += 1;
-                ti = mark;
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 #[cfg(test)]
@@ -351,6 +331,22 @@ mod tests {
             vec!["examples/run.py"]
         );
         assert!(sel("python -c x").is_none());
+        assert_eq!(
+            sel("torchrun --nproc-per-node 2 dist/run_x.py --tp 2")
+                .unwrap()
+                .paths,
+            vec!["dist/run_x.py"]
+        );
+        assert_eq!(
+            sel("python -W ignore t/x.py").unwrap().paths,
+            vec!["t/x.py"]
+        );
+        assert_eq!(
+            sel("python -m torch.distributed.run --nproc_per_node=4 t/y.py")
+                .unwrap()
+                .paths,
+            vec!["t/y.py"]
+        );
         assert!(sel("echo pytest").is_none());
         let f = sel("find tests/k -name test_*.py -exec pytest -q {} +").unwrap();
         assert_eq!(

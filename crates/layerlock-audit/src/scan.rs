@@ -6,13 +6,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use layerlock_ci::{Layout, Phase, Script, buildkite, dockerfile, github, gitlab, yaml};
+use std::rc::Rc;
+
+use layerlock_ci::dockerfile::{self, Mount};
+use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
-use layerlock_shell::Context;
+use layerlock_shell::{Context, ShellRun};
 
 use crate::finding::{Finding, FindingBuilder, Location, Severity};
-use crate::install::{Arg, RequirementFiles, strip_wrappers};
+use crate::install::{Arg, RequirementFiles};
+use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
 use crate::rules::{CommandSite, registry};
+use crate::wrappers::{Container, unwrap};
 
 impl ScanOptions {
     /// Apply `--path-map` to a path as written in CI.
@@ -34,7 +39,8 @@ impl ScanOptions {
     }
 
     /// Where a path named in a command is in the tree: mapped, then relative
-    /// to the command's directory, then to the root.
+    /// to the command's directory, then to the root. Only files inside the
+    /// root (symlinks resolved) are found.
     pub fn resolve(&self, path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
         let mapped = self.map(path);
         let candidates: Vec<PathBuf> = if mapped.is_absolute() {
@@ -47,7 +53,29 @@ impl ScanOptions {
             c.push(self.root.join(&mapped));
             c
         };
-        candidates.into_iter().find(|c| c.is_file())
+        candidates
+            .into_iter()
+            .find_map(|c| confined_file(&c, &self.root))
+    }
+
+    /// A path as reports show it: relative to the root, normalised.
+    pub fn shown(&self, path: &Path) -> String {
+        let path = normalize(path);
+        path.strip_prefix(&self.root)
+            .unwrap_or(&path)
+            .display()
+            .to_string()
+    }
+
+    /// A path named in a command at `place`: through the image's mounts
+    /// first (image builds, containers), then as [`ScanOptions::resolve`].
+    fn locate(&self, path: &str, place: &Place) -> Option<PathBuf> {
+        if let Some(image) = &place.image
+            && let Some(found) = image.find(path, &self.root)
+        {
+            return Some(found);
+        }
+        self.resolve(path, place.cwd.as_deref())
     }
 }
 
@@ -180,21 +208,67 @@ impl Visitor for RuleVisitor {
     }
 }
 
+/// Where a command's paths lead: the directory it runs in, and for image
+/// builds and containers the image paths that hold repository files.
+#[derive(Debug, Clone, Default)]
+struct Place {
+    /// The directory in the repository commands run in, if known.
+    cwd: Option<PathBuf>,
+    /// For an image build: the build context and what the image holds.
+    image: Option<Rc<Image>>,
+}
+
+#[derive(Debug)]
+struct Image {
+    context: PathBuf,
+    mounts: Vec<Mount>,
+    /// The image's working directory (`WORKDIR`).
+    workdir: String,
+}
+
+impl Image {
+    /// The repository file an image path holds.
+    fn find(&self, path: &str, root: &Path) -> Option<PathBuf> {
+        let image_path = if path.starts_with('/') {
+            path.to_string()
+        } else {
+            format!("{}/{path}", self.workdir)
+        };
+        let image_path = normalize(Path::new(&image_path)).display().to_string();
+        self.mounts.iter().rev().find_map(|m| {
+            m.candidates(&image_path)
+                .into_iter()
+                .find_map(|c| confined_file(&self.context.join(c), root))
+        })
+    }
+
+    /// The repository directory the image's working directory holds.
+    fn workdir_in_repo(&self) -> Option<PathBuf> {
+        let workdir = self.workdir.trim_end_matches('/');
+        self.mounts.iter().rev().find_map(|m| {
+            m.candidates(if workdir.is_empty() { "/" } else { workdir })
+                .into_iter()
+                .map(|c| normalize(&self.context.join(c)))
+                .find(|d| d.is_dir())
+        })
+    }
+}
+
 struct Files<'a> {
     options: &'a ScanOptions,
-    cwd: Option<PathBuf>,
+    place: &'a Place,
+    vars: &'a BTreeMap<String, String>,
 }
 
 impl RequirementFiles for Files<'_> {
     fn read(&self, path: &str) -> Option<(String, RequirementsFile)> {
-        let real = self.options.resolve(path, self.cwd.as_deref())?;
+        let real = self.options.locate(path, self.place)?;
         let parsed = RequirementsFile::read(&real).ok()?;
-        let shown = real
-            .strip_prefix(&self.options.root)
-            .unwrap_or(&real)
-            .display()
-            .to_string();
-        Some((shown, parsed))
+        Some((self.options.shown(&real), parsed))
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.vars.get(name).cloned()
     }
 }
 
@@ -208,21 +282,40 @@ struct Scanner<'a> {
 struct Run<'a> {
     text: &'a str,
     layout: Layout,
+    /// Applied after `layout`, innermost first: a Dockerfile written by a
+    /// heredoc sits at (first body line, layout of the text holding it).
+    outer: Vec<(usize, Layout)>,
     file: String,
+    /// The script file itself, when the text is a whole file.
+    script: Option<PathBuf>,
     job: Option<String>,
     phase: Phase,
     env: BTreeMap<String, String>,
-    cwd: Option<PathBuf>,
+    place: Place,
+    /// The arguments the script was called with, and where the call is.
+    positional: Vec<Arg>,
+    call_site: Option<Location>,
     via: Vec<String>,
     stack: Vec<PathBuf>,
 }
 
+impl Run<'_> {
+    fn pos(&self, line: usize, column: usize) -> yaml::Pos {
+        let mut pos = self.layout.map(line, column);
+        for (first, layout) in &self.outer {
+            pos = layout.map(first + pos.line - 1, pos.column);
+        }
+        pos
+    }
+}
+
+/// Deepest chain of scripts, nested shell strings and generated Dockerfiles
+/// followed from one CI file.
+const MAX_CHAIN: usize = 32;
+
 impl<'a> Scanner<'a> {
     fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.options.root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
+        self.options.shown(path)
     }
 
     fn error(&mut self, path: &str, line: usize, column: usize, message: String) {
@@ -266,6 +359,7 @@ impl<'a> Scanner<'a> {
                 phase: Phase::JobTime,
                 env: BTreeMap::new(),
                 working_dir: None,
+                mounts: Vec::new(),
             }]),
             Kind::Yaml => {
                 let docs = match yaml::parse(&text) {
@@ -273,11 +367,7 @@ impl<'a> Scanner<'a> {
                     Err(e) => {
                         // Only files that are CI files matter; a broken YAML
                         // file in a CI location is reported.
-                        if rel.contains(".buildkite")
-                            || rel.contains(".github")
-                            || rel.contains("gitlab-ci")
-                            || explicit
-                        {
+                        if System::from_path(&rel).is_some() || explicit {
                             self.error(
                                 &rel,
                                 e.line,
@@ -288,26 +378,9 @@ impl<'a> Scanner<'a> {
                         return;
                     }
                 };
-                let is_gitlab = rel.ends_with(".gitlab-ci.yml")
-                    || rel.ends_with("gitlab-ci.yaml")
-                    || rel.contains(".gitlab/");
-                let is_workflow = rel.contains(".github/workflows/");
-                if is_gitlab {
-                    Ok(gitlab::scripts_in(&docs))
-                } else if is_workflow
-                    || docs.iter().any(github::looks_like_action)
-                    || docs
-                        .iter()
-                        .any(|d| github::looks_like_workflow(d) && d.get("on").is_some())
-                {
-                    Ok(github::scripts_in(&docs))
-                } else if docs.iter().any(|d| {
-                    buildkite::looks_like_pipeline(d)
-                        || matches!(d, yaml::Node::Seq { .. }) && rel.contains(".buildkite")
-                }) {
-                    Ok(buildkite::scripts_in(&docs))
-                } else {
-                    return;
+                match System::detect(&rel, &docs) {
+                    Some(system) => Ok(system.scripts(&docs)),
+                    None => return,
                 }
             }
         };
@@ -319,31 +392,27 @@ impl<'a> Scanner<'a> {
             }
         };
         self.result.files.insert(rel.clone());
+        let context = (kind == Kind::Dockerfile).then(|| self.build_context(path, &scripts));
         for script in scripts {
-            let cwd = script
-                .working_dir
-                .as_deref()
-                .map(|d| self.options.map(d))
-                .map(|d| {
-                    if d.is_absolute() {
-                        d
-                    } else {
-                        self.options.root.join(d)
-                    }
-                })
-                .or_else(|| {
-                    (script.phase == Phase::JobTime && script.job.is_some())
-                        .then(|| self.options.default_working_dir.clone())
-                        .flatten()
-                });
+            let place = match &context {
+                Some(context) => self.image_place(context.clone(), &script),
+                None => Place {
+                    cwd: self.job_cwd(&script),
+                    image: None,
+                },
+            };
             let run = Run {
                 text: &script.text,
                 layout: script.layout,
+                outer: Vec::new(),
                 file: rel.clone(),
+                script: (kind == Kind::Shell).then(|| path.to_path_buf()),
                 job: script.job.clone(),
                 phase: script.phase,
                 env: script.env.clone(),
-                cwd,
+                place,
+                positional: Vec::new(),
+                call_site: None,
                 via: Vec::new(),
                 stack: vec![path.to_path_buf()],
             };
@@ -351,11 +420,73 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// The directory a CI job's script runs in.
+    fn job_cwd(&self, script: &Script) -> Option<PathBuf> {
+        script
+            .working_dir
+            .as_deref()
+            .map(|d| self.options.map(d))
+            .map(|d| normalize(&self.options.root.join(d)))
+            .or_else(|| {
+                (script.phase == Phase::JobTime && script.job.is_some())
+                    .then(|| self.options.default_working_dir.clone())
+                    .flatten()
+            })
+    }
+
+    fn image_place(&self, context: PathBuf, script: &Script) -> Place {
+        let image = Image {
+            context,
+            mounts: script.mounts.clone(),
+            workdir: script
+                .working_dir
+                .clone()
+                .unwrap_or_else(|| "/".to_string()),
+        };
+        Place {
+            cwd: image.workdir_in_repo(),
+            image: Some(Rc::new(image)),
+        }
+    }
+
+    /// A Dockerfile's build context is not written in it: take the
+    /// directory (the root, the Dockerfile's own, or one between) from which
+    /// most of what it copies exists.
+    fn build_context(&self, dockerfile: &Path, scripts: &[Script]) -> PathBuf {
+        let root = &self.options.root;
+        let mut candidates = vec![root.clone()];
+        let mut dir = dockerfile.parent();
+        while let Some(d) = dir {
+            if !d.starts_with(root) || d == root {
+                break;
+            }
+            candidates.push(d.to_path_buf());
+            dir = d.parent();
+        }
+        let sources: BTreeSet<&str> = scripts
+            .iter()
+            .flat_map(|s| s.mounts.iter())
+            .map(|m| m.source.as_str())
+            .filter(|s| !s.is_empty() && !layerlock_ci::glob::is_glob(s))
+            .collect();
+        let mut best = (0, root.clone());
+        for candidate in candidates {
+            let found = sources
+                .iter()
+                .filter(|s| candidate.join(s).exists())
+                .count();
+            if found > best.0 {
+                best = (found, candidate);
+            }
+        }
+        best.1
+    }
+
     fn run(&mut self, run: &Run<'_>) {
         let parsed = match layerlock_shell::parse(run.text) {
             Ok(p) => p,
             Err(e) => {
-                let pos = run.layout.map(e.line, e.column);
+                let pos = run.pos(e.line, e.column);
                 self.error(
                     &run.file,
                     pos.line,
@@ -366,39 +497,71 @@ impl<'a> Scanner<'a> {
             }
         };
         let mut vars = run.env.clone();
-        let mut cwd = run.cwd.clone();
+        for (i, arg) in run.positional.iter().enumerate() {
+            if let Some(v) = &arg.value {
+                vars.insert((i + 1).to_string(), v.clone());
+            }
+        }
+        if run.positional.iter().all(|a| a.value.is_some()) && run.call_site.is_some() {
+            let all: Vec<&str> = run
+                .positional
+                .iter()
+                .filter_map(|a| a.value.as_deref())
+                .collect();
+            vars.insert("@".to_string(), all.join(" "));
+            vars.insert("*".to_string(), all.join(" "));
+            vars.insert("#".to_string(), all.len().to_string());
+        }
+        let mut place = run.place.clone();
         let mut previous: Option<Vec<Arg>> = None;
+        // Files a heredoc was written to: path → (body, its first line).
+        let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         for command in &parsed.commands {
             let top = command.context.is_empty();
+            let here = Here {
+                root: &self.options.root,
+                script: run.script.as_deref(),
+                cwd: place.cwd.as_deref(),
+            };
             for (name, word) in &command.assignments {
                 if top
                     && command.words.is_empty()
-                    && let Some(v) = word.value.clone().or_else(|| word.expand(&vars))
+                    && let Some(v) = self.word_value(word, &vars, &here)
                 {
                     vars.insert(name.clone(), v);
                 }
             }
-            let args: Vec<Arg> = command
-                .words
-                .iter()
-                .map(|w| Arg {
-                    value: w.value.clone().or_else(|| w.expand(&vars)),
-                    raw: w.raw.clone(),
-                })
-                .collect();
-            if top {
-                track_env_and_cwd(&args, &mut vars, &mut cwd, self);
+            let mut args: Vec<Arg> = Vec::new();
+            for word in &command.words {
+                let at = run.pos(word.line, word.column);
+                if word.is_all_arguments() && run.call_site.is_some() && !word.raw.contains("\"$*")
+                {
+                    // `"$@"` stands for every argument the script was given.
+                    args.extend(run.positional.iter().cloned());
+                    continue;
+                }
+                args.push(Arg {
+                    value: self.word_value(word, &vars, &here),
+                    raw: word.raw.clone(),
+                    at: Some((at.line, at.column)),
+                });
             }
-            let pos = run.layout.map(command.line, command.column);
+            if top {
+                track_env_and_cwd(&args, &mut vars, &mut place.cwd, self);
+            }
+            let pos = run.pos(command.line, command.column);
             let location = Location {
                 path: run.file.clone(),
                 line: pos.line,
                 column: pos.column,
             };
             let options = self.options;
+            let (inner, containers) = unwrap(&args);
+            let site_place = self.container_place(&place, &containers, &vars);
             let files = Files {
                 options,
-                cwd: cwd.clone(),
+                place: &site_place,
+                vars: &vars,
             };
             let site = CommandSite {
                 args: &args,
@@ -408,29 +571,300 @@ impl<'a> Scanner<'a> {
                 phase: run.phase,
                 via: &run.via,
                 files: &files,
-                cwd: cwd.as_deref(),
+                cwd: site_place.cwd.as_deref(),
                 root: &options.root,
                 previous: previous.as_deref(),
                 mapped_paths: options.path_map.len(),
             };
             self.visitor.command(&site);
-            let call = if matches!(command.context.last(), Some(Context::Substitution)) {
-                None
-            } else {
-                script_call(&args)
-            };
-            if let Some(call) = call {
-                match options.resolve(&call, cwd.as_deref()) {
-                    None => self.visitor.missing_script(&call, &site),
-                    Some(real) => self.follow(run, real, &location, cwd.as_deref()),
+            if let (Some(body), Some(line)) = (&command.heredoc, command.heredoc_line)
+                && let Some(target) = heredoc_target(command, inner, &vars)
+            {
+                let path = self.place_path(&site_place, &target);
+                written.insert(path, (body.clone(), line));
+            }
+            if run.stack.len() <= MAX_CHAIN {
+                self.nested_string(run, &args, &location);
+                self.generated_dockerfile(run, command, inner, &site_place, &written);
+                let call = if matches!(command.context.last(), Some(Context::Substitution)) {
+                    None
+                } else {
+                    script_call(inner)
+                };
+                if let Some((call, call_args)) = call {
+                    match options.locate(&call, &site_place) {
+                        None => self.visitor.missing_script(&call, &site),
+                        Some(real) => {
+                            let child_place = Place {
+                                cwd: site_place.cwd.clone(),
+                                image: site_place.image.clone(),
+                            };
+                            self.follow(run, real, &location, child_place, call_args);
+                        }
+                    }
                 }
             }
             previous = Some(args);
         }
     }
 
-    fn follow(&mut self, run: &Run<'_>, real: PathBuf, location: &Location, cwd: Option<&Path>) {
-        if run.stack.contains(&real) || run.stack.len() > 32 {
+    /// A word's value: static, from known variables, or a directory idiom.
+    fn word_value(
+        &self,
+        word: &layerlock_shell::Word,
+        vars: &BTreeMap<String, String>,
+        here: &Here<'_>,
+    ) -> Option<String> {
+        if let Some(v) = word.value.clone().or_else(|| word.expand(vars)) {
+            return Some(v);
+        }
+        if let Some(dir) = eval_dir(&strip_quotes(&word.raw), here) {
+            return Some(dir.display().to_string());
+        }
+        // `$REPO_ROOT/tests/x`: an unknown variable followed by a path that
+        // exists from the root stands for the root.
+        let (_, rest) = word.leading_variable()?;
+        let rest = rest.strip_prefix('/')?;
+        let candidate = normalize(&self.options.root.join(rest));
+        (!rest.is_empty() && candidate.starts_with(&self.options.root) && candidate.exists())
+            .then(|| candidate.display().to_string())
+    }
+
+    /// Inside a container, paths go through its volumes and working
+    /// directory when they map back into the repository.
+    fn container_place(
+        &self,
+        place: &Place,
+        containers: &[Container],
+        vars: &BTreeMap<String, String>,
+    ) -> Place {
+        let mut place = place.clone();
+        for container in containers {
+            let mut mounts = Vec::new();
+            for (inside, host) in &container.volumes {
+                let host_dir = match host.value.as_deref() {
+                    Some(v) => Some(normalize(
+                        &place
+                            .cwd
+                            .clone()
+                            .unwrap_or_else(|| self.options.root.clone())
+                            .join(v),
+                    )),
+                    None => {
+                        let here = Here {
+                            root: &self.options.root,
+                            script: None,
+                            cwd: place.cwd.as_deref(),
+                        };
+                        eval_dir(&strip_quotes(&host.raw), &here).or_else(|| {
+                            let raw = strip_quotes(&host.raw);
+                            let name = raw.trim_start_matches('$').trim_matches(['{', '}']);
+                            WORKSPACE_VARS
+                                .contains(&name)
+                                .then(|| self.options.root.clone())
+                                .or_else(|| vars.get(name).map(PathBuf::from))
+                        })
+                    }
+                };
+                if let Some(dir) = host_dir.filter(|d| d.starts_with(&self.options.root)) {
+                    mounts.push(Mount {
+                        target: inside.clone(),
+                        source: dir
+                            .strip_prefix(&self.options.root)
+                            .unwrap_or(&dir)
+                            .display()
+                            .to_string(),
+                        into_dir: false,
+                    });
+                }
+            }
+            if mounts.is_empty() {
+                continue;
+            }
+            let image = Image {
+                context: self.options.root.clone(),
+                mounts,
+                workdir: container.workdir.clone().unwrap_or_else(|| "/".to_string()),
+            };
+            place = Place {
+                cwd: image.workdir_in_repo().or(place.cwd),
+                image: Some(Rc::new(image)),
+            };
+        }
+        place
+    }
+
+    /// A path written in a command, in the repository (it need not exist).
+    fn place_path(&self, place: &Place, path: &str) -> PathBuf {
+        let mapped = self.options.map(path);
+        normalize(
+            &place
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.options.root.clone())
+                .join(mapped),
+        )
+    }
+
+    /// `bash -c "$*"`, `eval "$@"`, `docker run … bash -c "$cmd"`: a shell
+    /// string known only once the variables are: parse its value. The shell
+    /// crate already parsed strings that have literal text of their own.
+    fn nested_string(&mut self, run: &Run<'_>, args: &[Arg], location: &Location) {
+        let is_eval = args.first().is_some_and(|a| a.is("eval"));
+        let values: Vec<Option<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
+        let text: Vec<&str> = match layerlock_shell::shell_run(&values) {
+            // Only a string that is one variable: the shell crate already
+            // parsed strings with literal text of their own.
+            Some(ShellRun::String(i))
+                if is_lone_variable(&args[i].raw) || run.positional.contains(&args[i]) =>
+            {
+                args[i].value.as_deref().into_iter().collect()
+            }
+            _ if is_eval => args[1..]
+                .iter()
+                .filter_map(|a| a.value.as_deref())
+                .collect(),
+            _ => return,
+        };
+        if text.is_empty() {
+            return;
+        }
+        let text = text.join(" ");
+        // Report where the text is written: at the caller's argument when
+        // the script was handed it, else at this command.
+        let from_caller = run.positional.iter().find(|a| {
+            a.value
+                .as_deref()
+                .is_some_and(|v| !v.is_empty() && text.contains(v))
+        });
+        let (file, start, via) = match (from_caller.and_then(|a| a.at), &run.call_site) {
+            (Some((line, column)), Some(site)) => {
+                let mut via = run.via.clone();
+                via.pop();
+                via.push(format!("{}:{}", location.path, location.line));
+                (site.path.clone(), yaml::Pos { line, column }, via)
+            }
+            _ => {
+                let column = if is_eval {
+                    args.get(1)
+                        .and_then(|a| a.at)
+                        .map_or(location.column, |(_, c)| c)
+                } else {
+                    location.column
+                };
+                let start = yaml::Pos {
+                    line: location.line,
+                    column,
+                };
+                (location.path.clone(), start, run.via.clone())
+            }
+        };
+        let mut stack = run.stack.clone();
+        stack.push(PathBuf::from(format!("<string at {location}>")));
+        let child = Run {
+            text: &text,
+            layout: Layout::Folded { start },
+            outer: Vec::new(),
+            file,
+            script: run.script.clone(),
+            job: run.job.clone(),
+            phase: run.phase,
+            env: run.env.clone(),
+            place: run.place.clone(),
+            positional: Vec::new(),
+            call_site: None,
+            via,
+            stack,
+        };
+        self.run(&child);
+    }
+
+    /// `docker build -f Dockerfile.ci .` of a Dockerfile this script wrote
+    /// with a heredoc, or `docker build -f - . <<EOF`: its RUN lines run
+    /// now, at job time.
+    fn generated_dockerfile(
+        &mut self,
+        run: &Run<'_>,
+        command: &layerlock_shell::Command,
+        inner: &[Arg],
+        place: &Place,
+        written: &BTreeMap<PathBuf, (String, usize)>,
+    ) {
+        let Some(build) = docker_build(inner) else {
+            return;
+        };
+        let (body, line) = match build.file.as_deref() {
+            Some("-") => match (&command.heredoc, command.heredoc_line) {
+                (Some(body), Some(line)) => (body.clone(), line),
+                _ => return,
+            },
+            Some(file) => match written.get(&self.place_path(place, file)) {
+                Some(found) => found.clone(),
+                None => return,
+            },
+            None => match (&build.context, &command.heredoc, command.heredoc_line) {
+                (Some(c), Some(body), Some(line)) if c == "-" => (body.clone(), line),
+                (Some(c), _, _) => {
+                    let path = self.place_path(place, c).join("Dockerfile");
+                    match written.get(&path) {
+                        Some(found) => found.clone(),
+                        None => return,
+                    }
+                }
+                _ => return,
+            },
+        };
+        let scripts = match dockerfile::scripts_for(&body, Phase::JobTime) {
+            Ok(s) => s,
+            Err(e) => {
+                let pos = run.pos(line + e.line - 1, e.column);
+                self.error(&run.file, pos.line, pos.column, e.message);
+                return;
+            }
+        };
+        let context = build
+            .context
+            .as_deref()
+            .filter(|c| *c != "-")
+            .map(|c| self.place_path(place, c))
+            .filter(|c| c.is_dir() && c.starts_with(&self.options.root))
+            .or_else(|| place.cwd.clone())
+            .unwrap_or_else(|| self.options.root.clone());
+        let mut outer = vec![(line, run.layout)];
+        outer.extend(run.outer.iter().copied());
+        for script in scripts {
+            let child = Run {
+                text: &script.text,
+                layout: script.layout,
+                outer: outer.clone(),
+                file: run.file.clone(),
+                script: None,
+                job: run.job.clone(),
+                phase: Phase::JobTime,
+                env: script.env.clone(),
+                place: self.image_place(context.clone(), &script),
+                positional: Vec::new(),
+                call_site: None,
+                via: run.via.clone(),
+                stack: {
+                    let mut s = run.stack.clone();
+                    s.push(PathBuf::from(format!("<Dockerfile at line {line}>")));
+                    s
+                },
+            };
+            self.run(&child);
+        }
+    }
+
+    fn follow(
+        &mut self,
+        run: &Run<'_>,
+        real: PathBuf,
+        location: &Location,
+        place: Place,
+        call_args: Vec<Arg>,
+    ) {
+        if run.stack.contains(&real) || run.stack.len() > MAX_CHAIN {
             return;
         }
         let Ok(bytes) = fs_err::read(&real) else {
@@ -450,16 +884,142 @@ impl<'a> Scanner<'a> {
             layout: Layout::Lines {
                 start: yaml::Pos { line: 1, column: 1 },
             },
+            outer: Vec::new(),
             file: rel,
+            script: Some(real),
             job: run.job.clone(),
             phase: run.phase,
             env: run.env.clone(),
-            cwd: cwd.map(Path::to_path_buf).or_else(|| run.cwd.clone()),
+            place: Place {
+                cwd: place.cwd.or_else(|| run.place.cwd.clone()),
+                image: place.image,
+            },
+            positional: call_args,
+            call_site: Some(location.clone()),
             via,
             stack,
         };
         self.run(&child);
     }
+}
+
+/// `"$cmd"`, `${CMD}`, `"$@"`, `$*` as written.
+fn is_lone_variable(raw: &str) -> bool {
+    let text = raw.trim_matches('"');
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'));
+    name.is_some_and(|n| {
+        n == "@"
+            || n == "*"
+            || (!n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
+/// Variables CI systems set to the checkout directory.
+const WORKSPACE_VARS: &[&str] = &[
+    "GITHUB_WORKSPACE",
+    "BUILDKITE_BUILD_CHECKOUT_PATH",
+    "CI_PROJECT_DIR",
+    "PWD",
+];
+
+/// The file a heredoc is written to: `cat <<EOF > f`, `tee f <<EOF`.
+fn heredoc_target(
+    command: &layerlock_shell::Command,
+    inner: &[Arg],
+    vars: &BTreeMap<String, String>,
+) -> Option<String> {
+    if let Some(word) = &command.stdout {
+        return word.value.clone().or_else(|| word.expand(vars));
+    }
+    let program = inner.first()?.value.as_deref()?;
+    if program.rsplit('/').next() == Some("tee") {
+        return inner[1..]
+            .iter()
+            .filter_map(|a| a.value.as_deref())
+            .find(|v| !v.starts_with('-'))
+            .map(str::to_string);
+    }
+    None
+}
+
+/// What a `docker build` command builds.
+struct DockerBuild {
+    /// `-f FILE` (`-` for standard input).
+    file: Option<String>,
+    /// The context operand (`-` for a Dockerfile on standard input).
+    context: Option<String>,
+}
+
+/// `docker build`, `docker buildx build`, `docker image build`, `podman
+/// build`, `buildah bud`.
+fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
+    let first = args.first()?.value.as_deref()?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let words: Vec<&str> = args
+        .iter()
+        .map(|a| a.value.as_deref().unwrap_or(""))
+        .collect();
+    let start = match (program, words.get(1).copied(), words.get(2).copied()) {
+        ("docker" | "podman" | "nerdctl", Some("build"), _) => 2,
+        ("docker", Some("buildx" | "image"), Some("build")) => 3,
+        ("buildah", Some("bud" | "build"), _) => 2,
+        _ => return None,
+    };
+    const VALUE: &[&str] = &[
+        "-t",
+        "--tag",
+        "--build-arg",
+        "--target",
+        "--platform",
+        "--cache-from",
+        "--cache-to",
+        "--label",
+        "--network",
+        "--secret",
+        "--ssh",
+        "--output",
+        "-o",
+        "--progress",
+        "--build-context",
+        "--iidfile",
+        "--metadata-file",
+        "--shm-size",
+        "--ulimit",
+        "--add-host",
+        "--builder",
+        "--allow",
+        "--attest",
+        "--annotation",
+    ];
+    let mut build = DockerBuild {
+        file: None,
+        context: None,
+    };
+    let mut i = start;
+    while let Some(w) = words.get(i) {
+        if let Some(f) = w.strip_prefix("--file=") {
+            build.file = Some(f.to_string());
+        } else if *w == "-f" || *w == "--file" {
+            build.file = words.get(i + 1).map(|s| s.to_string());
+            i += 1;
+        } else if let Some(f) = w
+            .strip_prefix("-f")
+            .filter(|f| !f.is_empty() && !w.starts_with("--"))
+        {
+            build.file = Some(f.to_string());
+        } else if w.starts_with('-') && *w != "-" {
+            if VALUE.contains(w) {
+                i += 1;
+            }
+        } else {
+            build.context = Some(w.to_string());
+        }
+        i += 1;
+    }
+    Some(build)
 }
 
 /// `export A=b`, `cd DIR` at the top level of a script change what later
@@ -481,51 +1041,38 @@ fn track_env_and_cwd(
                 }
             }
         }
-        "cd" => {
+        "cd" | "pushd" => {
             if let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) {
                 let mapped = scanner.options.map(dir);
-                *cwd = Some(if mapped.is_absolute() {
-                    mapped
-                } else {
-                    cwd.clone()
+                *cwd = Some(normalize(
+                    &cwd.clone()
                         .unwrap_or_else(|| scanner.options.root.clone())
-                        .join(mapped)
-                });
+                        .join(mapped),
+                ));
             }
         }
         _ => {}
     }
 }
 
-/// The script a command runs, if it runs one: `bash x.sh`, `sh -e x.sh`,
-/// `source x.sh`, `. x.sh`, `./x.sh`, `path/to/x.sh`.
-fn script_call(args: &[Arg]) -> Option<String> {
-    let args = strip_wrappers(args);
+/// The script a command runs, if it runs one, with the arguments it gets:
+/// `bash x.sh a b`, `sh -e x.sh`, `source x.sh`, `. x.sh`, `./x.sh`,
+/// `path/to/x.sh`. Not `sh -s -- args` (the script is standard input).
+fn script_call(args: &[Arg]) -> Option<(String, Vec<Arg>)> {
     let first = args.first()?.value.as_deref()?;
+    let values: Vec<Option<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
     let program = first.rsplit('/').next().unwrap_or(first);
     if matches!(program, "bash" | "sh" | "dash" | "zsh") {
-        let mut i = 1;
-        while let Some(a) = args.get(i) {
-            let v = a.value.as_deref()?;
-            if v == "-c" || (v.starts_with('-') && !v.starts_with("--") && v.contains('c')) {
-                return None;
-            }
-            if v == "-o" || v == "+o" {
-                i += 2;
-                continue;
-            }
-            if !v.starts_with('-') && !v.starts_with('+') {
-                return Some(v.to_string());
-            }
-            i += 1;
-        }
-        return None;
+        return match layerlock_shell::shell_run(&values)? {
+            ShellRun::File(i) => Some((args[i].value.clone()?, args[i + 1..].to_vec())),
+            _ => None,
+        };
     }
     if first == "source" || first == "." {
-        return args.get(1)?.value.clone();
+        return Some((args.get(1)?.value.clone()?, args.get(2..)?.to_vec()));
     }
     if first.ends_with(".sh") || first.starts_with("./") {
-        return Some(first.to_string());
+        return Some((first.to_string(), args[1..].to_vec()));
     }
     None
 }

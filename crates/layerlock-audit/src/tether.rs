@@ -8,6 +8,9 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use layerlock_ci::glob::{is_glob, matches as glob_matches};
+
+use crate::paths::normalize;
 use crate::pytest::{Selection, fnmatch, selection};
 use crate::rules::CommandSite;
 use crate::scan::{FileError, ScanOptions, Visitor, walk};
@@ -39,9 +42,18 @@ pub struct StepRun {
 
 impl StepRun {
     fn covers(&self, file: &str) -> bool {
-        let under =
-            |dir: &str| dir.is_empty() || dir == "." || file.starts_with(&format!("{dir}/"));
-        self.files.iter().any(|f| f == file)
+        let under = |dir: &str| {
+            if is_glob(dir) {
+                // `tests/*/unit`: the file's leading segments match it.
+                let depth = dir.split('/').count();
+                let segments: Vec<&str> = file.split('/').collect();
+                return segments.len() > depth && glob_matches(dir, &segments[..depth].join("/"));
+            }
+            dir.is_empty() || dir == "." || file.starts_with(&format!("{dir}/"))
+        };
+        self.files
+            .iter()
+            .any(|f| f == file || (is_glob(f) && glob_matches(f, file)))
             || self.dirs.iter().any(|d| under(d))
             || self
                 .finds
@@ -95,22 +107,7 @@ impl Collector<'_> {
                 .unwrap_or_else(|| root.clone())
                 .join(mapped)
         };
-        let mut parts: Vec<String> = Vec::new();
-        for c in absolute.components() {
-            match c {
-                std::path::Component::ParentDir => {
-                    parts.pop();
-                }
-                std::path::Component::CurDir => {}
-                other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
-            }
-        }
-        let normal: PathBuf = parts.iter().collect();
-        let normal = if absolute.is_absolute() {
-            Path::new("/").join(normal)
-        } else {
-            normal
-        };
+        let normal = normalize(&absolute);
         normal
             .strip_prefix(root)
             .map(|p| p.display().to_string())
@@ -153,7 +150,7 @@ impl Visitor for Collector<'_> {
         };
         for path in paths {
             let resolved = self.resolve(&path, cwd);
-            if path.ends_with(".py") {
+            if path.ends_with(".py") || path.ends_with(".py*") {
                 run.files.push(resolved);
             } else {
                 run.dirs.push(resolved);
@@ -372,6 +369,67 @@ pub fn explain(file: &str, runs: &[StepRun], inventory: &[String]) -> Vec<String
             "no CI step runs {file}: no pytest target covers it"
         ));
         out.extend(near);
+    }
+    out
+}
+
+/// Why nearly nothing is tethered, when the CI's test paths do not exist
+/// from the root: each a line saying what to configure.
+pub fn diagnose(runs: &[StepRun], root: &Path) -> Vec<String> {
+    let mut working_dirs: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut containers: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let top_dirs: Vec<String> = fs_err::read_dir(root)
+        .map(|entries| {
+            let mut dirs: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| !n.starts_with('.'))
+                .collect();
+            dirs.sort();
+            dirs
+        })
+        .unwrap_or_default();
+    for run in runs {
+        for path in run.files.iter().chain(&run.dirs) {
+            if is_glob(path) || root.join(path).exists() {
+                continue;
+            }
+            if path.starts_with('/') {
+                // An absolute container path: which prefix, cut off, lands
+                // in the tree?
+                let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+                for cut in 1..parts.len() {
+                    let rest = parts[cut..].join("/");
+                    if root.join(&rest).exists() {
+                        let prefix = format!("/{}", parts[..cut].join("/"));
+                        let entry = containers
+                            .entry(prefix)
+                            .or_insert((0, format!("{path} ({})", run.at)));
+                        entry.0 += 1;
+                        break;
+                    }
+                }
+            } else if let Some(dir) = top_dirs.iter().find(|d| root.join(d).join(path).exists()) {
+                let entry = working_dirs
+                    .entry(dir.clone())
+                    .or_insert((0, format!("{path} ({})", run.at)));
+                entry.0 += 1;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some((dir, (count, example))) = working_dirs.iter().max_by_key(|(_, (n, _))| *n) {
+        out.push(format!(
+            "{count} test path{} in CI commands exist only under {dir}/, e.g. {example}: the steps run there; set `default-working-dir = \"{dir}\"` under [tether] in layerlock.toml",
+            if *count == 1 { "" } else { "s" }
+        ));
+    }
+    for (prefix, (count, example)) in &containers {
+        out.push(format!(
+            "{count} test path{} start with the container path {prefix}, e.g. {example}: map it with `path-map = [\"{prefix}=.\"]` under [tether] (or --path-map {prefix}=.)",
+            if *count == 1 { "" } else { "s" }
+        ));
     }
     out
 }

@@ -161,6 +161,7 @@ impl Walker<'_> {
                 phase: Phase::JobTime,
                 env: all_env,
                 working_dir: working_dir.clone(),
+                mounts: Vec::new(),
             });
         }
     }

@@ -50,6 +50,7 @@ fn steps(
                 .and_then(Node::as_str)
                 .or(dir)
                 .map(str::to_string),
+            mounts: Vec::new(),
         });
     }
 }

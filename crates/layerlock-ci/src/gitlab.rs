@@ -85,6 +85,7 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                     phase: Phase::JobTime,
                     env: env.clone(),
                     working_dir: None,
+                    mounts: Vec::new(),
                 });
             }
         }

@@ -7,7 +7,10 @@ pub mod buildkite;
 pub mod dockerfile;
 pub mod github;
 pub mod gitlab;
+pub mod glob;
 mod script;
+mod system;
 pub mod yaml;
 
 pub use script::{Layout, ModelError, Phase, Script};
+pub use system::System;

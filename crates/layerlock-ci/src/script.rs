@@ -72,6 +72,8 @@ pub struct Script {
     pub env: BTreeMap<String, String>,
     /// The directory the job runs in, as written (before any path map).
     pub working_dir: Option<String>,
+    /// Image paths that hold files of the build context (Dockerfiles).
+    pub mounts: Vec<crate::dockerfile::Mount>,
 }
 
 /// A CI file that could be parsed only in part, or not at all.

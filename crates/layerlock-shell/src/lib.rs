@@ -26,4 +26,5 @@ mod word_reader;
 pub use command::{Command, Context, Script};
 pub use error::ShellError;
 pub use script::parse;
+pub use shell_invocation::{ShellRun, shell_run};
 pub use word::Word;

@@ -12,6 +12,9 @@ pub(crate) struct Redirect {
     pub(crate) start: usize,
     pub(crate) end: usize,
     pub(crate) heredoc: Option<usize>,
+    /// The target of a redirection of standard output (`>f`, `>>f`, `&>f`,
+    /// `1>f`), so callers can see a heredoc written to a file.
+    pub(crate) stdout: Option<crate::word::Word>,
 }
 
 impl Parser<'_> {
@@ -50,6 +53,15 @@ impl Parser<'_> {
             (Some('&'), Some('>'), _) => (2, None),
             _ => (1, None),
         };
+        let fd: String = self.src.text(start, self.pos);
+        let op = (self.peek(), self.peek_ahead(1));
+        let to_stdout = (fd.is_empty() || fd == "1")
+            && match op {
+                (Some('>'), Some('&')) => false,
+                (Some('>'), _) => true,
+                (Some('&'), Some('>')) => fd.is_empty(),
+                _ => false,
+            };
         self.advance(len);
         self.skip_blanks();
         let target = match self.peek() {
@@ -61,6 +73,9 @@ impl Parser<'_> {
             _ => None,
         };
         let end = self.pos;
+        let stdout = to_stdout
+            .then(|| target.as_ref().map(|t| t.word.clone()))
+            .flatten();
         let heredoc = match (heredoc, target) {
             (Some(strip_tabs), Some(target)) => {
                 Some(self.heredocs.queue(&target.word.raw, strip_tabs, start))
@@ -71,6 +86,7 @@ impl Parser<'_> {
             start,
             end,
             heredoc,
+            stdout,
         })
     }
 }

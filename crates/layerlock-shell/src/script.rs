@@ -141,10 +141,26 @@ impl Assembler<'_> {
         let body_is_script = nested
             .as_ref()
             .is_some_and(|(kind, _)| *kind == Context::HeredocShell && own.is_some());
+        let heredoc_line = own
+            .and_then(|body| body.origins.first())
+            .map(|o| self.lines.position(*o).0);
+        let words = raw
+            .words
+            .iter()
+            .map(|w| {
+                let mut word = w.word.clone();
+                if let Some(o) = w.first_origin() {
+                    (word.line, word.column) = self.lines.position(o);
+                } else {
+                    (word.line, word.column) = (line, column);
+                }
+                word
+            })
+            .collect();
         self.out.push((
             origin,
             Command {
-                words: raw.words.iter().map(|w| w.word.clone()).collect(),
+                words,
                 assignments: raw
                     .assignments
                     .iter()
@@ -154,6 +170,8 @@ impl Assembler<'_> {
                 column,
                 text: one_line(self.src.slice(raw.start, raw.end)),
                 heredoc: own.map(|body| body.chars.iter().collect()),
+                heredoc_line,
+                stdout: raw.stdout.clone(),
                 context: raw.context.clone(),
             },
         ));

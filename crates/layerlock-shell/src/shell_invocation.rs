@@ -60,6 +60,18 @@ pub(crate) enum ShellInput<'w> {
     Stdin,
 }
 
+/// What a command that starts a shell gives it to run; indices are into the
+/// words given to [`shell_run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellRun {
+    /// `-c WORD`: the word at this index is the script.
+    String(usize),
+    /// The script is read from standard input (`sh`, `sh -s -- args`).
+    Stdin,
+    /// The script file at this index; the words after it are its arguments.
+    File(usize),
+}
+
 fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
@@ -68,33 +80,30 @@ fn is_shell(value: &str) -> bool {
     SHELLS.contains(&basename(value))
 }
 
-fn value(word: &RawWord) -> Option<&str> {
-    word.word.value.as_deref()
-}
-
-/// The script source of the shell `words` run, if they run one and it is
-/// not a script file.
-pub(crate) fn shell_input(words: &[RawWord]) -> Option<ShellInput<'_>> {
-    let first = value(words.first()?)?;
+/// If these words (static values, `None` where computed) start a shell,
+/// where its script comes from. The shell may follow a wrapper such as
+/// `sudo`, `env` or `docker run IMAGE`.
+pub fn shell_run(words: &[Option<&str>]) -> Option<ShellRun> {
+    let first = (*words.first()?)?;
     let shell = if is_shell(first) {
         0
     } else if WRAPPERS.contains(&basename(first)) {
-        words.iter().position(|w| value(w).is_some_and(is_shell))?
+        words.iter().position(|w| w.is_some_and(is_shell))?
     } else {
         return None;
     };
-    let mut rest = words.iter().skip(shell + 1);
+    let mut i = shell + 1;
     let mut runs_string = false;
     let mut reads_stdin = false;
     let operand = loop {
-        let Some(word) = rest.next() else {
+        let Some(word) = words.get(i) else {
             break None;
         };
-        let Some(text) = value(word) else {
-            break Some(word);
+        let Some(text) = word else {
+            break Some(i);
         };
-        match text {
-            "--" => break rest.next(),
+        match *text {
+            "--" => break (i + 1 < words.len()).then_some(i + 1),
             "-" => {
                 reads_stdin = true;
                 break None;
@@ -103,22 +112,39 @@ pub(crate) fn shell_input(words: &[RawWord]) -> Option<ShellInput<'_>> {
         }
         if let Some(long) = text.strip_prefix("--") {
             if matches!(long, "rcfile" | "init-file") {
-                rest.next();
+                i += 1;
             }
+            i += 1;
             continue;
         }
         let Some(flags) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) else {
-            break Some(word);
+            break Some(i);
         };
         runs_string |= flags.contains('c');
         reads_stdin |= flags.contains('s');
         // `-o pipefail`, `-O extglob`: the option name is not an operand.
         if flags.contains('o') || flags.contains('O') {
-            rest.next();
+            i += 1;
         }
+        i += 1;
     };
     if runs_string {
-        return operand.map(ShellInput::String);
+        return operand.map(ShellRun::String);
     }
-    (reads_stdin || operand.is_none()).then_some(ShellInput::Stdin)
+    // With `-s` the operands are the arguments of a script read from stdin.
+    if reads_stdin || operand.is_none() {
+        return Some(ShellRun::Stdin);
+    }
+    operand.map(ShellRun::File)
+}
+
+/// The script source of the shell `words` run, if they run one and it is
+/// not a script file.
+pub(crate) fn shell_input(words: &[RawWord]) -> Option<ShellInput<'_>> {
+    let values: Vec<Option<&str>> = words.iter().map(|w| w.word.value.as_deref()).collect();
+    match shell_run(&values)? {
+        ShellRun::String(i) => words.get(i).map(ShellInput::String),
+        ShellRun::Stdin => Some(ShellInput::Stdin),
+        ShellRun::File(_) => None,
+    }
 }

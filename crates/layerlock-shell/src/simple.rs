@@ -14,6 +14,8 @@ pub(crate) struct RawCommand {
     pub(crate) end: usize,
     /// Heredoc slot of its first `<<` redirection.
     pub(crate) heredoc: Option<usize>,
+    /// Where its standard output is redirected to, if to a file.
+    pub(crate) stdout: Option<crate::word::Word>,
     /// Index (among the parser's commands) of the command piped into this
     /// one with `|`, if that was a simple command.
     pub(crate) stdin_from: Option<usize>,
@@ -29,6 +31,7 @@ pub(crate) struct Pending {
     assignments: Vec<(String, RawWord)>,
     redirects: usize,
     heredoc: Option<usize>,
+    stdout: Option<crate::word::Word>,
 }
 
 impl Pending {
@@ -63,6 +66,9 @@ impl Pending {
         if self.heredoc.is_none() {
             self.heredoc = redirect.heredoc;
         }
+        if let Some(target) = &redirect.stdout {
+            self.stdout = Some(target.clone());
+        }
     }
 
     /// Ends the command and resets this one. `None` when it had neither words
@@ -83,6 +89,7 @@ impl Pending {
             start,
             end: done.end,
             heredoc: done.heredoc,
+            stdout: done.stdout,
             stdin_from,
             context: context.to_vec(),
         })

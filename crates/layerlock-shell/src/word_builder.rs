@@ -92,6 +92,8 @@ impl WordBuilder {
                 variables: self.variables,
                 has_substitution: self.has_substitution,
                 parts: self.parts,
+                line: 0,
+                column: 0,
             },
             chars: self.chars,
             origins: self.origins,
@@ -110,6 +112,11 @@ pub(crate) struct RawWord {
 }
 
 impl RawWord {
+    /// Where the word's first character of text came from.
+    pub(crate) fn first_origin(&self) -> Option<usize> {
+        self.origins.first().copied()
+    }
+
     /// The script a shell runs when given this word (`bash -c WORD`), with the
     /// origin of each character. That is the value when the word is static.
     /// Otherwise, when the word has literal text and no command substitution,

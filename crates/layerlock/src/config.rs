@@ -66,6 +66,10 @@ pub struct TetherConfig {
 pub struct StepsConfig {
     #[serde(default)]
     pub paths: Vec<String>,
+    /// Pipelines checked apart (keys are unique within each); overrides
+    /// the `.buildkite/ci_config*.yaml` discovery.
+    #[serde(default)]
+    pub pipelines: Vec<String>,
     #[serde(default)]
     pub external_keys: Vec<String>,
     pub no_groups: Option<bool>,

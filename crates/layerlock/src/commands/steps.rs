@@ -1,6 +1,7 @@
 //! `layerlock steps`: every Buildkite step has a stable, unique key.
 
 use std::path::{Path, PathBuf};
+
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -40,50 +41,77 @@ pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
         .as_ref()
         .map(|c| env.cwd.join(&c.root))
         .unwrap_or_else(|| env.cwd.clone());
-    let roots: Vec<PathBuf> = if !args.paths.is_empty() {
-        args.paths.iter().map(|p| env.cwd.join(p)).collect()
+    let root = fs_err::canonicalize(&root).unwrap_or(root);
+    // Each pipeline is checked on its own: keys are unique within one.
+    let pipelines: Vec<Vec<PathBuf>> = if !args.paths.is_empty() {
+        vec![args.paths.iter().map(|p| env.cwd.join(p)).collect()]
+    } else if !steps.pipelines.is_empty() {
+        steps.pipelines.iter().map(|p| vec![root.join(p)]).collect()
     } else if !steps.paths.is_empty() {
-        steps.paths.iter().map(|p| root.join(p)).collect()
+        vec![steps.paths.iter().map(|p| root.join(p)).collect()]
     } else {
-        vec![root.join(".buildkite")]
+        layerlock_audit::pipelines::discover(&root)
+            .into_iter()
+            .map(|p| p.paths.iter().map(|d| root.join(d)).collect())
+            .collect()
     };
-    let shown_root = match roots.as_slice() {
-        [one] if one.is_dir() => one
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| root.clone()),
-        _ => root.clone(),
-    };
-    let mut files = Vec::new();
-    for r in &roots {
-        collect(r, &mut files);
-    }
-    let mut inputs = Vec::new();
-    for file in files {
-        let text = fs_err::read_to_string(&file)?;
-        // Only pipelines: YAML with steps (a bare list under .buildkite too).
-        let is_pipeline = layerlock_ci::yaml::parse(&text)
-            .map(|docs| {
-                docs.iter().any(|d| {
-                    d.get("steps").is_some() || matches!(d, layerlock_ci::yaml::Node::Seq { .. })
-                })
-            })
-            .unwrap_or(true);
-        if !is_pipeline {
-            continue;
+    // Paths are shown as they are from the working directory (or the
+    // root, when that is where the config put them).
+    let shown_base = fs_err::canonicalize(&env.cwd).unwrap_or_else(|_| env.cwd.clone());
+    let mut groups: Vec<Vec<(String, String)>> = Vec::new();
+    for roots in &pipelines {
+        let mut files = Vec::new();
+        for r in roots {
+            collect(r, &mut files);
         }
-        let shown = file
-            .strip_prefix(&shown_root)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
-        inputs.push((shown, text));
+        files.sort();
+        files.dedup();
+        let mut inputs = Vec::new();
+        for file in files {
+            let text = fs_err::read_to_string(&file)?;
+            // Only pipelines: YAML with steps (a bare list under .buildkite too).
+            let is_pipeline = layerlock_ci::yaml::parse(&text)
+                .map(|docs| {
+                    docs.iter().any(|d| {
+                        d.get("steps").is_some()
+                            || matches!(d, layerlock_ci::yaml::Node::Seq { .. })
+                    })
+                })
+                .unwrap_or(true);
+            if !is_pipeline {
+                continue;
+            }
+            let real = fs_err::canonicalize(&file).unwrap_or(file);
+            let shown = real
+                .strip_prefix(&shown_base)
+                .or_else(|_| real.strip_prefix(&root))
+                .unwrap_or(&real)
+                .display()
+                .to_string();
+            inputs.push((shown, text));
+        }
+        groups.push(inputs);
     }
-    let report = check_steps(
-        &inputs,
-        &steps.external_keys,
-        args.no_groups || steps.no_groups.unwrap_or(false),
-    );
+    let mut report = layerlock_audit::StepsReport {
+        version: 1,
+        ..Default::default()
+    };
+    let mut file_count = 0;
+    for inputs in &groups {
+        file_count += inputs.len();
+        let one = check_steps(
+            inputs,
+            &steps.external_keys,
+            args.no_groups || steps.no_groups.unwrap_or(false),
+        );
+        report.problems.extend(one.problems);
+        report.steps.extend(one.steps);
+    }
+    report
+        .problems
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    report.problems.dedup();
+    let inputs_len = file_count;
     match args.format {
         FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
@@ -94,8 +122,8 @@ pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
                 "{} step{} in {} pipeline file{}; {} problem{}",
                 report.steps.len(),
                 if report.steps.len() == 1 { "" } else { "s" },
-                inputs.len(),
-                if inputs.len() == 1 { "" } else { "s" },
+                inputs_len,
+                if inputs_len == 1 { "" } else { "s" },
                 report.problems.len(),
                 if report.problems.len() == 1 { "" } else { "s" }
             );

@@ -14,46 +14,6 @@ use crate::cli::{FormatArg, TetherArgs};
 use crate::config::Config;
 use crate::settings::Environment;
 
-/// The pipeline folders vLLM's `ci_config*.yaml` name in `job_dirs`.
-fn job_dirs(root: &Path) -> Vec<String> {
-    let mut dirs = Vec::new();
-    let Ok(entries) = fs_err::read_dir(root.join(".buildkite")) else {
-        return dirs;
-    };
-    let mut configs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.starts_with("ci_config") && (n.ends_with(".yaml") || n.ends_with(".yml"))
-            })
-        })
-        .collect();
-    configs.sort();
-    for config in configs {
-        let Ok(text) = fs_err::read_to_string(&config) else {
-            continue;
-        };
-        let Ok(docs) = layerlock_ci::yaml::parse(&text) else {
-            continue;
-        };
-        for doc in docs {
-            for dir in doc
-                .get("job_dirs")
-                .map(|d| d.items().to_vec())
-                .unwrap_or_default()
-            {
-                if let Some(d) = dir.as_str()
-                    && !dirs.iter().any(|x| x == d)
-                {
-                    dirs.push(d.to_string());
-                }
-            }
-        }
-    }
-    dirs
-}
-
 fn path_maps(raw: &[String], base: &Path) -> Result<Vec<(String, PathBuf)>> {
     raw.iter()
         .map(|m| {
@@ -97,10 +57,8 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     let pipelines: Vec<String> = if !tether.pipelines.is_empty() {
         tether.pipelines.clone()
     } else {
-        let mut p = job_dirs(&root);
-        if p.is_empty() {
-            p.push(".buildkite".to_string());
-        }
+        let mut p =
+            layerlock_audit::pipelines::all_paths(&layerlock_audit::pipelines::discover(&root));
         p.extend([
             ".github/workflows".to_string(),
             ".gitlab-ci.yml".to_string(),
@@ -178,9 +136,42 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     match args.format {
         FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
-            for file in &report.untethered {
+            // With no configuration and nearly nothing tethered, the cause
+            // is almost always where steps run: say that, not every file.
+            let unconfigured = config
+                .as_ref()
+                .and_then(|c| c.file.tether.as_ref())
+                .is_none();
+            let mostly = report.checked >= 20 && report.untethered.len() * 10 >= report.checked * 9;
+            let hints = if unconfigured && mostly {
+                layerlock_audit::diagnose(&runs, &root)
+            } else {
+                Vec::new()
+            };
+            let shown = if hints.is_empty() {
+                report.untethered.len()
+            } else {
+                report.untethered.len().min(10)
+            };
+            if !hints.is_empty() {
+                println!(
+                    "note: {} of {} test files are untethered, and there is no [tether] configuration: the CI's test paths do not resolve from the repository root",
+                    report.untethered.len(),
+                    report.checked
+                );
+                for hint in &hints {
+                    println!("hint: {hint}");
+                }
+            }
+            for file in &report.untethered[..shown] {
                 println!(
                     "untethered: {file} (no CI step runs it; `layerlock tether --explain {file}`)"
+                );
+            }
+            if shown < report.untethered.len() {
+                println!(
+                    "… and {} more untethered (configure as hinted above; --format json lists them all)",
+                    report.untethered.len() - shown
                 );
             }
             for stale in &report.stale {

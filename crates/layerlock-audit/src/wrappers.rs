@@ -1,0 +1,374 @@
+//! Commands that run another command: `sudo -E`, `env A=1`, `timeout 30`,
+//! `xargs`, and containers (`docker run IMAGE …`, `docker exec C …`,
+//! `docker compose run SERVICE …`, `kubectl exec POD -- …`, `apptainer exec
+//! IMAGE …`). The audit, tether and script following all look through them
+//! the same way; a container's volumes and working directory are kept so
+//! paths inside it can be mapped back into the repository.
+
+use crate::install::Arg;
+
+/// The program name of a path: `/usr/bin/pip3` → `pip3`.
+pub(crate) fn program(arg: &Arg) -> Option<&str> {
+    let value = arg.value.as_deref()?;
+    Some(value.rsplit('/').next().unwrap_or(value))
+}
+
+/// What a container wrapper says about where its command runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Container {
+    /// `-v HOST:CONTAINER` and `--mount type=bind,source=…,target=…`:
+    /// (container path, host path as written).
+    pub volumes: Vec<(String, Arg)>,
+    /// `-w DIR` / `--workdir DIR`.
+    pub workdir: Option<String>,
+}
+
+/// Options of `docker run`/`exec`/`compose run` (and podman, nerdctl) that
+/// take a value as the next word.
+const CONTAINER_VALUE_OPTIONS: &[&str] = &[
+    "-a",
+    "--attach",
+    "--add-host",
+    "--blkio-weight",
+    "--cap-add",
+    "--cap-drop",
+    "--cgroup-parent",
+    "--cgroupns",
+    "--cidfile",
+    "--cpu-period",
+    "--cpu-quota",
+    "--cpu-shares",
+    "-c",
+    "--cpus",
+    "--cpuset-cpus",
+    "--cpuset-mems",
+    "--device",
+    "--device-cgroup-rule",
+    "--detach-keys",
+    "--dns",
+    "--dns-option",
+    "--dns-search",
+    "--domainname",
+    "--entrypoint",
+    "-e",
+    "--env",
+    "--env-file",
+    "--expose",
+    "--gpus",
+    "--group-add",
+    "--health-cmd",
+    "--health-interval",
+    "--health-retries",
+    "--health-start-period",
+    "--health-timeout",
+    "-h",
+    "--hostname",
+    "--ip",
+    "--ip6",
+    "--ipc",
+    "--isolation",
+    "--kernel-memory",
+    "-l",
+    "--label",
+    "--label-file",
+    "--link",
+    "--log-driver",
+    "--log-opt",
+    "--mac-address",
+    "-m",
+    "--memory",
+    "--memory-reservation",
+    "--memory-swap",
+    "--memory-swappiness",
+    "--mount",
+    "--name",
+    "--network",
+    "--net",
+    "--network-alias",
+    "--oom-score-adj",
+    "--pid",
+    "--pids-limit",
+    "--platform",
+    "-p",
+    "--publish",
+    "--pull",
+    "--restart",
+    "--runtime",
+    "--security-opt",
+    "--shm-size",
+    "--stop-signal",
+    "--stop-timeout",
+    "--storage-opt",
+    "--sysctl",
+    "--tmpfs",
+    "--ulimit",
+    "-u",
+    "--user",
+    "--userns",
+    "--uts",
+    "-v",
+    "--volume",
+    "--volume-driver",
+    "--volumes-from",
+    "-w",
+    "--workdir",
+    "--index",
+    "-B",
+    "--bind",
+    "--env-file",
+    "--home",
+    "--overlay",
+    "--pwd",
+    "--profile",
+    "--project-name",
+    "--project-directory",
+];
+
+/// Where the command of a container wrapper starts, or `None` when `args`
+/// does not start with one.
+fn container(args: &[Arg]) -> Option<(usize, Container)> {
+    let first = program(args.first()?)?;
+    let mut i = 1;
+    let (takes_image, until_dashes) = match first {
+        "docker" | "podman" | "nerdctl" | "docker-compose" => {
+            let mut sub = args.get(i)?.value.as_deref()?;
+            // `docker compose run`, `docker container exec`.
+            if matches!(sub, "compose" | "container") {
+                i += 1;
+                sub = args.get(i)?.value.as_deref()?;
+            }
+            if !matches!(sub, "run" | "exec") {
+                return None;
+            }
+            i += 1;
+            (true, false)
+        }
+        "kubectl" | "oc" => {
+            if args.get(i)?.value.as_deref()? != "exec" {
+                return None;
+            }
+            (false, true)
+        }
+        "singularity" | "apptainer" => {
+            if !matches!(args.get(i)?.value.as_deref()?, "exec" | "run") {
+                return None;
+            }
+            i += 1;
+            (true, false)
+        }
+        _ => return None,
+    };
+    if until_dashes {
+        let dashes = args.iter().position(|a| a.is("--"))?;
+        return Some((dashes + 1, Container::default()));
+    }
+    let mut found = Container::default();
+    while let Some(arg) = args.get(i) {
+        // A computed word here is the image or container (`"$C"`).
+        let Some(v) = arg.value.as_deref() else {
+            break;
+        };
+        if !v.starts_with('-') || v == "-" {
+            break;
+        }
+        let (flag, inline) = match v.split_once('=') {
+            Some((f, value)) if f.starts_with("--") => (f, Some(value.to_string())),
+            _ => (v, None),
+        };
+        let takes_value = CONTAINER_VALUE_OPTIONS.contains(&flag);
+        let value = match (&inline, takes_value) {
+            (Some(value), _) => Some(Arg {
+                value: Some(value.clone()),
+                ..arg.clone()
+            }),
+            (None, true) => {
+                i += 1;
+                args.get(i).cloned()
+            }
+            (None, false) => None,
+        };
+        if let Some(value) = value {
+            match flag {
+                "-v" | "--volume" | "-B" | "--bind" => {
+                    if let Some((host, inside)) = split_volume(&value) {
+                        found.volumes.push((inside, host));
+                    }
+                }
+                "--mount" => {
+                    if let Some(spec) = value.value.as_deref() {
+                        let field = |names: &[&str]| {
+                            spec.split(',').find_map(|f| {
+                                let (k, v) = f.split_once('=')?;
+                                names.contains(&k).then(|| v.to_string())
+                            })
+                        };
+                        if let (Some(source), Some(target)) = (
+                            field(&["source", "src"]),
+                            field(&["target", "dst", "destination"]),
+                        ) {
+                            found.volumes.push((target, Arg::lit(&source)));
+                        }
+                    }
+                }
+                "-w" | "--workdir" | "--pwd" => found.workdir = value.value.clone(),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    if takes_image {
+        i += 1;
+    }
+    Some((i, found))
+}
+
+/// `HOST:CONTAINER[:ro]` of `-v`; the host part may be computed (`$PWD`).
+fn split_volume(value: &Arg) -> Option<(Arg, String)> {
+    let text = value.value.as_deref().unwrap_or(&value.raw);
+    let mut parts = text.splitn(3, ':');
+    let host = parts.next()?;
+    let inside = parts.next()?;
+    if !inside.starts_with('/') {
+        return None;
+    }
+    let host = if value.value.is_some() {
+        Arg::lit(host)
+    } else {
+        Arg {
+            value: None,
+            raw: host.to_string(),
+            at: value.at,
+        }
+    };
+    Some((host, inside.trim_end_matches('/').to_string()))
+}
+
+/// How many leading words a non-container wrapper takes, if `args` starts
+/// with one.
+fn plain_wrapper(args: &[Arg]) -> Option<usize> {
+    let first = program(args.first()?)?;
+    let options_then = |value_options: &[&str]| {
+        let mut i = 1;
+        while let Some(a) = args.get(i).and_then(|a| a.value.as_deref()) {
+            if !a.starts_with('-') {
+                break;
+            }
+            i += if value_options.contains(&a) { 2 } else { 1 };
+        }
+        i
+    };
+    Some(match first {
+        "sudo" => options_then(&["-u", "-g", "-C", "-h", "-p", "-U", "-D", "-r", "-t"]),
+        "env" => {
+            let mut i = 1;
+            while let Some(a) = args.get(i).and_then(|a| a.value.as_deref()) {
+                if a.contains('=') || a.starts_with('-') {
+                    i += if matches!(a, "-u" | "-C" | "-S") {
+                        2
+                    } else {
+                        1
+                    };
+                } else {
+                    break;
+                }
+            }
+            i
+        }
+        // `timeout [options] DURATION COMMAND`.
+        "timeout" => options_then(&["-s", "--signal", "-k", "--kill-after"]) + 1,
+        "nice" => options_then(&["-n", "--adjustment"]),
+        "ionice" => options_then(&["-c", "-n", "-p", "-t"]),
+        "taskset" => options_then(&[]) + 1,
+        "flock" => options_then(&["-w", "--timeout", "-E", "--conflict-exit-code"]) + 1,
+        "stdbuf" | "time" | "nohup" | "exec" | "command" | "xargs" | "setsid" | "unbuffer"
+        | "xvfb-run" | "numactl" | "chronic" | "catchsegv" => options_then(&[
+            "-n",
+            "-P",
+            "-I",
+            "-L",
+            "-d",
+            "-s",
+            "-a",
+            "-E",
+            "-C",
+            "--cpunodebind",
+            "--membind",
+            "--physcpubind",
+            "--preferred",
+            "-e",
+            "-f",
+            "-o",
+        ]),
+        _ => return None,
+    })
+}
+
+/// The command a wrapper runs, past every wrapper, with what each container
+/// wrapper said about its volumes and working directory (outermost first).
+pub fn unwrap(mut args: &[Arg]) -> (&[Arg], Vec<Container>) {
+    let mut containers = Vec::new();
+    loop {
+        let skip = if let Some((skip, found)) = container(args) {
+            containers.push(found);
+            skip
+        } else if let Some(skip) = plain_wrapper(args) {
+            skip
+        } else {
+            return (args, containers);
+        };
+        if skip >= args.len() {
+            return (&[], containers);
+        }
+        args = &args[skip..];
+    }
+}
+
+/// The command a wrapper runs, past every wrapper.
+pub fn strip_wrappers(args: &[Arg]) -> &[Arg] {
+    unwrap(args).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Arg> {
+        text.split_whitespace().map(Arg::lit).collect()
+    }
+
+    fn inner(text: &str) -> String {
+        let args = words(text);
+        strip_wrappers(&args)
+            .iter()
+            .filter_map(|a| a.value.clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn looks_through_wrappers_and_containers() {
+        assert_eq!(
+            inner("sudo -E -u ci timeout -s 9 600 pip install x"),
+            "pip install x"
+        );
+        assert_eq!(
+            inner("docker run --rm -it -e A=1 -v /src:/w --gpus all img:1 pip install x"),
+            "pip install x"
+        );
+        assert_eq!(inner("docker exec -w /w $C bash -c x"), "bash -c x");
+        assert_eq!(
+            inner("docker compose run --rm -T svc pytest -q"),
+            "pytest -q"
+        );
+        assert_eq!(
+            inner("kubectl exec -n ns pod -- pip install y"),
+            "pip install y"
+        );
+        assert_eq!(inner("docker run --rm img"), "");
+        assert_eq!(inner("docker build ."), "docker build .");
+        let args = words("docker run -v /repo:/work --workdir=/work img bash x.sh");
+        let (_, containers) = unwrap(&args);
+        assert_eq!(containers[0].workdir.as_deref(), Some("/work"));
+        assert_eq!(containers[0].volumes[0].0, "/work");
+    }
+}

@@ -1,0 +1,333 @@
+//! Shapes of real CI trees that audit, tether and steps must get right: one
+//! small repository per shape, written by the test, with every finding
+//! checked at its exact file, line and column.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use common::{Work, run};
+
+/// A finding as (path, line, column, rule, class).
+type Found = (String, u64, u64, String, String);
+
+fn repo(files: &[(&str, &str)]) -> Work {
+    let work = Work::new();
+    for (path, text) in files {
+        work.write(path, text);
+    }
+    work
+}
+
+fn audit(work: &Work, extra: &[&str]) -> (Vec<Found>, serde_json::Value) {
+    let mut cmd = work.layerlock(&["audit", ".", "--format", "json"]);
+    cmd.args(extra);
+    let (code, stdout, stderr) = run(cmd);
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (found, report)
+}
+
+fn f(path: &str, line: u64, column: u64, rule: &str, class: &str) -> Found {
+    (
+        path.to_string(),
+        line,
+        column,
+        rule.to_string(),
+        class.to_string(),
+    )
+}
+
+const IMAGE: &str = "image-build-install";
+const JOB: &str = "job-time-install";
+
+#[test]
+fn dockerfile_continuations_keep_every_word_and_exact_positions() {
+    let work = repo(&[(
+        "Dockerfile",
+        "FROM python:3.12\n\
+         RUN pip install \\\n    foo bar\n\
+         RUN pip install foo==1.0 \\\n    bar\n\
+         RUN apt-get update \\\n    # tools come next\n\n    && pip install a==1 \\\n    && uv pip install --system b\n\
+         RUN pip install c\n",
+    )]);
+    let (found, _) = audit(&work, &[]);
+    assert_eq!(
+        found,
+        vec![
+            f("Dockerfile", 2, 5, IMAGE, "unpinned"),
+            f("Dockerfile", 4, 5, IMAGE, "unpinned"),
+            f("Dockerfile", 9, 8, IMAGE, "pinned"),
+            f("Dockerfile", 10, 8, IMAGE, "unpinned"),
+            f("Dockerfile", 11, 5, IMAGE, "unpinned"),
+        ]
+    );
+}
+
+#[test]
+fn dockerfile_copies_map_image_paths_back_to_the_build_context() {
+    let work = repo(&[
+        ("requirements/test.txt", "a==1.0\nb==2.0\n"),
+        ("tools/x.sh", "pip install q==1.0\n"),
+        (
+            "docker/Dockerfile.ci",
+            "FROM python:3.12 AS deps\n\
+             COPY requirements/test.txt /opt/ci/t.txt\n\
+             COPY tools/x.sh /opt/ci/x.sh\n\
+             RUN pip install -r /opt/ci/t.txt\n\
+             RUN bash /opt/ci/x.sh\n\
+             FROM python:3.12\n\
+             COPY --from=deps /opt/ci/t.txt /t.txt\n\
+             RUN pip install -r /t.txt\n\
+             RUN --mount=type=bind,source=requirements,target=/r pip install -r /r/test.txt\n\
+             WORKDIR /app\n\
+             COPY . .\n\
+             RUN pip install -r requirements/test.txt\n\
+             RUN pip install --require-hashes -r /nowhere.txt\n\
+             RUN pip install /install/*.whl\n",
+        ),
+    ]);
+    let (found, report) = audit(&work, &[]);
+    let df = "docker/Dockerfile.ci";
+    assert_eq!(
+        found,
+        vec![
+            f(df, 4, 5, IMAGE, "pinned"),
+            f(df, 8, 5, IMAGE, "pinned"),
+            f(df, 9, 53, IMAGE, "pinned"),
+            f(df, 12, 5, IMAGE, "pinned"),
+            f(df, 13, 5, IMAGE, "hash-locked"),
+            f(df, 14, 5, IMAGE, "unpinned"),
+            f("tools/x.sh", 1, 1, IMAGE, "pinned"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn commands_handed_to_runner_scripts_and_containers_are_audited() {
+    let work = repo(&[
+        (
+            ".buildkite/test.yaml",
+            "steps:\n  - label: intel\n    key: intel\n    commands:\n      - bash ci/run-intel-test.sh 'pip install av && pytest -v tests/a'\n      - bash ci/run-eval.sh \"uv pip install --system lm-eval\"\n      - docker exec \"$C\" pip install x\n      - docker run --rm img:1 pip install y==1.0\n      - docker run --rm img:1 bash -c 'pip install z'\n",
+        ),
+        (
+            "ci/run-intel-test.sh",
+            "#!/bin/bash\nset -ex\nimage=intel:ci\ndocker run --rm --device /dev/dri \"$image\" bash -c \"$*\"\n",
+        ),
+        ("ci/run-eval.sh", "#!/bin/bash\ncmd=\"$1\"\neval \"$cmd\"\n"),
+    ]);
+    let (found, report) = audit(&work, &[]);
+    let yaml = ".buildkite/test.yaml";
+    assert_eq!(
+        found,
+        vec![
+            f(yaml, 5, 36, JOB, "unpinned"),
+            f(yaml, 6, 30, JOB, "unpinned"),
+            f(yaml, 7, 9, JOB, "unpinned"),
+            f(yaml, 8, 9, JOB, "pinned"),
+            f(yaml, 9, 40, JOB, "unpinned"),
+        ],
+        "{report:#}"
+    );
+    let via: Vec<&str> = report["findings"][0]["via"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(via, vec!["ci/run-intel-test.sh:4"]);
+}
+
+#[test]
+fn dockerfiles_written_and_built_by_a_job_are_job_time_installs() {
+    let work = repo(&[(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          cat <<EOF > Dockerfile.test\n          FROM python:3.12\n          RUN pip install pytest\n          EOF\n          docker build -f Dockerfile.test .\n          docker build -t x -f - . <<'EOF'\n          FROM python:3.12\n          RUN pip install \\\n              ruff==0.6.0\n          EOF\n",
+    )]);
+    let (found, report) = audit(&work, &[]);
+    let yaml = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(yaml, 9, 15, JOB, "unpinned"),
+            f(yaml, 14, 15, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn piped_installers_and_dotted_paths_are_not_misread() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: curl -LsSf https://sh.rustup.rs | sh -s -- -y --profile minimal\n      - run: bash tests/../tools/x.sh\n",
+        ),
+        ("tools/x.sh", "pip install q\n"),
+        ("tests/conftest.py", ""),
+    ]);
+    let (found, report) = audit(&work, &[]);
+    assert_eq!(
+        found,
+        vec![f("tools/x.sh", 1, 1, JOB, "unpinned")],
+        "{report:#}"
+    );
+    assert_eq!(
+        report["findings"][0]["via"][0].as_str(),
+        Some(".github/workflows/ci.yml:7")
+    );
+}
+
+#[test]
+fn scripts_outside_the_root_are_not_followed() {
+    let outside = Work::new();
+    outside.write("evil.sh", "pip install secret-thing\n");
+    let work = repo(&[(
+        ".github/workflows/ci.yml",
+        &format!(
+            "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: bash {}/evil.sh\n",
+            outside.path().display()
+        ),
+    )]);
+    std::os::unix::fs::symlink(outside.path().join("evil.sh"), work.path().join("link.sh"))
+        .unwrap();
+    work.write(
+        ".buildkite/p.yaml",
+        "steps:\n  - key: a\n    command: bash link.sh\n",
+    );
+    let (found, report) = audit(&work, &[]);
+    assert!(
+        found
+            .iter()
+            .all(|(_, _, _, rule, _)| rule == "script-not-found"),
+        "{report:#}"
+    );
+    assert!(!report.to_string().contains("secret-thing"));
+}
+
+fn tether(work: &Work, extra: &[&str]) -> (i32, String) {
+    let mut cmd = work.layerlock(&["tether", "--all"]);
+    cmd.args(extra);
+    let (code, stdout, stderr) = run(cmd);
+    (code, format!("{stdout}{stderr}"))
+}
+
+#[test]
+fn tether_follows_launchers_globs_root_variables_and_runner_strings() {
+    let mut files: Vec<(&str, &str)> = vec![
+        (
+            ".buildkite/test.yaml",
+            "steps:\n  - key: a\n    commands:\n      - torchrun --nproc-per-node 2 tests/dist/test_d.py\n      - pytest tests/kernels/test_fused_*.py\n      - bash ci/run.sh\n      - bash ci/runner.sh 'pytest -v tests/r/test_r.py'\n",
+        ),
+        (
+            "ci/run.sh",
+            "GIT_ROOT=$(git rev-parse --show-toplevel)\npytest \"${GIT_ROOT}\"/tests/x/test_x.py\npytest $REPO_ROOT/tests/y/test_y.py\npytest \"$(git rev-parse --show-toplevel)\"/tests/z/test_z.py\nHERE=$(cd \"$(dirname \"$0\")/..\" && pwd)\npytest \"$HERE/tests/w\"\n",
+        ),
+        ("ci/runner.sh", "docker run --rm img bash -c \"$1\"\n"),
+    ];
+    let tests = [
+        "tests/dist/test_d.py",
+        "tests/kernels/test_fused_a.py",
+        "tests/kernels/test_fused_b.py",
+        "tests/x/test_x.py",
+        "tests/y/test_y.py",
+        "tests/z/test_z.py",
+        "tests/w/test_w.py",
+        "tests/r/test_r.py",
+        "tests/kernels/test_other.py",
+    ];
+    for t in tests {
+        files.push((t, "def test_x():\n    pass\n"));
+    }
+    let work = repo(&files);
+    let (code, out) = tether(&work, &["--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["untethered"],
+        serde_json::json!(["tests/kernels/test_other.py"]),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn tether_says_what_to_configure_when_nothing_resolves() {
+    let mut files: Vec<(String, String)> = vec![(
+        ".buildkite/test.yaml".to_string(),
+        "steps:\n  - key: a\n    commands:\n      - pytest -v v1/core\n      - pytest /vllm-workspace/tests/v1/engine\n"
+            .to_string(),
+    )];
+    for i in 0..30 {
+        files.push((
+            format!("tests/v1/area{i}/test_{i}.py"),
+            "def test_x():\n    pass\n".to_string(),
+        ));
+    }
+    files.push(("tests/v1/core/test_core.py".to_string(), String::new()));
+    files.push(("tests/v1/engine/test_engine.py".to_string(), String::new()));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let work = repo(&refs);
+    let (code, out) = tether(&work, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("default-working-dir = \"tests\""), "{out}");
+    assert!(out.contains("path-map = [\"/vllm-workspace=.\"]"), "{out}");
+    assert!(out.contains("and 22 more untethered"), "{out}");
+}
+
+#[test]
+fn steps_keys_are_unique_within_each_pipeline_and_paths_are_from_the_cwd() {
+    let work = repo(&[
+        (
+            ".buildkite/ci_config.yaml",
+            "name: main\njob_dirs:\n  - \".buildkite/test_areas\"\n",
+        ),
+        (
+            ".buildkite/ci_config_intel.yaml",
+            "name: intel\njob_dirs:\n  - \".buildkite/intel_jobs\"\n",
+        ),
+        (
+            ".buildkite/test_areas/a.yaml",
+            "steps:\n  - key: basic\n    command: x\n  - key: other\n    command: y\n",
+        ),
+        (
+            ".buildkite/test_areas/b.yaml",
+            "steps:\n  - key: other\n    command: z\n",
+        ),
+        (
+            ".buildkite/intel_jobs/a.yaml",
+            "steps:\n  - key: basic\n    command: x\n",
+        ),
+    ]);
+    let (code, stdout, _) = run(work.layerlock(&["steps"]));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(".buildkite/test_areas/b.yaml:2:10: key `other` is already used at .buildkite/test_areas/a.yaml:4"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("`basic`"), "{stdout}");
+    let (code, stdout, _) = run(work.layerlock(&["steps", ".buildkite/intel_jobs"]));
+    assert_eq!(code, 0, "{stdout}");
+    let (_, stdout, _) = run(work.layerlock(&["steps", ".buildkite/test_areas"]));
+    assert!(
+        stdout.starts_with(".buildkite/test_areas/b.yaml:2:10"),
+        "{stdout}"
+    );
+}
