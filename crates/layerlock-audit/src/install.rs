@@ -217,7 +217,9 @@ fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
     };
     // `/install/*.whl` is whatever files are there when it runs; with
     // `--no-deps` at least nothing else is resolved.
-    if !value.contains("://") && layerlock_ci::glob::is_glob(value) {
+    // (`[` is an extra, not a glob, in `pkg[extra]==1.0`.)
+    let glob = value.contains(['*', '?']) || (value.contains('/') && value.contains('['));
+    if !value.contains("://") && glob {
         return if no_deps {
             (
                 Class::Pinned,
@@ -685,6 +687,7 @@ mod tests {
         assert_eq!(class("easy_install foo"), Some(Class::Unpinned));
         assert_eq!(class("timeout 600 pip download x"), Some(Class::Unpinned));
         assert_eq!(class("pip install /install/*.whl"), Some(Class::Unpinned));
+        assert_eq!(class("pip install gpt-oss[eval]==0.0.5"), Some(Class::Pinned));
         assert_eq!(
             class("pip install --no-deps /install/*.whl"),
             Some(Class::Pinned)

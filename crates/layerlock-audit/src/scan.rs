@@ -517,7 +517,10 @@ impl<'a> Scanner<'a> {
         // Files a heredoc was written to: path → (body, its first line).
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         for command in &parsed.commands {
-            let top = command.context.is_empty();
+            // Assignments and `cd` outside a command substitution change
+            // what later commands see (in a subshell or `bash -c` string
+            // only until it ends, which is not modelled).
+            let top = !command.context.contains(&Context::Substitution);
             let here = Here {
                 root: &self.options.root,
                 script: run.script.as_deref(),
@@ -540,23 +543,57 @@ impl<'a> Scanner<'a> {
                     args.extend(run.positional.iter().cloned());
                     continue;
                 }
-                args.push(Arg {
-                    value: self.word_value(word, &vars, &here),
-                    raw: word.raw.clone(),
-                    at: Some((at.line, at.column)),
-                });
+                let value = self.word_value(word, &vars, &here);
+                // An unquoted expansion is split into words: `$PIP_CMD
+                // install x` with PIP_CMD="uv pip" runs `uv pip install x`.
+                let unquoted = word.value.is_none() && !word.raw.contains(['"', '\'']);
+                match value {
+                    Some(v) if unquoted && v.split_whitespace().count() > 1 => {
+                        for part in v.split_whitespace() {
+                            args.push(Arg {
+                                value: Some(part.to_string()),
+                                raw: word.raw.clone(),
+                                at: Some((at.line, at.column)),
+                            });
+                        }
+                    }
+                    value => args.push(Arg {
+                        value,
+                        raw: word.raw.clone(),
+                        at: Some((at.line, at.column)),
+                    }),
+                }
             }
             if top {
                 track_env_and_cwd(&args, &mut vars, &mut place.cwd, self);
             }
-            let pos = run.pos(command.line, command.column);
-            let location = Location {
+            // `A=1 \⏎ pip install x` is reported at `pip`, not at `A=1`.
+            let pos = match command.words.first() {
+                Some(word) if !command.assignments.is_empty() => run.pos(word.line, word.column),
+                _ => run.pos(command.line, command.column),
+            };
+            let mut location = Location {
                 path: run.file.clone(),
                 line: pos.line,
                 column: pos.column,
             };
             let options = self.options;
             let (inner, containers) = unwrap(&args);
+            // A command made of the script's arguments (`docker exec C
+            // "$@"`) is written where the script was called.
+            let mut via = run.via.clone();
+            if let (Some(site), Some(first)) = (&run.call_site, inner.first())
+                && let Some((line, column)) = first.at
+                && run.positional.contains(first)
+            {
+                via.pop();
+                via.push(format!("{}:{}", location.path, location.line));
+                location = Location {
+                    path: site.path.clone(),
+                    line,
+                    column,
+                };
+            }
             let site_place = self.container_place(&place, &containers, &vars);
             let files = Files {
                 options,
@@ -569,7 +606,7 @@ impl<'a> Scanner<'a> {
                 location: location.clone(),
                 job: run.job.as_deref(),
                 phase: run.phase,
-                via: &run.via,
+                via: &via,
                 files: &files,
                 cwd: site_place.cwd.as_deref(),
                 root: &options.root,
@@ -577,7 +614,7 @@ impl<'a> Scanner<'a> {
                 mapped_paths: options.path_map.len(),
             };
             self.visitor.command(&site);
-            if let (Some(body), Some(line)) = (&command.heredoc, command.heredoc_line)
+            if let (Some(body), Some(line)) = (&command.heredoc, command.stdin_line)
                 && let Some(target) = heredoc_target(command, inner, &vars)
             {
                 let path = self.place_path(&site_place, &target);
@@ -794,7 +831,7 @@ impl<'a> Scanner<'a> {
             return;
         };
         let (body, line) = match build.file.as_deref() {
-            Some("-") => match (&command.heredoc, command.heredoc_line) {
+            Some("-") => match (&command.stdin, command.stdin_line) {
                 (Some(body), Some(line)) => (body.clone(), line),
                 _ => return,
             },
@@ -802,7 +839,7 @@ impl<'a> Scanner<'a> {
                 Some(found) => found.clone(),
                 None => return,
             },
-            None => match (&build.context, &command.heredoc, command.heredoc_line) {
+            None => match (&build.context, &command.stdin, command.stdin_line) {
                 (Some(c), Some(body), Some(line)) if c == "-" => (body.clone(), line),
                 (Some(c), _, _) => {
                     let path = self.place_path(place, c).join("Dockerfile");

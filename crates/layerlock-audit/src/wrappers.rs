@@ -164,8 +164,13 @@ fn container(args: &[Arg]) -> Option<(usize, Container)> {
     }
     let mut found = Container::default();
     while let Some(arg) = args.get(i) {
-        // A computed word here is the image or container (`"$C"`).
+        // A computed word here is the image or container (`"$C"`), unless
+        // it is an array of options (`"${ENV_ARGS[@]}"`).
         let Some(v) = arg.value.as_deref() else {
+            if arg.raw.contains("[@]") || arg.raw.contains("[*]") {
+                i += 1;
+                continue;
+            }
             break;
         };
         if !v.starts_with('-') || v == "-" {

@@ -24,8 +24,10 @@ pub struct Command {
     pub text: String,
     /// Body of the first heredoc redirected into this command, if any.
     pub heredoc: Option<String>,
-    /// 1-based line (in the parsed text) where that body starts.
-    pub heredoc_line: Option<usize>,
+    /// The heredoc body it reads on standard input: its own, or one that
+    /// `cat <<EOF |` pipes into it; and the 1-based line where it starts.
+    pub stdin: Option<String>,
+    pub stdin_line: Option<usize>,
     /// The file its standard output is redirected to (`cat <<EOF > f`).
     pub stdout: Option<Word>,
     /// What the command is nested in, outermost first; empty at top level.

@@ -84,6 +84,16 @@ fn run(
             runs_in_shell[from] = true;
         }
     }
+    // Any command fed by `cat <<EOF |` reads that body on standard input
+    // (`cat <<EOF | docker build -f - .`).
+    let cat_fed: Vec<Option<&HeredocBody>> = commands
+        .iter()
+        .map(|raw| {
+            let from = raw.stdin_from?;
+            let feeder = commands.get(from)?;
+            is_plain_cat(&feeder.words).then(|| bodies.get(from).copied().flatten())?
+        })
+        .collect();
     let mut assembler = Assembler {
         src,
         lines,
@@ -94,7 +104,8 @@ fn run(
         let own = bodies.get(i).copied().flatten();
         let piped = piped_script.get(i).copied().flatten();
         let fed_to_shell = runs_in_shell.get(i).copied().unwrap_or(false);
-        assembler.assemble(raw, own, piped, fed_to_shell);
+        let stdin = own.or(cat_fed.get(i).copied().flatten());
+        assembler.assemble(raw, own, piped, fed_to_shell, stdin);
     }
     Ok(finished)
 }
@@ -124,6 +135,7 @@ impl Assembler<'_> {
         own: Option<&HeredocBody>,
         piped: Option<&HeredocBody>,
         fed_to_shell: bool,
+        stdin: Option<&HeredocBody>,
     ) {
         let origin = self.src.origin(raw.start);
         let (line, column) = self.lines.position(origin);
@@ -141,7 +153,7 @@ impl Assembler<'_> {
         let body_is_script = nested
             .as_ref()
             .is_some_and(|(kind, _)| *kind == Context::HeredocShell && own.is_some());
-        let heredoc_line = own
+        let stdin_line = stdin
             .and_then(|body| body.origins.first())
             .map(|o| self.lines.position(*o).0);
         let words = raw
@@ -170,7 +182,8 @@ impl Assembler<'_> {
                 column,
                 text: one_line(self.src.slice(raw.start, raw.end)),
                 heredoc: own.map(|body| body.chars.iter().collect()),
-                heredoc_line,
+                stdin: stdin.map(|body| body.chars.iter().collect()),
+                stdin_line,
                 stdout: raw.stdout.clone(),
                 context: raw.context.clone(),
             },
