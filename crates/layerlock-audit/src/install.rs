@@ -687,7 +687,10 @@ mod tests {
         assert_eq!(class("easy_install foo"), Some(Class::Unpinned));
         assert_eq!(class("timeout 600 pip download x"), Some(Class::Unpinned));
         assert_eq!(class("pip install /install/*.whl"), Some(Class::Unpinned));
-        assert_eq!(class("pip install gpt-oss[eval]==0.0.5"), Some(Class::Pinned));
+        assert_eq!(
+            class("pip install gpt-oss[eval]==0.0.5"),
+            Some(Class::Pinned)
+        );
         assert_eq!(
             class("pip install --no-deps /install/*.whl"),
             Some(Class::Pinned)

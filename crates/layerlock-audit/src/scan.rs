@@ -655,7 +655,9 @@ impl<'a> Scanner<'a> {
         if let Some(v) = word.value.clone().or_else(|| word.expand(vars)) {
             return Some(v);
         }
-        if let Some(dir) = eval_dir(&strip_quotes(&word.raw), here) {
+        if let Some(dir) = eval_dir(&strip_quotes(&word.raw), here)
+            && dir.starts_with(&self.options.root)
+        {
             return Some(dir.display().to_string());
         }
         // `$REPO_ROOT/tests/x`: an unknown variable followed by a path that
