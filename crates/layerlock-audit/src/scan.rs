@@ -276,6 +276,14 @@ struct Scanner<'a> {
     options: &'a ScanOptions,
     result: ScanResult,
     visitor: &'a mut dyn Visitor,
+    /// Scripts called from many jobs are read and parsed once.
+    scripts: BTreeMap<PathBuf, Rc<ScriptFile>>,
+}
+
+/// A followed script: its text and what parsing it found.
+struct ScriptFile {
+    text: String,
+    parsed: Result<Rc<layerlock_shell::Script>, layerlock_shell::ShellError>,
 }
 
 /// One script plus where it runs.
@@ -483,8 +491,8 @@ impl<'a> Scanner<'a> {
     }
 
     fn run(&mut self, run: &Run<'_>) {
-        let parsed = match layerlock_shell::parse(run.text) {
-            Ok(p) => p,
+        match layerlock_shell::parse(run.text) {
+            Ok(parsed) => self.run_parsed(run, &parsed),
             Err(e) => {
                 let pos = run.pos(e.line, e.column);
                 self.error(
@@ -493,9 +501,11 @@ impl<'a> Scanner<'a> {
                     pos.column,
                     format!("cannot parse shell: {}", e.message),
                 );
-                return;
             }
-        };
+        }
+    }
+
+    fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script) {
         let mut vars = run.env.clone();
         for (i, arg) in run.positional.iter().enumerate() {
             if let Some(v) = &arg.value {
@@ -581,11 +591,12 @@ impl<'a> Scanner<'a> {
             let (inner, containers) = unwrap(&args);
             // A command made of the script's arguments (`docker exec C
             // "$@"`) is written where the script was called.
-            let mut via = run.via.clone();
+            let mut via = std::borrow::Cow::Borrowed(&run.via);
             if let (Some(site), Some(first)) = (&run.call_site, inner.first())
                 && let Some((line, column)) = first.at
                 && run.positional.contains(first)
             {
+                let via = via.to_mut();
                 via.pop();
                 via.push(format!("{}:{}", location.path, location.line));
                 location = Location {
@@ -655,7 +666,8 @@ impl<'a> Scanner<'a> {
         if let Some(v) = word.value.clone().or_else(|| word.expand(vars)) {
             return Some(v);
         }
-        if let Some(dir) = eval_dir(&strip_quotes(&word.raw), here)
+        if (word.raw.contains("$(") || word.raw.contains("PWD"))
+            && let Some(dir) = eval_dir(&word.raw, here)
             && dir.starts_with(&self.options.root)
         {
             return Some(dir.display().to_string());
@@ -906,13 +918,34 @@ impl<'a> Scanner<'a> {
         if run.stack.contains(&real) || run.stack.len() > MAX_CHAIN {
             return;
         }
-        let Ok(bytes) = fs_err::read(&real) else {
-            let rel = self.relative(&real);
-            self.error(&rel, 0, 0, "cannot read".to_string());
+        let rel = self.relative(&real);
+        let file = match self.scripts.get(&real) {
+            Some(file) => Rc::clone(file),
+            None => {
+                let Ok(bytes) = fs_err::read(&real) else {
+                    self.error(&rel, 1, 1, "cannot read".to_string());
+                    return;
+                };
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let parsed = layerlock_shell::parse(&text).map(Rc::new);
+                if let Err(e) = &parsed {
+                    // Reported once, however many jobs call the script.
+                    self.error(
+                        &rel,
+                        e.line,
+                        e.column,
+                        format!("cannot parse shell: {}", e.message),
+                    );
+                }
+                let file = Rc::new(ScriptFile { text, parsed });
+                self.scripts.insert(real.clone(), Rc::clone(&file));
+                file
+            }
+        };
+        let Ok(parsed) = &file.parsed else {
             return;
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let rel = self.relative(&real);
+        let text = &file.text;
         self.result.files.insert(rel.clone());
         let mut via = run.via.clone();
         via.push(format!("{}:{}", location.path, location.line));
@@ -938,7 +971,7 @@ impl<'a> Scanner<'a> {
             via,
             stack,
         };
-        self.run(&child);
+        self.run_parsed(&child, parsed);
     }
 }
 
@@ -1123,6 +1156,7 @@ pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> ScanResult {
         options,
         result: ScanResult::default(),
         visitor,
+        scripts: BTreeMap::new(),
     };
     for target in &options.targets {
         if target.is_dir() {

@@ -88,6 +88,60 @@ impl StepRun {
     }
 }
 
+/// The runs indexed by what they name, so a file is matched against the
+/// few runs that can cover it rather than every run (vLLM has hundreds).
+struct RunIndex<'r> {
+    /// Exact files and directories (`""` for a whole tree) → runs.
+    by_path: BTreeMap<&'r str, Vec<usize>>,
+    /// Runs with globs or `find` selections, checked one by one.
+    patterned: Vec<usize>,
+    runs: &'r [StepRun],
+}
+
+impl<'r> RunIndex<'r> {
+    fn new(runs: &'r [StepRun]) -> Self {
+        let mut by_path: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut patterned = Vec::new();
+        for (i, run) in runs.iter().enumerate() {
+            if !run.finds.is_empty() || run.files.iter().chain(&run.dirs).any(|p| is_glob(p)) {
+                patterned.push(i);
+                continue;
+            }
+            for path in run.files.iter().chain(&run.dirs) {
+                let key = if path == "." { "" } else { path.as_str() };
+                by_path.entry(key).or_default().push(i);
+            }
+        }
+        Self {
+            by_path,
+            patterned,
+            runs,
+        }
+    }
+
+    /// The runs that run `file` (cover it and do not exclude it), in order.
+    fn running(&self, file: &str) -> Vec<&'r StepRun> {
+        let mut hits: Vec<usize> = self.patterned.clone();
+        // The file itself and each directory above it, up to the root.
+        let mut key = file;
+        loop {
+            if let Some(found) = self.by_path.get(key) {
+                hits.extend(found);
+            }
+            if key.is_empty() {
+                break;
+            }
+            key = key.rsplit_once('/').map_or("", |(dir, _)| dir);
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits.into_iter()
+            .map(|i| &self.runs[i])
+            .filter(|r| r.runs(file))
+            .collect()
+    }
+}
+
 struct Collector<'a> {
     options: &'a TetherOptions,
     runs: Vec<StepRun>,
@@ -297,11 +351,12 @@ pub fn check(
         None => inventory.iter().map(String::as_str).collect(),
     };
     let allowed: BTreeSet<&str> = allowlist.iter().map(|(p, _, _)| p.as_str()).collect();
+    let index = RunIndex::new(runs);
     for file in &selected {
         report.checked += 1;
-        let mut jobs: Vec<String> = runs
-            .iter()
-            .filter(|r| r.runs(file))
+        let mut jobs: Vec<String> = index
+            .running(file)
+            .into_iter()
             .map(|r| r.job.clone())
             .collect();
         jobs.sort();
@@ -325,7 +380,7 @@ pub fn check(
                 path: path.clone(),
                 why: "the file no longer exists".to_string(),
             });
-        } else if let Some(run) = runs.iter().find(|r| r.runs(path)) {
+        } else if let Some(run) = index.running(path).first() {
             report.stale.push(StaleEntry {
                 path: path.clone(),
                 why: format!("now run by {} ({})", run.job, run.at),
