@@ -577,18 +577,19 @@ impl<'a> Scanner<'a> {
             if top {
                 track_env_and_cwd(&args, &mut vars, &mut place.cwd, self);
             }
-            // `A=1 \⏎ pip install x` is reported at `pip`, not at `A=1`.
-            let pos = match command.words.first() {
-                Some(word) if !command.assignments.is_empty() => run.pos(word.line, word.column),
-                _ => run.pos(command.line, command.column),
+            let options = self.options;
+            let (inner, containers) = unwrap(&args);
+            // A command is reported at the program it runs: `pip` in `A=1
+            // sudo -E docker exec "$C" \⏎ pip install x`, not at `A=1`.
+            let pos = match inner.first().and_then(|a| a.at) {
+                Some((line, column)) => yaml::Pos { line, column },
+                None => run.pos(command.line, command.column),
             };
             let mut location = Location {
                 path: run.file.clone(),
                 line: pos.line,
                 column: pos.column,
             };
-            let options = self.options;
-            let (inner, containers) = unwrap(&args);
             // A command made of the script's arguments (`docker exec C
             // "$@"`) is written where the script was called.
             let mut via = std::borrow::Cow::Borrowed(&run.via);

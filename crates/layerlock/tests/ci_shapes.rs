@@ -138,8 +138,8 @@ fn commands_handed_to_runner_scripts_and_containers_are_audited() {
         vec![
             f(yaml, 5, 36, JOB, "unpinned"),
             f(yaml, 6, 30, JOB, "unpinned"),
-            f(yaml, 7, 9, JOB, "unpinned"),
-            f(yaml, 8, 9, JOB, "pinned"),
+            f(yaml, 7, 26, JOB, "unpinned"),
+            f(yaml, 8, 31, JOB, "pinned"),
             f(yaml, 9, 40, JOB, "unpinned"),
         ],
         "{report:#}"
