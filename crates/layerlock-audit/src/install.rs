@@ -210,10 +210,7 @@ fn url_pinned(url: &str) -> bool {
 /// Classify one requirement argument.
 fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
     let Some(value) = &arg.value else {
-        return (
-            Class::Unpinned,
-            format!("`{}` is computed at run time", short(&arg.raw)),
-        );
+        return classify_computed(&arg.raw);
     };
     // `/install/*.whl` is whatever files are there when it runs; with
     // `--no-deps` at least nothing else is resolved.
@@ -276,6 +273,32 @@ fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
         ),
         Err(_) => (Class::Unpinned, format!("`{value}` is not an exact pin")),
     }
+}
+
+/// A requirement only known at run time: still pinned when the text fixes
+/// everything but the value (`pkg==${VERSION}`, one wheel file or wheel URL
+/// whose name holds a variable).
+fn classify_computed(raw: &str) -> (Class, String) {
+    let text: String = raw.chars().filter(|c| *c != '"' && *c != '\'').collect();
+    let name_end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "._-[],".contains(c)))
+        .unwrap_or(text.len());
+    let exact = text[name_end..].starts_with("==")
+        && name_end > 0
+        && !text[name_end + 2..].contains([',', ';', '<', '>', '*', ' ']);
+    let one_wheel = text.ends_with(".whl") && !text.contains(['*', '?']);
+    if exact || one_wheel {
+        let what = if exact {
+            "is pinned to a version set at run time"
+        } else {
+            "is one wheel whose name is set at run time"
+        };
+        return (Class::Pinned, format!("`{}` {what}", short(raw)));
+    }
+    (
+        Class::Unpinned,
+        format!("`{}` is computed at run time", short(raw)),
+    )
 }
 
 /// Conda specs: `pkg==1.2.3` or `pkg=1.2.3[=build]` with a full version.
@@ -518,11 +541,15 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
     while i < args.len() {
         let arg = &args[i];
         let Some(v) = arg.value.as_deref() else {
-            raise(
-                Class::Unpinned,
-                format!("`{}` is computed at run time", short(&arg.raw)),
-                &mut class,
-            );
+            let (c, why) = if conda {
+                (
+                    Class::Unpinned,
+                    format!("`{}` is computed at run time", short(&arg.raw)),
+                )
+            } else {
+                classify_computed(&arg.raw)
+            };
+            raise(c, why, &mut class);
             i += 1;
             continue;
         };

@@ -523,6 +523,7 @@ impl<'a> Scanner<'a> {
             vars.insert("#".to_string(), all.len().to_string());
         }
         let mut place = run.place.clone();
+        let runners = runner_functions(parsed);
         let mut previous: Option<Vec<Arg>> = None;
         // Files a heredoc was written to: path → (body, its first line).
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
@@ -640,7 +641,13 @@ impl<'a> Scanner<'a> {
                 } else {
                     script_call(inner)
                 };
-                if let Some((call, call_args)) = call {
+                if let Some(body) = args
+                    .first()
+                    .and_then(|a| a.value.as_deref())
+                    .and_then(|name| runners.get(name))
+                {
+                    self.call_function(run, body, &location, args[1..].to_vec());
+                } else if let Some((call, call_args)) = call {
                     match options.locate(&call, &site_place) {
                         None => self.visitor.missing_script(&call, &site),
                         Some(real) => {
@@ -648,13 +655,57 @@ impl<'a> Scanner<'a> {
                                 cwd: site_place.cwd.clone(),
                                 image: site_place.image.clone(),
                             };
-                            self.follow(run, real, &location, child_place, call_args);
+                            // A called script inherits what was exported
+                            // (a sourced one shares every variable): both
+                            // are taken as the caller's variables.
+                            let inherited: BTreeMap<String, String> = vars
+                                .iter()
+                                .filter(|(k, _)| !is_positional(k))
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect();
+                            self.follow(run, real, &location, child_place, call_args, inherited);
                         }
                     }
                 }
             }
             previous = Some(args);
         }
+    }
+
+    /// A call of a function that runs its arguments (`retry() { eval
+    /// "$@"; }` … `retry pip install x`): its body runs again with them.
+    fn call_function(
+        &mut self,
+        run: &Run<'_>,
+        body: &(String, layerlock_shell::Script),
+        location: &Location,
+        call_args: Vec<Arg>,
+    ) {
+        let (name, script) = body;
+        let marker = PathBuf::from(format!("<function {name} in {}>", run.file));
+        if run.stack.contains(&marker) {
+            return;
+        }
+        let mut via = run.via.clone();
+        via.push(format!("{}:{}", location.path, location.line));
+        let mut stack = run.stack.clone();
+        stack.push(marker);
+        let child = Run {
+            text: run.text,
+            layout: run.layout,
+            outer: run.outer.clone(),
+            file: run.file.clone(),
+            script: run.script.clone(),
+            job: run.job.clone(),
+            phase: run.phase,
+            env: run.env.clone(),
+            place: run.place.clone(),
+            positional: call_args,
+            call_site: Some(location.clone()),
+            via,
+            stack,
+        };
+        self.run_parsed(&child, script);
     }
 
     /// A word's value: static, from known variables, or a directory idiom.
@@ -915,6 +966,7 @@ impl<'a> Scanner<'a> {
         location: &Location,
         place: Place,
         call_args: Vec<Arg>,
+        env: BTreeMap<String, String>,
     ) {
         if run.stack.contains(&real) || run.stack.len() > MAX_CHAIN {
             return;
@@ -953,7 +1005,7 @@ impl<'a> Scanner<'a> {
         let mut stack = run.stack.clone();
         stack.push(real.clone());
         let child = Run {
-            text: &text,
+            text,
             layout: Layout::Lines {
                 start: yaml::Pos { line: 1, column: 1 },
             },
@@ -962,7 +1014,7 @@ impl<'a> Scanner<'a> {
             script: Some(real),
             job: run.job.clone(),
             phase: run.phase,
-            env: run.env.clone(),
+            env,
             place: Place {
                 cwd: place.cwd.or_else(|| run.place.cwd.clone()),
                 image: place.image,
@@ -974,6 +1026,46 @@ impl<'a> Scanner<'a> {
         };
         self.run_parsed(&child, parsed);
     }
+}
+
+/// The functions of a script whose bodies use all of their arguments
+/// (`"$@"`, `$*`): calling one runs what it is given. Each with the
+/// commands of its body.
+fn runner_functions(
+    parsed: &layerlock_shell::Script,
+) -> BTreeMap<String, (String, layerlock_shell::Script)> {
+    let mut out = BTreeMap::new();
+    for function in &parsed.functions {
+        let commands: Vec<layerlock_shell::Command> = parsed
+            .commands
+            .iter()
+            .filter(|c| function.contains(c.line, c.column))
+            .cloned()
+            .collect();
+        let uses_all = commands.iter().any(|c| {
+            c.words
+                .iter()
+                .chain(c.assignments.iter().map(|(_, w)| w))
+                .any(|w| {
+                    ["$@", "$*", "${@}", "${*}"]
+                        .iter()
+                        .any(|p| w.raw.contains(p))
+                })
+        });
+        if uses_all {
+            let script = layerlock_shell::Script {
+                commands,
+                functions: Vec::new(),
+            };
+            out.insert(function.name.clone(), (function.name.clone(), script));
+        }
+    }
+    out
+}
+
+/// `$1`…, `$@`, `$*`, `$#`: a script's own arguments, never inherited.
+fn is_positional(name: &str) -> bool {
+    matches!(name, "@" | "*" | "#") || name.chars().all(|c| c.is_ascii_digit())
 }
 
 /// `"$cmd"`, `${CMD}`, `"$@"`, `$*` as written.
@@ -1107,7 +1199,7 @@ fn track_env_and_cwd(
         return;
     };
     match first {
-        "export" => {
+        "export" | "local" | "declare" | "typeset" | "readonly" => {
             for arg in &args[1..] {
                 if let Some((k, v)) = arg.value.as_deref().and_then(|a| a.split_once('=')) {
                     vars.insert(k.to_string(), v.to_string());

@@ -78,6 +78,7 @@ pub fn scripts_for(text: &str, phase: Phase) -> Result<Vec<Script>, ModelError> 
     let escape = escape_char(&lines);
     let mut reader = Reader {
         phase,
+        global_args: BTreeMap::new(),
         stages: Vec::new(),
         out: Vec::new(),
     };
@@ -343,6 +344,7 @@ struct Stage {
 
 struct Reader {
     phase: Phase,
+    global_args: BTreeMap<String, String>,
     stages: Vec<Stage>,
     out: Vec<Script>,
 }
@@ -494,19 +496,62 @@ impl Reader {
 
     fn env(&mut self, keyword: &str, rest: &str) {
         let parts = words(rest);
+        // ARGs before the first FROM are global: a stage sees one only when
+        // it declares it again (`ARG NAME` takes the global default).
+        if keyword == "ARG" && self.stages.is_empty() {
+            for (_, part) in parts {
+                if let Some((k, v)) = part.split_once('=') {
+                    let value = expand(v, &self.global_args);
+                    self.global_args.insert(k.to_string(), value);
+                }
+            }
+            return;
+        }
+        if keyword == "ARG" {
+            let globals = self.global_args.clone();
+            let stage = self.stage();
+            for (_, part) in parts {
+                match part.split_once('=') {
+                    Some((k, v)) => {
+                        let value = expand(v, &stage.env);
+                        if value.contains('$') {
+                            stage.env.remove(k);
+                        } else {
+                            stage.env.insert(k.to_string(), value);
+                        }
+                    }
+                    None => {
+                        if let Some(v) = globals.get(&part) {
+                            stage.env.insert(part, v.clone());
+                        }
+                    }
+                }
+            }
+            return;
+        }
         let stage = self.stage();
+        // Values expand what is already set; one still holding an unknown
+        // variable is not a literal and is dropped.
+        let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
+            let value = expand(v, env);
+            if value.contains('$') {
+                env.remove(k);
+            } else {
+                env.insert(k.to_string(), value);
+            }
+        };
         // Legacy `ENV NAME value with spaces`.
         if keyword == "ENV"
             && let Some((_, first)) = parts.first()
             && !first.contains('=')
         {
             let value = rest.trim_start()[first.len()..].trim().to_string();
-            stage.env.insert(first.clone(), value);
+            set(&mut stage.env, first, &value);
             return;
         }
         for (_, part) in parts {
             if let Some((k, v)) = part.split_once('=') {
-                stage.env.insert(k.to_string(), v.to_string());
+                set(&mut stage.env, k, v);
             }
         }
     }
@@ -707,6 +752,9 @@ mod tests {
         assert_eq!(s[2].text, "uv pip install d\n");
         assert_eq!(s[2].layout.map(1, 1), Pos { line: 8, column: 1 });
         assert_eq!(s[0].env.get("V").map(String::as_str), Some("1"));
+        let staged = scripts("ARG V=1\nARG W=2\nFROM x\nARG V\nRUN a\n").unwrap();
+        assert_eq!(staged[0].env.get("V").map(String::as_str), Some("1"));
+        assert_eq!(staged[0].env.get("W"), None);
     }
 
     #[test]

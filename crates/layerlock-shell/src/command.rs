@@ -7,6 +7,25 @@ use crate::word::Word;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Script {
     pub commands: Vec<Command>,
+    /// Shell functions defined at the top level of the text (`name () {
+    /// … }`, `function name { … }`), in source order.
+    pub functions: Vec<Function>,
+}
+
+/// A function definition: its name and the span of its body, from the
+/// definition to its closing `}` (1-based lines and columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    pub start: (usize, usize),
+    pub end: (usize, usize),
+}
+
+impl Function {
+    /// Whether a command at (line, column) is inside the body.
+    pub fn contains(&self, line: usize, column: usize) -> bool {
+        (line, column) > self.start && (line, column) < self.end
+    }
 }
 
 /// One simple command: what would be run, as written.

@@ -21,7 +21,29 @@ impl Parser<'_> {
             return Ok(None);
         };
         let step = match word.as_str() {
-            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{" => {
+            "{" => {
+                if let Some((name, start)) = self.pending_function.take() {
+                    self.open_functions.push((name, start, self.brace_depth));
+                }
+                self.brace_depth += 1;
+                self.pos = end;
+                Step::Next
+            }
+            "}" => {
+                self.brace_depth = self.brace_depth.saturating_sub(1);
+                if self
+                    .open_functions
+                    .last()
+                    .is_some_and(|(_, _, depth)| *depth == self.brace_depth)
+                    && let Some((name, start, _)) = self.open_functions.pop()
+                {
+                    let end_origin = self.origin(end);
+                    self.functions.push((name, start, end_origin));
+                }
+                self.pos = end;
+                Step::Compound
+            }
+            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" => {
                 self.pos = end;
                 Step::Next
             }
@@ -30,7 +52,7 @@ impl Parser<'_> {
                 self.skip_time_option();
                 Step::Next
             }
-            "fi" | "done" | "}" | "]]" => {
+            "fi" | "done" | "]]" => {
                 self.pos = end;
                 Step::Compound
             }
@@ -75,10 +97,13 @@ impl Parser<'_> {
         if !cmd.is_empty() {
             if cmd.is_lone_word() && self.next_nonblank_after(1) == Some(')') {
                 // `name ()`: the name is not a command; the body follows.
+                let name = cmd.words.first().and_then(|w| w.word.value.clone());
+                let start = self.origin(self.pos);
                 self.advance(1);
                 self.skip_blanks();
                 self.advance(1);
                 *cmd = Pending::default();
+                self.pending_function = name.map(|n| (n, start));
                 return Ok(false);
             }
             // `cmd (` is a syntax error; reading the parenthesis as a
@@ -164,8 +189,10 @@ impl Parser<'_> {
     /// `esac`. Patterns are not commands; the lists are.
     fn parse_case(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
         self.skip_blanks();
+        let start = self.origin(self.pos);
         if self.peek().is_some_and(|c| !ends_word(c)) {
-            self.read_word_progress(ctx)?;
+            let word = self.read_word_progress(ctx)?;
+            self.pending_function = word.word.value.map(|n| (n, start));
         }
         self.skip_separators(false)?;
         if let Some((word, end)) = self.peek_plain_word()

@@ -22,6 +22,13 @@ pub(crate) struct Parser<'s> {
     /// Commands already complete, from backquotes parsed as their own source.
     pub(crate) finished: Vec<(usize, Command)>,
     pub(crate) heredocs: Heredocs,
+    /// Shell functions: a name waiting for its `{`, the bodies open now
+    /// (name, start, brace depth) and those read (name, start, end), as
+    /// offsets in the root text.
+    pub(crate) pending_function: Option<(String, usize)>,
+    pub(crate) open_functions: Vec<(String, usize, usize)>,
+    pub(crate) brace_depth: usize,
+    pub(crate) functions: Vec<(String, usize, usize)>,
 }
 
 /// What ends the list being read.
@@ -61,6 +68,10 @@ impl<'s> Parser<'s> {
             commands: Vec::new(),
             finished: Vec::new(),
             heredocs: Heredocs::default(),
+            pending_function: None,
+            open_functions: Vec::new(),
+            brace_depth: 0,
+            functions: Vec::new(),
         }
     }
 
@@ -99,6 +110,8 @@ impl<'s> Parser<'s> {
         stdin_from: Option<usize>,
     ) -> Option<usize> {
         let raw = cmd.take(ctx, stdin_from)?;
+        // A command between `name ()` and `{` means no body followed.
+        self.pending_function = None;
         self.commands.push(raw);
         Some(self.commands.len() - 1)
     }

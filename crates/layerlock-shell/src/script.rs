@@ -2,7 +2,7 @@
 //! commands, parses the scripts run by `bash -c` strings and by heredocs fed
 //! to a shell, and lists every command in source order.
 
-use crate::command::{Command, Context, Script};
+use crate::command::{Command, Context, Function, Script};
 use crate::error::ShellError;
 use crate::heredoc::HeredocBody;
 use crate::parser::{Parser, Until};
@@ -17,12 +17,24 @@ use crate::word_builder::RawWord;
 pub fn parse(text: &str) -> Result<Script, ShellError> {
     let lines = LineMap::new(text);
     let src = Source::root(text);
-    let mut found = parse_source(&src, &lines, &[], 0)?;
+    let mut functions = Vec::new();
+    let mut found = run(&src, &lines, 0, Some(&mut functions), |parser| {
+        parser.parse_list(Until::End, &[]).map(|_| ())
+    })?;
     // A substitution's commands end before the command holding them, and
     // nested scripts are parsed last: order by where each command starts.
     found.sort_by_key(|(origin, _)| *origin);
+    functions.sort_by_key(|(_, start, _)| *start);
     Ok(Script {
         commands: found.into_iter().map(|(_, command)| command).collect(),
+        functions: functions
+            .into_iter()
+            .map(|(name, start, end)| Function {
+                name,
+                start: lines.position(start),
+                end: lines.position(end),
+            })
+            .collect(),
     })
 }
 
@@ -33,7 +45,7 @@ pub(crate) fn parse_source(
     ctx: &[Context],
     depth: usize,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
-    run(src, lines, depth, |parser| {
+    run(src, lines, depth, None, |parser| {
         parser.parse_list(Until::End, ctx).map(|_| ())
     })
 }
@@ -45,13 +57,16 @@ fn parse_heredoc_text(
     ctx: &[Context],
     depth: usize,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
-    run(src, lines, depth, |parser| parser.scan_expansions(ctx))
+    run(src, lines, depth, None, |parser| {
+        parser.scan_expansions(ctx)
+    })
 }
 
 fn run(
     src: &Source,
     lines: &LineMap,
     depth: usize,
+    functions_out: Option<&mut Vec<(String, usize, usize)>>,
     read: impl FnOnce(&mut Parser<'_>) -> Result<(), ShellError>,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
     let mut parser = Parser::new(src, lines, depth);
@@ -61,8 +76,12 @@ fn run(
         commands,
         mut finished,
         heredocs,
+        functions,
         ..
     } = parser;
+    if let Some(out) = functions_out {
+        *out = functions;
+    }
     let slots = heredocs.into_bodies();
     let bodies: Vec<Option<&HeredocBody>> = commands
         .iter()

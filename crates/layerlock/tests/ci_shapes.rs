@@ -331,3 +331,49 @@ fn steps_keys_are_unique_within_each_pipeline_and_paths_are_from_the_cwd() {
         "{stdout}"
     );
 }
+
+#[test]
+fn functions_that_run_their_arguments_and_inherited_variables_are_followed() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: bash ci/install.sh\n",
+        ),
+        (
+            "ci/install.sh",
+            "#!/bin/bash\nretry() {\n  local cmd=\"$@\"\n  eval \"$cmd\"\n}\nretry docker exec ci pip install httpx\nexport PIP_CMD=\"uv pip\"\nbash ci/cache.sh\n",
+        ),
+        ("ci/cache.sh", "$PIP_CMD install \"flashinfer==${VER}\"\n"),
+    ]);
+    let (found, report) = audit(&work, &[]);
+    assert_eq!(
+        found,
+        vec![
+            f("ci/cache.sh", 1, 1, JOB, "pinned"),
+            f("ci/install.sh", 6, 22, JOB, "unpinned"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn dockerfile_args_and_env_expand_as_docker_expands_them() {
+    let work = repo(&[(
+        "Dockerfile",
+        "ARG FLASHINFER_VERSION=0.6.14\nARG PIP_INSTALL=\"python3 -m pip install --no-cache-dir\"\nFROM base AS one\nARG FLASHINFER_VERSION\nENV FI=${FLASHINFER_VERSION}\nRUN pip install flashinfer-cubin==${FI}\nFROM base\nARG PIP_INSTALL\nRUN ${PIP_INSTALL} torch==2.5.0\n",
+    )]);
+    let (found, report) = audit(&work, &[]);
+    assert_eq!(
+        found,
+        vec![
+            f("Dockerfile", 6, 5, IMAGE, "pinned"),
+            f("Dockerfile", 9, 5, IMAGE, "pinned"),
+        ],
+        "{report:#}"
+    );
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`flashinfer-cubin==0.6.14` is pinned"),
+        "{message}"
+    );
+}
