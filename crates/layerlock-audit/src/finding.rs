@@ -35,19 +35,7 @@ impl Severity {
     }
 }
 
-/// A place in a file of the scanned tree (path relative to the scan root).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Location {
-    pub path: String,
-    pub line: usize,
-    pub column: usize,
-}
-
-impl std::fmt::Display for Location {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}", self.path, self.line, self.column)
-    }
-}
+pub use layerlock_walk::Location;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {

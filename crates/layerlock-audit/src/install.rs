@@ -29,41 +29,6 @@ impl Class {
     }
 }
 
-/// One argv word as the audit sees it: its value if static (after literal
-/// env expansion), and its text as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Arg {
-    pub value: Option<String>,
-    pub raw: String,
-    /// Where the word is written (file line and column), when known.
-    pub at: Option<(usize, usize)>,
-}
-
-impl Arg {
-    pub fn lit(text: &str) -> Self {
-        Self {
-            value: Some(text.to_string()),
-            raw: text.to_string(),
-            at: None,
-        }
-    }
-
-    pub(crate) fn is(&self, text: &str) -> bool {
-        self.value.as_deref() == Some(text)
-    }
-}
-
-/// Reads a `-r`/`-c` file named in a command, relative to where the command
-/// runs; `None` when it cannot be found.
-pub trait RequirementFiles {
-    fn read(&self, path: &str) -> Option<(String, layerlock_lock::RequirementsFile)>;
-
-    /// A variable's value where the command runs (`PIP_REQUIRE_HASHES`).
-    fn env_var(&self, _name: &str) -> Option<String> {
-        None
-    }
-}
-
 /// A recognised install.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Install {
@@ -84,8 +49,8 @@ fn short(raw: &str) -> String {
     out
 }
 
-use crate::wrappers::program;
-pub use crate::wrappers::strip_wrappers;
+use layerlock_walk::program;
+pub use layerlock_walk::{Arg, RequirementFiles, strip_wrappers};
 
 fn is_python(name: &str) -> bool {
     name == "python"

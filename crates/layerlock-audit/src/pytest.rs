@@ -4,8 +4,8 @@
 //! `python path/x.py`. `-k` and `-m` are not modelled: a step that filters by
 //! keyword or marker still counts as running the files it names.
 
-use crate::install::{Arg, strip_wrappers};
 pub use layerlock_ci::glob::fnmatch;
+use layerlock_walk::{Arg, strip_wrappers};
 
 /// What a command selects, as paths written in the command (not resolved).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

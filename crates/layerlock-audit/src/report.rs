@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::finding::{Finding, Severity};
 use crate::policy::Sorted;
 use crate::rules::{SCANNER_RULES, registry};
-use crate::scan::FileError;
+use layerlock_walk::FileError;
 
 /// Every rule id with its description, registry first.
 pub fn rule_list() -> Vec<(&'static str, &'static str)> {

@@ -4,16 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::Serialize;
 
 use layerlock_ci::glob::{is_glob, matches as glob_matches};
 
-use crate::paths::normalize;
+use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, normalize, walk};
+
 use crate::pytest::{Selection, fnmatch, selection};
-use crate::rules::CommandSite;
-use crate::scan::{FileError, ScanOptions, Visitor, walk};
 
 #[derive(Debug, Clone, Default)]
 pub struct TetherOptions {
@@ -226,57 +224,6 @@ pub fn collect(options: &TetherOptions) -> (Vec<StepRun>, Vec<FileError>) {
     };
     let result = walk(&options.scan, &mut collector);
     (collector.runs, result.errors)
-}
-
-fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.ends_with(".py")
-        && (name.starts_with("test_") || name.ends_with("_test.py"))
-        && name != "conftest.py"
-        && name != "__init__.py"
-}
-
-/// Test files under the roots: tracked by git, or on disk outside a git tree.
-pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["ls-files", "-z", "--"])
-        .args(roots)
-        .output();
-    let mut files: BTreeSet<String> = BTreeSet::new();
-    match output {
-        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
-            for path in out.stdout.split(|b| *b == 0) {
-                let path = String::from_utf8_lossy(path).into_owned();
-                if is_test_file(&path) {
-                    files.insert(path);
-                }
-            }
-        }
-        _ => {
-            fn walk_disk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
-                let Ok(entries) = fs_err::read_dir(dir) else {
-                    return;
-                };
-                for entry in entries.filter_map(Result::ok) {
-                    let path = entry.path();
-                    if path.is_dir() {
-                        walk_disk(&path, root, out);
-                    } else if let Ok(rel) = path.strip_prefix(root) {
-                        let rel = rel.display().to_string();
-                        if is_test_file(&rel) {
-                            out.insert(rel);
-                        }
-                    }
-                }
-            }
-            for r in roots {
-                walk_disk(&root.join(r), root, &mut files);
-            }
-        }
-    }
-    files.into_iter().collect()
 }
 
 /// `path  # reason`; the reason is mandatory.

@@ -1,7 +1,6 @@
 //! `layerlock steps`: every Buildkite step has a stable, unique key.
 
-use std::path::{Path, PathBuf};
-
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -11,25 +10,6 @@ use layerlock_audit::check_steps;
 use crate::cli::{FormatArg, StepsArgs};
 use crate::config::Config;
 use crate::settings::Environment;
-
-fn collect(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        out.push(path.to_path_buf());
-        return;
-    }
-    let Ok(entries) = fs_err::read_dir(path) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
-            collect(&entry, out);
-        } else if entry.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-            out.push(entry);
-        }
-    }
-}
 
 pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
     let config = Config::find(args.config.as_deref(), &env.cwd)?;
@@ -60,27 +40,12 @@ pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
     let shown_base = fs_err::canonicalize(&env.cwd).unwrap_or_else(|_| env.cwd.clone());
     let mut groups: Vec<Vec<(String, String)>> = Vec::new();
     for roots in &pipelines {
-        let mut files = Vec::new();
-        for r in roots {
-            collect(r, &mut files);
+        let (files, errors) = layerlock_audit::pipelines::pipeline_files(roots);
+        if let Some((path, message)) = errors.first() {
+            anyhow::bail!("cannot read {}: {message}", path.display());
         }
-        files.sort();
-        files.dedup();
         let mut inputs = Vec::new();
-        for file in files {
-            let text = fs_err::read_to_string(&file)?;
-            // Only pipelines: YAML with steps (a bare list under .buildkite too).
-            let is_pipeline = layerlock_ci::yaml::parse(&text)
-                .map(|docs| {
-                    docs.iter().any(|d| {
-                        d.get("steps").is_some()
-                            || matches!(d, layerlock_ci::yaml::Node::Seq { .. })
-                    })
-                })
-                .unwrap_or(true);
-            if !is_pipeline {
-                continue;
-            }
+        for (file, text) in files {
             let real = fs_err::canonicalize(&file).unwrap_or(file);
             let shown = real
                 .strip_prefix(&shown_base)

@@ -1,7 +1,10 @@
-//! The scanner: finds CI files under the given paths, extracts the scripts
-//! their jobs run, parses the shell, follows the scripts it calls (mapping
-//! container paths into the repository), and runs every rule on every
-//! command. Unreadable or unparsable files are reported; the scan goes on.
+//! The walker: finds CI files under the given paths, extracts the scripts
+//! their jobs run, parses the shell, follows what those run (scripts with
+//! their arguments, functions that run their arguments, shell strings,
+//! containers, Dockerfiles written and built by a job), maps image and
+//! container paths back into the repository, and tells a visitor about
+//! every command. Unreadable or unparsable files are reported; the walk
+//! goes on. Every file read is confined to the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,10 +16,8 @@ use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, ShellRun};
 
-use crate::finding::{Finding, FindingBuilder, Location, Severity};
-use crate::install::{Arg, RequirementFiles};
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
-use crate::rules::{CommandSite, registry};
+use crate::site::{Arg, CommandSite, Location, RequirementFiles};
 use crate::wrappers::{Container, unwrap};
 
 impl ScanOptions {
@@ -102,9 +103,9 @@ pub struct FileError {
     pub message: String,
 }
 
+/// What a walk read, and what it could not.
 #[derive(Debug, Default)]
-pub struct ScanResult {
-    pub findings: Vec<Finding>,
+pub struct Walked {
     pub errors: Vec<FileError>,
     /// CI files and scripts read, relative to the root.
     pub files: BTreeSet<String>,
@@ -176,38 +177,6 @@ pub trait Visitor {
     fn missing_script(&mut self, _call: &str, _site: &CommandSite<'_>) {}
 }
 
-/// Runs every audit rule on every command; notes missing scripts.
-struct RuleVisitor {
-    findings: Vec<Finding>,
-}
-
-impl Visitor for RuleVisitor {
-    fn command(&mut self, site: &CommandSite<'_>) {
-        for rule in registry() {
-            self.findings
-                .extend(rule.check(site).into_iter().map(FindingBuilder::build));
-        }
-    }
-
-    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
-        self.findings.push(
-            FindingBuilder::new("script-not-found", Severity::Info, site.location.clone())
-                .job(site.job.map(str::to_string))
-                .command(site.text)
-                .via(site.via.to_vec())
-                .message(format!(
-                    "`{call}` is not in the scanned tree, so its commands were not audited{}",
-                    if call.starts_with('/') && site.mapped_paths == 0 {
-                        " (map container paths with --path-map /workspace=.)"
-                    } else {
-                        ""
-                    }
-                ))
-                .build(),
-        );
-    }
-}
-
 /// Where a command's paths lead: the directory it runs in, and for image
 /// builds and containers the image paths that hold repository files.
 #[derive(Debug, Clone, Default)]
@@ -274,7 +243,7 @@ impl RequirementFiles for Files<'_> {
 
 struct Scanner<'a> {
     options: &'a ScanOptions,
-    result: ScanResult,
+    result: Walked,
     visitor: &'a mut dyn Visitor,
     /// Scripts called from many jobs are read and parsed once.
     scripts: BTreeMap<PathBuf, Rc<ScriptFile>>,
@@ -1244,10 +1213,10 @@ fn script_call(args: &[Arg]) -> Option<(String, Vec<Arg>)> {
 
 /// Walk every CI file and script under the options' targets, telling the
 /// visitor about each command.
-pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> ScanResult {
+pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> Walked {
     let mut scanner = Scanner {
         options,
-        result: ScanResult::default(),
+        result: Walked::default(),
         visitor,
         scripts: BTreeMap::new(),
     };
@@ -1266,22 +1235,4 @@ pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> ScanResult {
         }
     }
     scanner.result
-}
-
-/// The audit: every rule on every command.
-pub fn scan(options: &ScanOptions) -> ScanResult {
-    let mut visitor = RuleVisitor {
-        findings: Vec::new(),
-    };
-    let mut result = walk(options, &mut visitor);
-    let mut seen = BTreeSet::new();
-    result.findings = visitor
-        .findings
-        .into_iter()
-        .filter(|f| seen.insert((f.location.clone(), f.job.clone(), f.rule)))
-        .collect();
-    result
-        .findings
-        .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
-    result
 }

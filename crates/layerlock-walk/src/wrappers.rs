@@ -5,10 +5,10 @@
 //! the same way; a container's volumes and working directory are kept so
 //! paths inside it can be mapped back into the repository.
 
-use crate::install::Arg;
+use crate::site::Arg;
 
 /// The program name of a path: `/usr/bin/pip3` → `pip3`.
-pub(crate) fn program(arg: &Arg) -> Option<&str> {
+pub fn program(arg: &Arg) -> Option<&str> {
     let value = arg.value.as_deref()?;
     Some(value.rsplit('/').next().unwrap_or(value))
 }

@@ -87,3 +87,68 @@ pub fn all_paths(pipelines: &[Pipeline]) -> Vec<String> {
     }
     out
 }
+
+/// Most YAML files read for one pipeline; a larger tree is cut there.
+const MAX_PIPELINE_FILES: usize = 20_000;
+
+/// A file and its text (or, for a file that could not be read, the error).
+pub type FileText = (PathBuf, String);
+
+/// Every pipeline file (YAML with `steps`, or a bare list of steps) under
+/// `paths`, sorted, each with its text. Symlinked folders are not followed;
+/// files that cannot be read are returned as errors (path, message).
+pub fn pipeline_files(paths: &[PathBuf]) -> (Vec<FileText>, Vec<FileText>) {
+    fn collect(path: &Path, out: &mut Vec<PathBuf>) {
+        if out.len() >= MAX_PIPELINE_FILES {
+            return;
+        }
+        let is_link = fs_err::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if path.is_file() {
+            out.push(path.to_path_buf());
+            return;
+        }
+        if is_link {
+            return;
+        }
+        let Ok(entries) = fs_err::read_dir(path) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for entry in entries {
+            if entry.is_dir() {
+                collect(&entry, out);
+            } else if entry.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+                out.push(entry);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        collect(path, &mut files);
+    }
+    files.sort();
+    files.dedup();
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for file in files {
+        let text = match fs_err::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) => {
+                errors.push((file, e.to_string()));
+                continue;
+            }
+        };
+        // A file that does not parse is kept: the check reports it.
+        let is_pipeline = yaml::parse(&text)
+            .map(|docs| {
+                docs.iter()
+                    .any(|d| d.get("steps").is_some() || matches!(d, yaml::Node::Seq { .. }))
+            })
+            .unwrap_or(true);
+        if is_pipeline {
+            out.push((file, text));
+        }
+    }
+    (out, errors)
+}

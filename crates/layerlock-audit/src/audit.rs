@@ -1,0 +1,71 @@
+//! The audit: every rule on every command the walker finds, and a note for
+//! every script call it could not follow.
+
+use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, walk};
+
+use crate::finding::{Finding, FindingBuilder, Severity};
+use crate::rules::registry;
+
+/// What the audit found, and what it could not read.
+#[derive(Debug, Default)]
+pub struct ScanResult {
+    pub findings: Vec<Finding>,
+    pub errors: Vec<FileError>,
+    /// CI files and scripts read, relative to the root.
+    pub files: std::collections::BTreeSet<String>,
+}
+
+/// Runs every audit rule on every command; notes missing scripts.
+struct RuleVisitor {
+    findings: Vec<Finding>,
+}
+
+impl Visitor for RuleVisitor {
+    fn command(&mut self, site: &CommandSite<'_>) {
+        for rule in registry() {
+            self.findings
+                .extend(rule.check(site).into_iter().map(FindingBuilder::build));
+        }
+    }
+
+    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
+        self.findings.push(
+            FindingBuilder::new("script-not-found", Severity::Info, site.location.clone())
+                .job(site.job.map(str::to_string))
+                .command(site.text)
+                .via(site.via.to_vec())
+                .message(format!(
+                    "`{call}` is not in the scanned tree, so its commands were not audited{}",
+                    if call.starts_with('/') && site.mapped_paths == 0 {
+                        " (map container paths with --path-map /workspace=.)"
+                    } else {
+                        ""
+                    }
+                ))
+                .build(),
+        );
+    }
+}
+
+/// The audit: every rule on every command.
+pub fn scan(options: &ScanOptions) -> ScanResult {
+    let mut visitor = RuleVisitor {
+        findings: Vec::new(),
+    };
+    let walked = walk(options, &mut visitor);
+    let mut result = ScanResult {
+        findings: Vec::new(),
+        errors: walked.errors,
+        files: walked.files,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    result.findings = visitor
+        .findings
+        .into_iter()
+        .filter(|f| seen.insert((f.location.clone(), f.job.clone(), f.rule)))
+        .collect();
+    result
+        .findings
+        .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
+    result
+}

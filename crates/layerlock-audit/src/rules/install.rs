@@ -1,0 +1,35 @@
+//! The finding both install rules make: the command classified, at its
+//! place, with a severity that depends on the class.
+
+use layerlock_walk::CommandSite;
+
+use crate::finding::{FindingBuilder, Severity};
+use crate::install::{Class, classify};
+
+pub(crate) fn install_finding(
+    rule: &'static str,
+    site: &CommandSite<'_>,
+    severity: fn(Class) -> Severity,
+) -> Vec<FindingBuilder> {
+    let Some(install) = classify(site.args, site.files) else {
+        return Vec::new();
+    };
+    vec![
+        FindingBuilder::new(rule, severity(install.class), site.location.clone())
+            .class(install.class)
+            .job(site.job.map(str::to_string))
+            .command(site.text)
+            .via(site.via.to_vec())
+            .message(format!(
+                "{} at {}: {} ({})",
+                install.tool,
+                if rule == "job-time-install" {
+                    "job time"
+                } else {
+                    "image build"
+                },
+                install.class.as_str(),
+                install.why
+            )),
+    ]
+}

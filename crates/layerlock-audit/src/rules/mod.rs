@@ -1,0 +1,35 @@
+//! The audit rules: small units behind one trait, listed in one registry.
+//! Rules see one command at a time and never read policy.
+
+use layerlock_walk::CommandSite;
+
+use crate::finding::FindingBuilder;
+
+pub trait Rule: Sync {
+    fn id(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// Findings for one command.
+    fn check(&self, site: &CommandSite<'_>) -> Vec<FindingBuilder>;
+}
+
+mod image_build_install;
+mod install;
+mod job_time_install;
+
+use install::install_finding;
+
+/// Every rule, in a fixed order.
+pub fn registry() -> Vec<&'static dyn Rule> {
+    vec![
+        &job_time_install::JobTimeInstall,
+        &image_build_install::ImageBuildInstall,
+    ]
+}
+
+/// Findings the scanner itself makes, listed so their ids are stable too.
+/// (Unparsable files go to the report's `errors`, stale allowlist entries
+/// to its `stale` list: neither is a finding.)
+pub const SCANNER_RULES: &[(&str, &str)] = &[(
+    "script-not-found",
+    "A CI command calls a shell script that is not in the scanned tree",
+)];

@@ -1,0 +1,57 @@
+//! The test inventory: test files under the test roots, as git tracks them
+//! (`git ls-files`), or on disk outside a git work tree.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".py")
+        && (name.starts_with("test_") || name.ends_with("_test.py"))
+        && name != "conftest.py"
+        && name != "__init__.py"
+}
+
+/// Test files under the roots: tracked by git, or on disk outside a git tree.
+pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["ls-files", "-z", "--"])
+        .args(roots)
+        .output();
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    match output {
+        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
+            for path in out.stdout.split(|b| *b == 0) {
+                let path = String::from_utf8_lossy(path).into_owned();
+                if is_test_file(&path) {
+                    files.insert(path);
+                }
+            }
+        }
+        _ => {
+            fn walk_disk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
+                let Ok(entries) = fs_err::read_dir(dir) else {
+                    return;
+                };
+                for entry in entries.filter_map(Result::ok) {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        walk_disk(&path, root, out);
+                    } else if let Ok(rel) = path.strip_prefix(root) {
+                        let rel = rel.display().to_string();
+                        if is_test_file(&rel) {
+                            out.insert(rel);
+                        }
+                    }
+                }
+            }
+            for r in roots {
+                walk_disk(&root.join(r), root, &mut files);
+            }
+        }
+    }
+    files.into_iter().collect()
+}

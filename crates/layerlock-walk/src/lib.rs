@@ -1,0 +1,17 @@
+//! The walker under every CI check: all file reads (CI files, the scripts
+//! and Dockerfiles they lead to, `git ls-files`), confined to the root, and
+//! one model of how CI commands run other commands. Checks (audit, tether,
+//! steps) see commands through [`Visitor`] and never read files themselves.
+
+mod inventory;
+mod paths;
+pub mod pipelines;
+mod site;
+mod walker;
+mod wrappers;
+
+pub use inventory::inventory;
+pub use paths::normalize;
+pub use site::{Arg, CommandSite, Location, RequirementFiles};
+pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
+pub use wrappers::{Container, program, strip_wrappers, unwrap};

@@ -1,0 +1,74 @@
+//! What the walker hands to every check: one command's words as the checks
+//! see them, where it is, and how to read the files it names.
+
+use layerlock_ci::Phase;
+use serde::Serialize;
+
+/// One argv word as the audit sees it: its value if static (after literal
+/// env expansion), and its text as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    pub value: Option<String>,
+    pub raw: String,
+    /// Where the word is written (file line and column), when known.
+    pub at: Option<(usize, usize)>,
+}
+
+impl Arg {
+    pub fn lit(text: &str) -> Self {
+        Self {
+            value: Some(text.to_string()),
+            raw: text.to_string(),
+            at: None,
+        }
+    }
+
+    /// Whether its static value is `text`.
+    pub fn is(&self, text: &str) -> bool {
+        self.value.as_deref() == Some(text)
+    }
+}
+
+/// Reads a `-r`/`-c` file named in a command, relative to where the command
+/// runs; `None` when it cannot be found.
+pub trait RequirementFiles {
+    fn read(&self, path: &str) -> Option<(String, layerlock_lock::RequirementsFile)>;
+
+    /// A variable's value where the command runs (`PIP_REQUIRE_HASHES`).
+    fn env_var(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A place in a file of the scanned tree (path relative to the scan root).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.path, self.line, self.column)
+    }
+}
+
+/// What a rule sees of one command.
+pub struct CommandSite<'a> {
+    pub args: &'a [Arg],
+    pub text: &'a str,
+    pub location: Location,
+    pub job: Option<&'a str>,
+    pub phase: Phase,
+    pub via: &'a [String],
+    pub files: &'a dyn RequirementFiles,
+    /// The directory the command runs in (mapped into the tree), if known.
+    pub cwd: Option<&'a std::path::Path>,
+    /// The scan root.
+    pub root: &'a std::path::Path,
+    /// The previous command of the same script (for `find … | xargs …`).
+    pub previous: Option<&'a [Arg]>,
+    /// How many `--path-map` entries are in force.
+    pub mapped_paths: usize,
+}
