@@ -609,6 +609,7 @@ mod tests {
                         value: None,
                         raw: w.to_string(),
                         at: None,
+                        script_at: None,
                     }
                 } else {
                     Arg::lit(w)

@@ -2,6 +2,7 @@
 //! inside it maps back to the file.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use crate::yaml::{Pos, Style};
 
@@ -13,7 +14,7 @@ pub enum Phase {
 }
 
 /// How the script's text sits in its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
     /// Line k of the text is file line `start.line + k`, columns shifted by
     /// `start.column - 1` (YAML literal blocks, shell files, heredocs).
@@ -21,6 +22,18 @@ pub enum Layout {
     /// Folded or quoted text whose lines do not map one to one: everything
     /// is reported at `start`, plus the column offset on its first line.
     Folded { start: Pos },
+    /// Folded text whose pieces were found back in the file (see
+    /// [`Layout::refine`]): each piece of the text maps to where it is.
+    Pieces(Rc<PieceMap>),
+}
+
+/// Where each piece of a folded text is in its file.
+#[derive(Debug, PartialEq, Eq)]
+pub struct PieceMap {
+    /// Char offset of each line of the text.
+    line_starts: Vec<usize>,
+    /// (char offset in the text, file position), by offset.
+    pieces: Vec<(usize, Pos)>,
 }
 
 impl Layout {
@@ -39,15 +52,98 @@ impl Layout {
         }
     }
 
+    /// For folded YAML text (`>-` blocks, multi-line plain or quoted
+    /// scalars): find each source line's content back in `text` so that a
+    /// command on the third source line is reported there, not at the
+    /// scalar's start. Anything else, or text that cannot be matched, keeps
+    /// its layout.
+    pub fn refine(self, text: &str, source: &str) -> Self {
+        let Self::Folded { start } = self else {
+            return self;
+        };
+        let chars: Vec<char> = text.chars().collect();
+        let mut pieces = Vec::new();
+        let mut cursor = 0usize;
+        for (k, line) in source
+            .lines()
+            .enumerate()
+            .skip(start.line.saturating_sub(1))
+        {
+            if cursor >= chars.len() {
+                break;
+            }
+            let first = k + 1 == start.line;
+            let skip = if first {
+                start.column.saturating_sub(1)
+            } else {
+                0
+            };
+            let segment: String = line.chars().skip(skip).collect();
+            let indent = segment.chars().take_while(|c| c.is_whitespace()).count();
+            let content = segment.trim().trim_end_matches(['"', '\'']);
+            if content.is_empty() {
+                continue;
+            }
+            let wanted: Vec<char> = content.chars().collect();
+            // The next piece starts where the last ended, past the space or
+            // newline folding put between them.
+            let found = (cursor..=(cursor + 2).min(chars.len()))
+                .find(|&at| chars[at..].starts_with(&wanted));
+            let Some(at) = found else {
+                if first {
+                    continue;
+                }
+                break;
+            };
+            pieces.push((
+                at,
+                Pos {
+                    line: k + 1,
+                    column: skip + indent + 1,
+                },
+            ));
+            cursor = at + wanted.len();
+        }
+        if pieces.len() < 2 {
+            return self;
+        }
+        let mut line_starts = vec![0];
+        for (i, c) in chars.iter().enumerate() {
+            if *c == '\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        Self::Pieces(Rc::new(PieceMap {
+            line_starts,
+            pieces,
+        }))
+    }
+
     /// File position of (line, column), both 1-based within the script.
     pub fn map(&self, line: usize, column: usize) -> Pos {
-        match *self {
+        match self {
+            Self::Pieces(map) => {
+                let offset = map
+                    .line_starts
+                    .get(line.saturating_sub(1))
+                    .copied()
+                    .unwrap_or(0)
+                    + column.saturating_sub(1);
+                let index = map.pieces.partition_point(|(at, _)| *at <= offset);
+                let Some(&(at, pos)) = map.pieces.get(index.saturating_sub(1)) else {
+                    return Pos { line: 1, column: 1 };
+                };
+                Pos {
+                    line: pos.line,
+                    column: pos.column + offset.saturating_sub(at),
+                }
+            }
             // Every line of a block scalar is indented like its first.
-            Self::Lines { start } => Pos {
+            &Self::Lines { start } => Pos {
                 line: start.line + line.saturating_sub(1),
                 column: start.column + column.saturating_sub(1),
             },
-            Self::Folded { start } => Pos {
+            &Self::Folded { start } => Pos {
                 line: start.line,
                 column: if line <= 1 {
                     start.column + column.saturating_sub(1)

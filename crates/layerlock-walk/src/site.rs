@@ -12,6 +12,9 @@ pub struct Arg {
     pub raw: String,
     /// Where the word is written (file line and column), when known.
     pub at: Option<(usize, usize)>,
+    /// Where it is in the text of the script that holds it (line, column),
+    /// for mapping a shell string it carries back through that script.
+    pub script_at: Option<(usize, usize)>,
 }
 
 impl Arg {
@@ -20,6 +23,7 @@ impl Arg {
             value: Some(text.to_string()),
             raw: text.to_string(),
             at: None,
+            script_at: None,
         }
     }
 

@@ -255,6 +255,10 @@ struct ScriptFile {
     parsed: Result<Rc<layerlock_shell::Script>, layerlock_shell::ShellError>,
 }
 
+/// How a script's text maps to its file: its layout, then the layouts of
+/// the texts that hold it (innermost first, each with the line it starts on).
+type Mapping = (Layout, Vec<(usize, Layout)>);
+
 /// One script plus where it runs.
 struct Run<'a> {
     text: &'a str,
@@ -272,6 +276,9 @@ struct Run<'a> {
     /// The arguments the script was called with, and where the call is.
     positional: Vec<Arg>,
     call_site: Option<Location>,
+    /// How the caller's script text maps to its file (for the shell
+    /// strings among the arguments).
+    call_layout: Option<Rc<Mapping>>,
     via: Vec<String>,
     stack: Vec<PathBuf>,
 }
@@ -356,7 +363,14 @@ impl<'a> Scanner<'a> {
                     }
                 };
                 match System::detect(&rel, &docs) {
-                    Some(system) => Ok(system.scripts(&docs)),
+                    Some(system) => Ok(system
+                        .scripts(&docs)
+                        .into_iter()
+                        .map(|mut script| {
+                            script.layout = script.layout.refine(&script.text, &text);
+                            script
+                        })
+                        .collect()),
                     None => return,
                 }
             }
@@ -390,6 +404,7 @@ impl<'a> Scanner<'a> {
                 place,
                 positional: Vec::new(),
                 call_site: None,
+                call_layout: None,
                 via: Vec::new(),
                 stack: vec![path.to_path_buf()],
             };
@@ -494,9 +509,25 @@ impl<'a> Scanner<'a> {
         let mut place = run.place.clone();
         let runners = runner_functions(parsed);
         let mut previous: Option<Vec<Arg>> = None;
+        // Variables a container command sets (`docker run -e CMDS=…`) for
+        // the shell string it runs: (its context, the variables).
+        let mut scoped: Option<(Vec<Context>, BTreeMap<String, String>)> = None;
         // Files a heredoc was written to: path → (body, its first line).
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         for command in &parsed.commands {
+            let inside = scoped.as_ref().is_some_and(|(ctx, _)| {
+                command.context.len() > ctx.len() && command.context.starts_with(ctx)
+            });
+            let outer_vars = if inside {
+                scoped.as_ref().map(|(_, extra)| {
+                    let saved = vars.clone();
+                    vars.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    saved
+                })
+            } else {
+                scoped = None;
+                None
+            };
             // Assignments and `cd` outside a command substitution change
             // what later commands see (in a subshell or `bash -c` string
             // only until it ends, which is not modelled).
@@ -534,6 +565,7 @@ impl<'a> Scanner<'a> {
                                 value: Some(part.to_string()),
                                 raw: word.raw.clone(),
                                 at: Some((at.line, at.column)),
+                                script_at: Some((word.line, word.column)),
                             });
                         }
                     }
@@ -541,6 +573,7 @@ impl<'a> Scanner<'a> {
                         value,
                         raw: word.raw.clone(),
                         at: Some((at.line, at.column)),
+                        script_at: Some((word.line, word.column)),
                     }),
                 }
             }
@@ -577,6 +610,14 @@ impl<'a> Scanner<'a> {
                 };
             }
             let site_place = self.container_place(&place, &containers, &vars);
+            let container_env: BTreeMap<String, String> = containers
+                .iter()
+                .flat_map(|c| &c.env)
+                .filter_map(|(k, v)| {
+                    let value = v.clone().or_else(|| vars.get(k).cloned())?;
+                    Some((k.clone(), value))
+                })
+                .collect();
             let files = Files {
                 options,
                 place: &site_place,
@@ -638,6 +679,12 @@ impl<'a> Scanner<'a> {
                 }
             }
             previous = Some(args);
+            if let Some(saved) = outer_vars {
+                vars = saved;
+            }
+            if !container_env.is_empty() {
+                scoped = Some((command.context.clone(), container_env));
+            }
         }
     }
 
@@ -661,7 +708,7 @@ impl<'a> Scanner<'a> {
         stack.push(marker);
         let child = Run {
             text: run.text,
-            layout: run.layout,
+            layout: run.layout.clone(),
             outer: run.outer.clone(),
             file: run.file.clone(),
             script: run.script.clone(),
@@ -671,6 +718,7 @@ impl<'a> Scanner<'a> {
             place: run.place.clone(),
             positional: call_args,
             call_site: Some(location.clone()),
+            call_layout: Some(Rc::new((run.layout.clone(), run.outer.clone()))),
             via,
             stack,
         };
@@ -809,12 +857,19 @@ impl<'a> Scanner<'a> {
                 .as_deref()
                 .is_some_and(|v| !v.is_empty() && text.contains(v))
         });
-        let (file, start, via) = match (from_caller.and_then(|a| a.at), &run.call_site) {
-            (Some((line, column)), Some(site)) => {
+        let caller = from_caller.and_then(|a| Some((a.script_at?, a.at?)));
+        let (file, layout, outer, via) = match (caller, &run.call_site, &run.call_layout) {
+            (Some(((line, column), _)), Some(site), Some(call_layout)) => {
                 let mut via = run.via.clone();
                 via.pop();
                 via.push(format!("{}:{}", location.path, location.line));
-                (site.path.clone(), yaml::Pos { line, column }, via)
+                // Through the caller's own layout, so a string spread over
+                // folded YAML lines is reported on the line it is on.
+                let (caller_layout, caller_outer) = &**call_layout;
+                let mut outer = vec![(1, caller_layout.clone())];
+                outer.extend(caller_outer.iter().cloned());
+                let start = yaml::Pos { line, column };
+                (site.path.clone(), Layout::Lines { start }, outer, via)
             }
             _ => {
                 let column = if is_eval {
@@ -828,15 +883,16 @@ impl<'a> Scanner<'a> {
                     line: location.line,
                     column,
                 };
-                (location.path.clone(), start, run.via.clone())
+                let layout = Layout::Folded { start };
+                (location.path.clone(), layout, Vec::new(), run.via.clone())
             }
         };
         let mut stack = run.stack.clone();
         stack.push(PathBuf::from(format!("<string at {location}>")));
         let child = Run {
             text: &text,
-            layout: Layout::Folded { start },
-            outer: Vec::new(),
+            layout,
+            outer,
             file,
             script: run.script.clone(),
             job: run.job.clone(),
@@ -845,6 +901,7 @@ impl<'a> Scanner<'a> {
             place: run.place.clone(),
             positional: Vec::new(),
             call_site: None,
+            call_layout: None,
             via,
             stack,
         };
@@ -902,12 +959,12 @@ impl<'a> Scanner<'a> {
             .filter(|c| c.is_dir() && c.starts_with(&self.options.root))
             .or_else(|| place.cwd.clone())
             .unwrap_or_else(|| self.options.root.clone());
-        let mut outer = vec![(line, run.layout)];
-        outer.extend(run.outer.iter().copied());
+        let mut outer = vec![(line, run.layout.clone())];
+        outer.extend(run.outer.iter().cloned());
         for script in scripts {
             let child = Run {
                 text: &script.text,
-                layout: script.layout,
+                layout: script.layout.clone(),
                 outer: outer.clone(),
                 file: run.file.clone(),
                 script: None,
@@ -917,6 +974,7 @@ impl<'a> Scanner<'a> {
                 place: self.image_place(context.clone(), &script),
                 positional: Vec::new(),
                 call_site: None,
+                call_layout: None,
                 via: run.via.clone(),
                 stack: {
                     let mut s = run.stack.clone();
@@ -990,6 +1048,7 @@ impl<'a> Scanner<'a> {
             },
             positional: call_args,
             call_site: Some(location.clone()),
+            call_layout: Some(Rc::new((run.layout.clone(), run.outer.clone()))),
             via,
             stack,
         };

@@ -21,6 +21,9 @@ pub struct Container {
     pub volumes: Vec<(String, Arg)>,
     /// `-w DIR` / `--workdir DIR`.
     pub workdir: Option<String>,
+    /// `-e NAME=VALUE` / `--env NAME=VALUE`: variables the command sees
+    /// (`None` when the value is computed).
+    pub env: Vec<(String, Option<String>)>,
 }
 
 /// Options of `docker run`/`exec`/`compose run` (and podman, nerdctl) that
@@ -216,6 +219,20 @@ fn container(args: &[Arg]) -> Option<(usize, Container)> {
                     }
                 }
                 "-w" | "--workdir" | "--pwd" => found.workdir = value.value.clone(),
+                "-e" | "--env" => {
+                    // `-e NAME=VALUE`; `-e NAME` passes the caller's value.
+                    let text = value.value.as_deref().unwrap_or(&value.raw);
+                    let (name, set) = match text.split_once('=') {
+                        Some((name, v)) => (name, value.value.as_ref().map(|_| v.to_string())),
+                        None => (text, None),
+                    };
+                    let name = name.trim_matches('"');
+                    if !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    {
+                        found.env.push((name.to_string(), set));
+                    }
+                }
                 _ => {}
             }
         }
@@ -243,6 +260,7 @@ fn split_volume(value: &Arg) -> Option<(Arg, String)> {
             value: None,
             raw: host.to_string(),
             at: value.at,
+            script_at: value.script_at,
         }
     };
     Some((host, inside.trim_end_matches('/').to_string()))

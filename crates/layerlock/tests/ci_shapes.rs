@@ -377,3 +377,23 @@ fn dockerfile_args_and_env_expand_as_docker_expands_them() {
         "{message}"
     );
 }
+
+#[test]
+fn folded_commands_and_container_environments_keep_exact_lines() {
+    let work = repo(&[
+        (
+            ".buildkite/intel.yaml",
+            "steps:\n  - key: misc\n    commands:\n      - >-\n        bash ci/run-intel.sh\n        'export A=1 &&\n        pip install tblib==3.1.0 &&\n        pytest -v tests/x'\n",
+        ),
+        (
+            "ci/run-intel.sh",
+            "#!/bin/bash\ncommands=\"$*\"\ndocker run --rm -e \"CMDS=${commands}\" img bash -c 'set -e; eval \"$CMDS\"'\n",
+        ),
+    ]);
+    let (found, report) = audit(&work, &[]);
+    assert_eq!(
+        found,
+        vec![f(".buildkite/intel.yaml", 7, 9, JOB, "pinned")],
+        "{report:#}"
+    );
+}
