@@ -252,8 +252,32 @@ struct Scanner<'a> {
 /// A followed script: its text and what parsing it found.
 struct ScriptFile {
     text: String,
-    parsed: Result<Rc<layerlock_shell::Script>, layerlock_shell::ShellError>,
+    parsed: Result<Parsed, layerlock_shell::ShellError>,
 }
+
+/// A parsed script and its functions that run their arguments.
+struct Parsed {
+    script: layerlock_shell::Script,
+    runners: Runners,
+}
+
+impl Parsed {
+    fn new(script: layerlock_shell::Script) -> Self {
+        let runners = runner_functions(&script);
+        Self { script, runners }
+    }
+}
+
+/// A call of a function that runs its arguments.
+struct FunctionCall<'a> {
+    name: &'a str,
+    body: &'a layerlock_shell::Script,
+    /// The other such functions of the same script, which the body may call.
+    runners: &'a Runners,
+}
+
+/// Function name → the commands of its body.
+type Runners = BTreeMap<String, layerlock_shell::Script>;
 
 /// How a script's text maps to its file: its layout, then the layouts of
 /// the texts that hold it (innermost first, each with the line it starts on).
@@ -476,7 +500,10 @@ impl<'a> Scanner<'a> {
 
     fn run(&mut self, run: &Run<'_>) {
         match layerlock_shell::parse(run.text) {
-            Ok(parsed) => self.run_parsed(run, &parsed),
+            Ok(parsed) => {
+                let runners = runner_functions(&parsed);
+                self.run_parsed(run, &parsed, &runners);
+            }
             Err(e) => {
                 let pos = run.pos(e.line, e.column);
                 self.error(
@@ -489,7 +516,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script) {
+    fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
         let mut vars = run.env.clone();
         for (i, arg) in run.positional.iter().enumerate() {
             if let Some(v) = &arg.value {
@@ -507,7 +534,6 @@ impl<'a> Scanner<'a> {
             vars.insert("#".to_string(), all.len().to_string());
         }
         let mut place = run.place.clone();
-        let runners = runner_functions(parsed);
         let mut previous: Option<Vec<Arg>> = None;
         // Variables a container command sets (`docker run -e CMDS=…`) for
         // the shell string it runs: (its context, the variables).
@@ -651,12 +677,17 @@ impl<'a> Scanner<'a> {
                 } else {
                     script_call(inner)
                 };
-                if let Some(body) = args
+                if let Some((name, body)) = args
                     .first()
                     .and_then(|a| a.value.as_deref())
-                    .and_then(|name| runners.get(name))
+                    .and_then(|name| runners.get_key_value(name))
                 {
-                    self.call_function(run, body, &location, args[1..].to_vec());
+                    let call = FunctionCall {
+                        name,
+                        body,
+                        runners,
+                    };
+                    self.call_function(run, &call, &location, args[1..].to_vec());
                 } else if let Some((call, call_args)) = call {
                     match options.locate(&call, &site_place) {
                         None => self.visitor.missing_script(&call, &site),
@@ -693,11 +724,11 @@ impl<'a> Scanner<'a> {
     fn call_function(
         &mut self,
         run: &Run<'_>,
-        body: &(String, layerlock_shell::Script),
+        call: &FunctionCall<'_>,
         location: &Location,
         call_args: Vec<Arg>,
     ) {
-        let (name, script) = body;
+        let name = call.name;
         let marker = PathBuf::from(format!("<function {name} in {}>", run.file));
         if run.stack.contains(&marker) {
             return;
@@ -722,7 +753,7 @@ impl<'a> Scanner<'a> {
             via,
             stack,
         };
-        self.run_parsed(&child, script);
+        self.run_parsed(&child, call.body, call.runners);
     }
 
     /// A word's value: static, from known variables, or a directory idiom.
@@ -1007,7 +1038,7 @@ impl<'a> Scanner<'a> {
                     return;
                 };
                 let text = String::from_utf8_lossy(&bytes).into_owned();
-                let parsed = layerlock_shell::parse(&text).map(Rc::new);
+                let parsed = layerlock_shell::parse(&text).map(Parsed::new);
                 if let Err(e) = &parsed {
                     // Reported once, however many jobs call the script.
                     self.error(
@@ -1052,16 +1083,14 @@ impl<'a> Scanner<'a> {
             via,
             stack,
         };
-        self.run_parsed(&child, parsed);
+        self.run_parsed(&child, &parsed.script, &parsed.runners);
     }
 }
 
 /// The functions of a script whose bodies use all of their arguments
 /// (`"$@"`, `$*`): calling one runs what it is given. Each with the
 /// commands of its body.
-fn runner_functions(
-    parsed: &layerlock_shell::Script,
-) -> BTreeMap<String, (String, layerlock_shell::Script)> {
+fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
     let mut out = BTreeMap::new();
     for function in &parsed.functions {
         let commands: Vec<layerlock_shell::Command> = parsed
@@ -1085,7 +1114,7 @@ fn runner_functions(
                 commands,
                 functions: Vec::new(),
             };
-            out.insert(function.name.clone(), (function.name.clone(), script));
+            out.insert(function.name.clone(), script);
         }
     }
     out
