@@ -790,6 +790,9 @@ impl<'a> Scanner<'a> {
         vars: &BTreeMap<String, String>,
     ) -> Place {
         let mut place = place.clone();
+        if containers.is_empty() {
+            return place;
+        }
         for container in containers {
             let mut mounts = Vec::new();
             for (inside, host) in &container.volumes {
@@ -862,6 +865,15 @@ impl<'a> Scanner<'a> {
     /// crate already parsed strings that have literal text of their own.
     fn nested_string(&mut self, run: &Run<'_>, args: &[Arg], location: &Location) {
         let is_eval = args.first().is_some_and(|a| a.is("eval"));
+        // Only a shell or `eval` runs a string: most commands stop here.
+        let runs_shell = args.iter().any(|a| {
+            a.value.as_deref().is_some_and(|v| {
+                matches!(v.rsplit('/').next(), Some("bash" | "sh" | "dash" | "zsh"))
+            })
+        });
+        if !is_eval && !runs_shell {
+            return;
+        }
         let values: Vec<Option<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
         let text: Vec<&str> = match layerlock_shell::shell_run(&values) {
             // Only a string that is one variable: the shell crate already
@@ -1180,6 +1192,9 @@ struct DockerBuild {
 fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
     let first = args.first()?.value.as_deref()?;
     let program = first.rsplit('/').next().unwrap_or(first);
+    if !matches!(program, "docker" | "podman" | "nerdctl" | "buildah") {
+        return None;
+    }
     let words: Vec<&str> = args
         .iter()
         .map(|a| a.value.as_deref().unwrap_or(""))
