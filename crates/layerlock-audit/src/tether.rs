@@ -159,7 +159,17 @@ impl Collector<'_> {
                 .unwrap_or_else(|| root.clone())
                 .join(mapped)
         };
-        let normal = normalize(&absolute);
+        let mut normal = normalize(&absolute);
+        // Where a step runs is a guess when CI does not say (a default
+        // working directory that not every pipeline applies): a relative
+        // path that does not exist there but does from the root is that.
+        if !Path::new(path).is_absolute() && !normal.exists() && !layerlock_ci::glob::is_glob(path)
+        {
+            let from_root = normalize(&root.join(path));
+            if from_root.starts_with(root) && from_root.exists() {
+                normal = from_root;
+            }
+        }
         normal
             .strip_prefix(root)
             .map(|p| p.display().to_string())

@@ -51,6 +51,9 @@ pub struct Command {
     pub stdout: Option<Word>,
     /// What the command is nested in, outermost first; empty at top level.
     pub context: Vec<Context>,
+    /// Inside an `if`, `while`, `until`, `for` or `case` of its own text:
+    /// it may run or not, once or many times.
+    pub conditional: bool,
 }
 
 /// A construct that runs commands apart from the script's own flow.

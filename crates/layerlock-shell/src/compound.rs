@@ -43,7 +43,12 @@ impl Parser<'_> {
                 self.pos = end;
                 Step::Compound
             }
-            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" => {
+            "if" | "while" | "until" => {
+                self.conditional += 1;
+                self.pos = end;
+                Step::Next
+            }
+            "then" | "else" | "elif" | "do" | "!" => {
                 self.pos = end;
                 Step::Next
             }
@@ -52,7 +57,12 @@ impl Parser<'_> {
                 self.skip_time_option();
                 Step::Next
             }
-            "fi" | "done" | "]]" => {
+            "fi" | "done" => {
+                self.conditional = self.conditional.saturating_sub(1);
+                self.pos = end;
+                Step::Compound
+            }
+            "]]" => {
                 self.pos = end;
                 Step::Compound
             }
@@ -68,10 +78,14 @@ impl Parser<'_> {
             }
             "case" => {
                 self.pos = end;
-                self.parse_case(ctx)?;
+                self.conditional += 1;
+                let read = self.parse_case(ctx);
+                self.conditional = self.conditional.saturating_sub(1);
+                read?;
                 Step::Compound
             }
             "for" | "select" => {
+                self.conditional += 1;
                 self.pos = end;
                 self.parse_for_head(ctx)?;
                 Step::Next
@@ -189,10 +203,8 @@ impl Parser<'_> {
     /// `esac`. Patterns are not commands; the lists are.
     fn parse_case(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
         self.skip_blanks();
-        let start = self.origin(self.pos);
         if self.peek().is_some_and(|c| !ends_word(c)) {
-            let word = self.read_word_progress(ctx)?;
-            self.pending_function = word.word.value.map(|n| (n, start));
+            self.read_word_progress(ctx)?;
         }
         self.skip_separators(false)?;
         if let Some((word, end)) = self.peek_plain_word()
@@ -280,8 +292,10 @@ impl Parser<'_> {
     /// After `function`: the name and an optional `()`; the body follows.
     fn parse_function_head(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
         self.skip_blanks();
+        let start = self.origin(self.pos);
         if self.peek().is_some_and(|c| !ends_word(c)) {
-            self.read_word_progress(ctx)?;
+            let word = self.read_word_progress(ctx)?;
+            self.pending_function = word.word.value.map(|n| (n, start));
         }
         self.skip_blanks();
         if self.peek() == Some('(') && self.next_nonblank_after(1) == Some(')') {

@@ -29,6 +29,9 @@ pub(crate) struct Parser<'s> {
     pub(crate) open_functions: Vec<(String, usize, usize)>,
     pub(crate) brace_depth: usize,
     pub(crate) functions: Vec<(String, usize, usize)>,
+    /// How many `if`, `while`, `until`, `for` and `case` the cursor is in:
+    /// a command there may run or not.
+    pub(crate) conditional: usize,
 }
 
 /// What ends the list being read.
@@ -72,6 +75,7 @@ impl<'s> Parser<'s> {
             open_functions: Vec::new(),
             brace_depth: 0,
             functions: Vec::new(),
+            conditional: 0,
         }
     }
 
@@ -109,7 +113,8 @@ impl<'s> Parser<'s> {
         ctx: &[Context],
         stdin_from: Option<usize>,
     ) -> Option<usize> {
-        let raw = cmd.take(ctx, stdin_from)?;
+        let mut raw = cmd.take(ctx, stdin_from)?;
+        raw.conditional = self.conditional > 0;
         // A command between `name ()` and `{` means no body followed.
         self.pending_function = None;
         self.commands.push(raw);

@@ -205,6 +205,7 @@ impl Assembler<'_> {
                 stdin_line,
                 stdout: raw.stdout.clone(),
                 context: raw.context.clone(),
+                conditional: raw.conditional,
             },
         ));
         // A broken inner script does not make the outer text invalid: keep

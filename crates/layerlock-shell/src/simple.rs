@@ -20,6 +20,8 @@ pub(crate) struct RawCommand {
     /// one with `|`, if that was a simple command.
     pub(crate) stdin_from: Option<usize>,
     pub(crate) context: Vec<Context>,
+    /// Inside an `if`, loop or `case`.
+    pub(crate) conditional: bool,
 }
 
 /// The tokens of the simple command being read.
@@ -92,6 +94,7 @@ impl Pending {
             stdout: done.stdout,
             stdin_from,
             context: context.to_vec(),
+            conditional: false,
         })
     }
 }

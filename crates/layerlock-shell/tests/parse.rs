@@ -601,3 +601,23 @@ fn workflow_expressions_and_odd_words() {
         ["pip install ~/.cache/x"]
     );
 }
+
+#[test]
+fn functions_and_conditional_commands_are_marked() {
+    let script = layerlock_shell::parse(
+        "retry() {\n  eval \"$@\"\n}\nfunction other {\n  echo hi\n}\ncase \"$1\" in\n  -w) shift 2 ;;\nesac\nwhile true; do shift; done\nshift\nretry pip install x\n",
+    )
+    .expect("parses");
+    let names: Vec<&str> = script.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, vec!["retry", "other"]);
+    let eval = &script.commands[0];
+    assert!(script.functions[0].contains(eval.line, eval.column));
+    let conditional: Vec<(String, bool)> = script
+        .commands
+        .iter()
+        .map(|c| (c.text.clone(), c.conditional))
+        .collect();
+    assert!(conditional.contains(&("shift 2".to_string(), true)));
+    assert!(conditional.contains(&("shift".to_string(), false)));
+    assert!(conditional.contains(&("retry pip install x".to_string(), false)));
+}

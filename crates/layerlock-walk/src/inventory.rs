@@ -32,14 +32,23 @@ pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
             }
         }
         _ => {
-            fn walk_disk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
+            /// Deepest folder nesting walked; symlinked folders are not
+            /// followed (`tests/loop -> ..` would never end).
+            const MAX_DEPTH: usize = 64;
+            fn walk_disk(dir: &Path, root: &Path, out: &mut BTreeSet<String>, depth: usize) {
+                if depth > MAX_DEPTH {
+                    return;
+                }
                 let Ok(entries) = fs_err::read_dir(dir) else {
                     return;
                 };
                 for entry in entries.filter_map(Result::ok) {
                     let path = entry.path();
+                    let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
                     if path.is_dir() {
-                        walk_disk(&path, root, out);
+                        if !is_link {
+                            walk_disk(&path, root, out, depth + 1);
+                        }
                     } else if let Ok(rel) = path.strip_prefix(root) {
                         let rel = rel.display().to_string();
                         if is_test_file(&rel) {
@@ -49,7 +58,7 @@ pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
                 }
             }
             for r in roots {
-                walk_disk(&root.join(r), root, &mut files);
+                walk_disk(&root.join(r), root, &mut files, 0);
             }
         }
     }

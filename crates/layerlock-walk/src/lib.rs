@@ -6,12 +6,14 @@
 mod inventory;
 mod paths;
 pub mod pipelines;
+mod read;
 mod site;
 mod walker;
 mod wrappers;
 
 pub use inventory::inventory;
 pub use paths::normalize;
+pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
 pub use site::{Arg, CommandSite, Location, RequirementFiles};
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
 pub use wrappers::{Container, program, strip_wrappers, unwrap};

@@ -39,9 +39,10 @@ pub fn discover(root: &Path) -> Vec<Pipeline> {
     configs.truncate(MAX_CONFIGS);
     let mut pipelines = Vec::new();
     for config in configs {
-        let Ok(text) = fs_err::read_to_string(&config) else {
+        let Ok(bytes) = crate::read::read_bounded(&config, root) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&bytes);
         let Ok(docs) = yaml::parse(&text) else {
             continue;
         };
@@ -77,6 +78,37 @@ pub fn discover(root: &Path) -> Vec<Pipeline> {
     pipelines
 }
 
+/// Pipeline files at the top of `.buildkite/` that no `ci_config` names
+/// (vLLM's `test-amd.yaml`, rendered into the AMD pipeline by a bootstrap
+/// script): a test they run is run by CI. Empty when `.buildkite/` is
+/// itself the one pipeline.
+pub fn loose_files(root: &Path, pipelines: &[Pipeline]) -> Vec<String> {
+    if pipelines
+        .iter()
+        .any(|p| p.paths.iter().any(|d| d == ".buildkite"))
+    {
+        return Vec::new();
+    }
+    let dir = root.join(".buildkite");
+    let Ok(entries) = fs_err::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| (n.ends_with(".yaml") || n.ends_with(".yml")) && !n.starts_with("ci_config"))
+        .filter(|n| {
+            crate::read::read_bounded(&dir.join(n), root)
+                .ok()
+                .and_then(|bytes| yaml::parse(&String::from_utf8_lossy(&bytes)).ok())
+                .is_some_and(|docs| docs.iter().any(|d| d.get("steps").is_some()))
+        })
+        .map(|n| format!(".buildkite/{n}"))
+        .collect();
+    out.sort();
+    out
+}
+
 /// Every folder of every pipeline, once each, in order.
 pub fn all_paths(pipelines: &[Pipeline]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -97,7 +129,7 @@ pub type FileText = (PathBuf, String);
 /// Every pipeline file (YAML with `steps`, or a bare list of steps) under
 /// `paths`, sorted, each with its text. Symlinked folders are not followed;
 /// files that cannot be read are returned as errors (path, message).
-pub fn pipeline_files(paths: &[PathBuf]) -> (Vec<FileText>, Vec<FileText>) {
+pub fn pipeline_files(paths: &[PathBuf], root: &Path) -> (Vec<FileText>, Vec<FileText>) {
     fn collect(path: &Path, out: &mut Vec<PathBuf>) {
         if out.len() >= MAX_PIPELINE_FILES {
             return;
@@ -124,16 +156,32 @@ pub fn pipeline_files(paths: &[PathBuf]) -> (Vec<FileText>, Vec<FileText>) {
         }
     }
     let mut files = Vec::new();
+    let mut errors = Vec::new();
     for path in paths {
-        collect(path, &mut files);
+        match fs_err::metadata(path) {
+            Err(_) => errors.push((path.clone(), "no such file or directory".to_string())),
+            Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+                errors.push((path.clone(), crate::read::Refused::NotRegular.to_string()));
+            }
+            Ok(_) => collect(path, &mut files),
+        }
     }
     files.sort();
     files.dedup();
     let mut out = Vec::new();
-    let mut errors = Vec::new();
     for file in files {
-        let text = match fs_err::read_to_string(&file) {
-            Ok(text) => text,
+        // Files named outside the root are read (the user chose them);
+        // files found by walking must stay inside it.
+        let allowed = if paths.contains(&file) {
+            fs_err::canonicalize(&file)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| root.to_path_buf())
+        } else {
+            root.to_path_buf()
+        };
+        let text = match crate::read::read_bounded(&file, &allowed) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
                 errors.push((file, e.to_string()));
                 continue;

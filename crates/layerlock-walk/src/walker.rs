@@ -17,6 +17,7 @@ use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, ShellRun};
 
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
+use crate::read::read_bounded;
 use crate::site::{Arg, CommandSite, Location, RequirementFiles};
 use crate::wrappers::{Container, unwrap};
 
@@ -340,7 +341,18 @@ impl<'a> Scanner<'a> {
             return;
         };
         let rel = self.relative(path);
-        let text = match fs_err::read(path) {
+        // A file named on the command line is read wherever it is; files
+        // found in the tree (and everything CI text leads to) only inside
+        // the root.
+        let allowed = if explicit {
+            fs_err::canonicalize(path)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| self.options.root.clone())
+        } else {
+            self.options.root.clone()
+        };
+        let text = match read_bounded(path, &allowed) {
             Ok(bytes) if bytes.contains(&0) => {
                 self.error(
                     &rel,
@@ -352,7 +364,7 @@ impl<'a> Scanner<'a> {
             }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                self.error(&rel, 1, 1, format!("cannot read: {e}"));
+                self.error(&rel, 1, 1, e.to_string());
                 return;
             }
         };
@@ -518,21 +530,13 @@ impl<'a> Scanner<'a> {
 
     fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
         let mut vars = run.env.clone();
-        for (i, arg) in run.positional.iter().enumerate() {
-            if let Some(v) = &arg.value {
-                vars.insert((i + 1).to_string(), v.clone());
-            }
-        }
-        if run.positional.iter().all(|a| a.value.is_some()) && run.call_site.is_some() {
-            let all: Vec<&str> = run
-                .positional
-                .iter()
-                .filter_map(|a| a.value.as_deref())
-                .collect();
-            vars.insert("@".to_string(), all.join(" "));
-            vars.insert("*".to_string(), all.join(" "));
-            vars.insert("#".to_string(), all.len().to_string());
-        }
+        // The script's arguments (`shift` drops the first ones), and the
+        // variables made from them (`CMDS=("$@")`), whose values may not be
+        // known exactly but are one of the arguments.
+        let mut positional = run.positional.clone();
+        set_positional(&mut vars, &positional, run.call_site.is_some());
+        let mut derived: BTreeSet<String> = ["@", "*"].iter().map(|s| s.to_string()).collect();
+        derived.extend((1..=9).map(|i| i.to_string()));
         let mut place = run.place.clone();
         let mut previous: Option<Vec<Arg>> = None;
         // Variables a container command sets (`docker run -e CMDS=…`) for
@@ -564,11 +568,13 @@ impl<'a> Scanner<'a> {
                 cwd: place.cwd.as_deref(),
             };
             for (name, word) in &command.assignments {
-                if top
-                    && command.words.is_empty()
-                    && let Some(v) = self.word_value(word, &vars, &here)
-                {
-                    vars.insert(name.clone(), v);
+                if top && command.words.is_empty() {
+                    if word.variables.iter().any(|v| derived.contains(v)) {
+                        derived.insert(name.clone());
+                    }
+                    if let Some(v) = self.word_value(word, &vars, &here) {
+                        vars.insert(name.clone(), v);
+                    }
                 }
             }
             let mut args: Vec<Arg> = Vec::new();
@@ -577,7 +583,7 @@ impl<'a> Scanner<'a> {
                 if word.is_all_arguments() && run.call_site.is_some() && !word.raw.contains("\"$*")
                 {
                     // `"$@"` stands for every argument the script was given.
-                    args.extend(run.positional.iter().cloned());
+                    args.extend(positional.iter().cloned());
                     continue;
                 }
                 let value = self.word_value(word, &vars, &here);
@@ -605,6 +611,18 @@ impl<'a> Scanner<'a> {
             }
             if top {
                 track_env_and_cwd(&args, &mut vars, &mut place.cwd, self);
+                // Only an unconditional `shift` is known to have run (an
+                // option loop's `shift 2` depends on what the options are).
+                if !command.conditional && args.first().is_some_and(|a| a.is("shift")) {
+                    let n = args
+                        .get(1)
+                        .and_then(|a| a.value.as_deref())
+                        .map_or(Some(1), |n| n.parse::<usize>().ok());
+                    if let Some(n) = n {
+                        positional.drain(..n.min(positional.len()));
+                        set_positional(&mut vars, &positional, run.call_site.is_some());
+                    }
+                }
             }
             let options = self.options;
             let (inner, containers) = unwrap(&args);
@@ -669,6 +687,27 @@ impl<'a> Scanner<'a> {
                 let path = self.place_path(&site_place, &target);
                 written.insert(path, (body.clone(), line));
             }
+            // `${COMMANDS[$node]}` or `eval "$cmd"` with a value made from
+            // the arguments but not known exactly: it is one of them, so each
+            // argument that is a command line is run.
+            let from_arguments = |w: &layerlock_shell::Word| {
+                w.value.is_none() && w.variables.iter().any(|v| derived.contains(v))
+            };
+            let runs_argument = command.words.first().is_some_and(|w| {
+                from_arguments(w)
+                    && !w.is_all_arguments()
+                    && inner.first().is_some_and(|a| a.value.is_none())
+            }) || (args.first().is_some_and(|a| a.is("eval"))
+                && command.words.iter().any(from_arguments)
+                && args[1..].iter().any(|a| a.value.is_none()));
+            if runs_argument && run.call_site.is_some() && run.stack.len() <= MAX_CHAIN {
+                let lines = positional
+                    .iter()
+                    .filter(|a| a.value.as_deref().is_some_and(|v| v.contains(' ')));
+                for arg in lines {
+                    self.argument_string(run, arg, &location, &place);
+                }
+            }
             if run.stack.len() <= MAX_CHAIN {
                 self.nested_string(run, &args, &location);
                 self.generated_dockerfile(run, command, inner, &site_place, &written);
@@ -708,6 +747,17 @@ impl<'a> Scanner<'a> {
                         }
                     }
                 }
+            } else if script_call(inner).is_some() || args.first().is_some_and(|a| a.is("eval")) {
+                // Fail closed: what runs past the limit was not audited.
+                self.error(
+                    &location.path,
+                    location.line,
+                    location.column,
+                    format!(
+                        "scripts call scripts more than {MAX_CHAIN} deep here ({}); the rest was not followed",
+                        run.via.join(" -> ")
+                    ),
+                );
             }
             previous = Some(args);
             if let Some(saved) = outer_vars {
@@ -858,6 +908,43 @@ impl<'a> Scanner<'a> {
                 .unwrap_or_else(|| self.options.root.clone())
                 .join(mapped),
         )
+    }
+
+    /// One argument of the script, a command line, run as a shell string
+    /// and reported where the caller wrote it.
+    fn argument_string(&mut self, run: &Run<'_>, arg: &Arg, location: &Location, place: &Place) {
+        let (Some(text), Some(site), Some(call_layout), Some((line, column))) =
+            (&arg.value, &run.call_site, &run.call_layout, arg.script_at)
+        else {
+            return;
+        };
+        let mut via = run.via.clone();
+        via.pop();
+        via.push(format!("{}:{}", location.path, location.line));
+        let (caller_layout, caller_outer) = &**call_layout;
+        let mut outer = vec![(1, caller_layout.clone())];
+        outer.extend(caller_outer.iter().cloned());
+        let mut stack = run.stack.clone();
+        stack.push(PathBuf::from(format!("<argument at {location}>")));
+        let child = Run {
+            text,
+            layout: Layout::Lines {
+                start: yaml::Pos { line, column },
+            },
+            outer,
+            file: site.path.clone(),
+            script: run.script.clone(),
+            job: run.job.clone(),
+            phase: run.phase,
+            env: run.env.clone(),
+            place: place.clone(),
+            positional: Vec::new(),
+            call_site: None,
+            call_layout: None,
+            via,
+            stack,
+        };
+        self.run(&child);
     }
 
     /// `bash -c "$*"`, `eval "$@"`, `docker run … bash -c "$cmd"`: a shell
@@ -1045,9 +1132,12 @@ impl<'a> Scanner<'a> {
         let file = match self.scripts.get(&real) {
             Some(file) => Rc::clone(file),
             None => {
-                let Ok(bytes) = fs_err::read(&real) else {
-                    self.error(&rel, 1, 1, "cannot read".to_string());
-                    return;
+                let bytes = match read_bounded(&real, &self.options.root) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        self.error(&rel, 1, 1, e.to_string());
+                        return;
+                    }
                 };
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 let parsed = layerlock_shell::parse(&text).map(Parsed::new);
@@ -1130,6 +1220,26 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
         }
     }
     out
+}
+
+/// `$1`…, `$@`, `$*` and `$#` for these arguments (`$@` only when every
+/// argument is known).
+fn set_positional(vars: &mut BTreeMap<String, String>, positional: &[Arg], called: bool) {
+    vars.retain(|k, _| !is_positional(k));
+    for (i, arg) in positional.iter().enumerate() {
+        if let Some(v) = &arg.value {
+            vars.insert((i + 1).to_string(), v.clone());
+        }
+    }
+    if called && positional.iter().all(|a| a.value.is_some()) {
+        let all: Vec<&str> = positional
+            .iter()
+            .filter_map(|a| a.value.as_deref())
+            .collect();
+        vars.insert("@".to_string(), all.join(" "));
+        vars.insert("*".to_string(), all.join(" "));
+        vars.insert("#".to_string(), all.len().to_string());
+    }
 }
 
 /// `$1`…, `$@`, `$*`, `$#`: a script's own arguments, never inherited.

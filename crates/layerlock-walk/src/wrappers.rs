@@ -284,7 +284,17 @@ fn plain_wrapper(args: &[Arg]) -> Option<usize> {
         "sudo" => options_then(&["-u", "-g", "-C", "-h", "-p", "-U", "-D", "-r", "-t"]),
         "env" => {
             let mut i = 1;
-            while let Some(a) = args.get(i).and_then(|a| a.value.as_deref()) {
+            while let Some(arg) = args.get(i) {
+                let Some(a) = arg.value.as_deref() else {
+                    // `env "${cfg[@]}" bash x.sh`, `env "$A=$B" …`: computed
+                    // assignments, not the program.
+                    let raw = &arg.raw;
+                    if raw.contains("[@]") || raw.contains("[*]") || raw.contains('=') {
+                        i += 1;
+                        continue;
+                    }
+                    break;
+                };
                 if a.contains('=') || a.starts_with('-') {
                     i += if matches!(a, "-u" | "-C" | "-S") {
                         2

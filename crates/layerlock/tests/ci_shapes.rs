@@ -397,3 +397,64 @@ fn folded_commands_and_container_environments_keep_exact_lines() {
         "{report:#}"
     );
 }
+
+#[test]
+fn runner_arguments_kept_in_arrays_after_shift_are_run() {
+    let mut files: Vec<(&str, &str)> = vec![
+        (
+            ".buildkite/ci_config.yaml",
+            "job_dirs:\n  - \".buildkite/test_areas\"\n",
+        ),
+        (
+            ".buildkite/test_areas/dist.yaml",
+            "steps:\n  - key: two-nodes\n    commands:\n      - ./ci/multi-node.sh /work/tests 2 img \"torchrun x.py && pytest -v distributed/test_a.py\" \"VLLM_MULTI_NODE=1 pytest -v distributed/test_b.py\"\n      - bash ci/sweep.sh\n",
+        ),
+        (
+            ".buildkite/test-amd.yaml",
+            "steps:\n  - label: amd\n    commands:\n      - pytest -v tests/rocm/\n",
+        ),
+        (
+            "ci/multi-node.sh",
+            "#!/bin/bash\nWORKING_DIR=$1\nshift 3\nCOMMANDS=(\"$@\")\nfor node in 0 1; do\n  docker exec \"node$node\" /bin/bash -c \"cd $WORKING_DIR ; ${COMMANDS[$node]}\"\ndone\n",
+        ),
+        (
+            "ci/sweep.sh",
+            "#!/bin/bash\ncfg=(A=1 B=2)\nenv \"${cfg[@]}\" bash tests/run_spec.sh\n",
+        ),
+        ("tests/run_spec.sh", "pytest -v tests/spec/test_spec.py\n"),
+    ];
+    for t in [
+        "tests/distributed/test_a.py",
+        "tests/distributed/test_b.py",
+        "tests/spec/test_spec.py",
+        "tests/rocm/test_r.py",
+        "tests/other/test_o.py",
+    ] {
+        files.push((t, ""));
+    }
+    let work = repo(&files);
+    std::fs::write(
+        work.path().join("layerlock.toml"),
+        "[tether]\npath-map = [\"/work=.\"]\n",
+    )
+    .unwrap();
+    let (code, out) = tether(&work, &["--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["untethered"],
+        serde_json::json!(["tests/other/test_o.py"]),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn tether_with_no_test_files_fails_closed() {
+    let work = repo(&[(
+        ".buildkite/p.yaml",
+        "steps:\n  - key: a\n    command: pytest\n",
+    )]);
+    let (code, out) = tether(&work, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no test files"), "{out}");
+}

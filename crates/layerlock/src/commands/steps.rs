@@ -40,7 +40,7 @@ pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
     let shown_base = fs_err::canonicalize(&env.cwd).unwrap_or_else(|_| env.cwd.clone());
     let mut groups: Vec<Vec<(String, String)>> = Vec::new();
     for roots in &pipelines {
-        let (files, errors) = layerlock_audit::pipelines::pipeline_files(roots);
+        let (files, errors) = layerlock_audit::pipelines::pipeline_files(roots, &root);
         if let Some((path, message)) = errors.first() {
             anyhow::bail!("cannot read {}: {message}", path.display());
         }

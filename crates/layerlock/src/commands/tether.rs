@@ -57,8 +57,9 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     let pipelines: Vec<String> = if !tether.pipelines.is_empty() {
         tether.pipelines.clone()
     } else {
-        let mut p =
-            layerlock_audit::pipelines::all_paths(&layerlock_audit::pipelines::discover(&root));
+        let discovered = layerlock_audit::pipelines::discover(&root);
+        let mut p = layerlock_audit::pipelines::all_paths(&discovered);
+        p.extend(layerlock_audit::pipelines::loose_files(&root, &discovered));
         p.extend([
             ".github/workflows".to_string(),
             ".gitlab-ci.yml".to_string(),
@@ -99,6 +100,14 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
         eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
     }
     let tests = inventory(&root, &options.test_roots);
+    if tests.is_empty() && args.explain.is_none() {
+        // Fail closed: checking nothing is not a pass.
+        bail!(
+            "no test files (test_*.py, *_test.py) under {} in {}; set [tether] test-roots, or run from the repository",
+            options.test_roots.join(", "),
+            root.display()
+        );
+    }
     if let Some(file) = &args.explain {
         let rel = relative(&env.cwd.join(file), &root);
         for line in explain(&rel, &runs, &tests) {
