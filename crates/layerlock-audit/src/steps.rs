@@ -270,38 +270,41 @@ pub fn check_steps(
             .or_default()
             .push((to.as_str(), at.as_str()));
     }
+    // Cycles: depth-first search over depends_on edges, with an explicit
+    // stack (a chain of 40,000 steps must not overflow the call stack).
     let mut state: BTreeMap<&str, u8> = BTreeMap::new();
     let mut reported: BTreeSet<Vec<String>> = BTreeSet::new();
-    fn visit<'a>(
-        node: &'a str,
-        graph: &BTreeMap<&'a str, Vec<(&'a str, &'a str)>>,
-        state: &mut BTreeMap<&'a str, u8>,
-        stack: &mut Vec<&'a str>,
-        cycles: &mut Vec<(Vec<String>, String)>,
-    ) {
-        state.insert(node, 1);
-        stack.push(node);
-        for (next, at) in graph.get(node).map(Vec::as_slice).unwrap_or_default() {
-            match state.get(next).copied() {
+    let mut cycles: Vec<(Vec<String>, String)> = Vec::new();
+    let nodes: Vec<&str> = graph.keys().copied().collect();
+    for start in nodes {
+        if state.contains_key(start) {
+            continue;
+        }
+        // (node, index of the next edge to follow)
+        let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
+        state.insert(start, 1);
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let edges = graph.get(node).map(Vec::as_slice).unwrap_or_default();
+            let Some(&(to, at)) = edges.get(*next) else {
+                state.insert(node, 2);
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            match state.get(to).copied() {
                 Some(1) => {
-                    let start = stack.iter().position(|n| n == next).unwrap_or(0);
+                    let from = stack.iter().position(|(n, _)| *n == to).unwrap_or(0);
                     let mut cycle: Vec<String> =
-                        stack[start..].iter().map(|s| s.to_string()).collect();
-                    cycle.push((*next).to_string());
-                    cycles.push((cycle, (*at).to_string()));
+                        stack[from..].iter().map(|(n, _)| n.to_string()).collect();
+                    cycle.push(to.to_string());
+                    cycles.push((cycle, at.to_string()));
                 }
-                None => visit(next, graph, state, stack, cycles),
+                None => {
+                    state.insert(to, 1);
+                    stack.push((to, 0));
+                }
                 _ => {}
             }
-        }
-        stack.pop();
-        state.insert(node, 2);
-    }
-    let mut cycles = Vec::new();
-    let nodes: Vec<&str> = graph.keys().copied().collect();
-    for node in nodes {
-        if !state.contains_key(node) {
-            visit(node, &graph, &mut state, &mut Vec::new(), &mut cycles);
         }
     }
     for (cycle, at) in cycles {

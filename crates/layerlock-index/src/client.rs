@@ -329,7 +329,7 @@ impl Inner {
                     if (status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS)
                         && retry
                     {
-                        Err(format!("HTTP {status}"))
+                        Err((format!("HTTP {status}"), retry_after(response.headers())))
                     } else {
                         let headers = response.headers().clone();
                         match response.bytes().await {
@@ -338,19 +338,21 @@ impl Inner {
                                 headers,
                                 body: body.to_vec(),
                             }),
-                            Err(e) => Err(e.without_url().to_string()),
+                            Err(e) => Err((e.without_url().to_string(), None)),
                         }
                     }
                 }
-                Err(e) => Err(error_chain(&e.without_url())),
+                Err(e) => Err((error_chain(&e.without_url()), None)),
             };
             match outcome {
                 Ok(response) => return Ok(response),
-                Err(_) if retry => {
+                Err((_, asked)) if retry => {
+                    // The server's Retry-After wins over our own backoff, up
+                    // to a bound: a server asking for an hour is an error.
                     let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
-                    tokio::time::sleep(backoff).await;
+                    tokio::time::sleep(asked.map_or(backoff, |a| a.max(backoff))).await;
                 }
-                Err(message) => {
+                Err((message, _)) => {
                     return Err(SourceError::Network {
                         url: redact(url.as_str()),
                         attempts: attempt,
@@ -690,4 +692,15 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 /// Parse a PEP 503 name for a lookup, for callers holding strings.
 pub fn package_name(name: &str) -> Option<PackageName> {
     PackageName::from_str(name).ok()
+}
+
+/// Longest wait a `Retry-After` header is obeyed for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// `Retry-After: <seconds>` of a 429 or 503 (RFC 9110 §10.2.3), capped at
+/// [`MAX_RETRY_AFTER`]. The HTTP-date form falls back to our own backoff.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    let seconds: u64 = value.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER))
 }

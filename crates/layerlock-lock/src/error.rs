@@ -44,4 +44,6 @@ pub enum LockError {
     NotUtf8 { path: PathBuf },
     #[error("{} includes itself (through -r/-c); remove one of the includes", path.display())]
     IncludeCycle { path: PathBuf },
+    #[error("{} is reached through more than {depth} nested -r/-c includes; flatten the chain", path.display())]
+    IncludeTooDeep { path: PathBuf, depth: usize },
 }

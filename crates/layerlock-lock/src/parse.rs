@@ -70,6 +70,9 @@ const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// How deeply markers may nest: the PEP 508 parser recurses on parentheses.
 const MAX_MARKER_DEPTH: usize = 64;
 
+/// Deepest chain of `-r`/`-c` includes followed.
+const MAX_INCLUDE_DEPTH: usize = 64;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Requirement,
@@ -85,6 +88,14 @@ fn read_into(
     if stack.iter().any(|p| p == path) {
         return Err(LockError::IncludeCycle {
             path: path.to_path_buf(),
+        });
+    }
+    // Each include is a frame of recursion: a chain 5,000 deep must end in
+    // an error, not a stack overflow.
+    if stack.len() >= MAX_INCLUDE_DEPTH {
+        return Err(LockError::IncludeTooDeep {
+            path: path.to_path_buf(),
+            depth: MAX_INCLUDE_DEPTH,
         });
     }
     // Only regular files, and not huge ones: `-r /dev/zero` must not hang.

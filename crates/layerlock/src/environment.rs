@@ -29,6 +29,8 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
     let text = fs_err::read_to_string(path)?;
     let parsed = RequirementsFile::parse(path, &text)?;
     let mut entries = Vec::new();
+    // Each name once; a map keeps a 100,000-line lock linear.
+    let mut seen: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     for entry in parsed.entries {
         let origin = format!("{}:{}", entry.origin.path.display(), entry.origin.line);
         let version = match &entry.requirement.version_or_url {
@@ -49,12 +51,12 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
             ),
         };
         let name = normalise(entry.requirement.name.as_ref());
-        if let Some(first) = entries.iter().find(|e: &&LockEntry| e.wanted.name == name) {
+        if let Some(first) = seen.get(&name) {
             bail!(
-                "{origin}: {name} is locked twice (also at {}); a lock pins each package once",
-                first.wanted.origin
+                "{origin}: {name} is locked twice (also at {first}); a lock pins each package once"
             );
         }
+        seen.insert(name.clone(), origin.clone());
         entries.push(LockEntry {
             wanted: Wanted {
                 name: normalise(entry.requirement.name.as_ref()),

@@ -1,6 +1,24 @@
 //! The `layerlock` binary: parse flags, merge settings, run one command, map
 //! the outcome to an exit code (0 ok, 1 check failed, 2 could not do the job).
 
+/// Data to stdout, as `print!`; a reader that went away (`layerlock audit |
+/// head`) ends the program quietly instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::printer::write_stdout(format_args!($($arg)*), false)
+    };
+}
+
+/// Data to stdout, as `println!` (see [`out!`]).
+macro_rules! outln {
+    () => {
+        $crate::printer::write_stdout(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::printer::write_stdout(format_args!($($arg)*), true)
+    };
+}
+
 mod cli;
 mod commands;
 mod config;
@@ -27,7 +45,7 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
         Command::Steps(args) => commands::steps::run(args, env),
         Command::Audit(args) if args.list_rules => {
             for (id, description) in layerlock_audit::rule_list() {
-                println!("{id:<22} {description}");
+                outln!("{id:<22} {description}");
             }
             Ok(ExitCode::SUCCESS)
         }

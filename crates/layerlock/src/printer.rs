@@ -6,6 +6,29 @@ use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// Writes data to stdout. When the reader has gone away (a closed pipe)
+/// there is nobody left to tell: exit at once, quietly, with the status of a
+/// process ended by SIGPIPE (141), as `grep` does. Any
+/// other write error is reported and the exit code says the job failed.
+pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out.write_fmt(args).and_then(|()| {
+        if newline {
+            out.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
 /// An error with advice on what to do about it.
 #[derive(Debug)]
 pub struct Hinted {
@@ -74,13 +97,36 @@ impl Spinner {
 
 /// Print an error, its causes and hints to stderr.
 pub fn print_error(err: &anyhow::Error) {
-    eprintln!("error: {err}");
+    eprintln!("error: {}", excerpt(&err.to_string()));
     for cause in err.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
+        eprintln!("  caused by: {}", excerpt(&cause.to_string()));
     }
     if let Some(hinted) = err.downcast_ref::<Hinted>() {
         for hint in &hinted.hints {
-            eprintln!("hint: {hint}");
+            eprintln!("hint: {}", excerpt(hint));
         }
     }
+}
+
+/// Longest message line printed whole; hostile input (a 20 MB package
+/// name) is quoted by its start and end, never in full.
+const MAX_MESSAGE_LINE: usize = 400;
+
+/// `text` with every over-long line cut to its start and end.
+fn excerpt(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let count = line.chars().count();
+            if count <= MAX_MESSAGE_LINE {
+                return line.to_string();
+            }
+            let head: String = line.chars().take(MAX_MESSAGE_LINE / 2).collect();
+            let tail: String = line.chars().skip(count - 80).collect();
+            format!(
+                "{head} … ({} characters left out) … {tail}",
+                count - MAX_MESSAGE_LINE / 2 - 80
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

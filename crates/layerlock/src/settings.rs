@@ -669,15 +669,37 @@ pub fn audit(
     }
     let allowlist = match (&args.allowlist, &audit.allowlist) {
         (Some(p), _) => Some(env.cwd.join(p)),
-        (None, Some(p)) => Some(
-            config_root
-                .clone()
-                .unwrap_or_else(|| env.cwd.clone())
-                .join(p),
-        ),
-        (None, None) => {
-            let default = root.join(".layerlock-allowlist");
-            default.is_file().then_some(default)
+        (None, found) => {
+            let path = match found {
+                Some(p) => config_root
+                    .clone()
+                    .unwrap_or_else(|| env.cwd.clone())
+                    .join(p),
+                None => root.join(".layerlock-allowlist"),
+            };
+            // An allowlist the repository names (its config, or the default
+            // file, maybe a symlink) must be a file of the repository: its
+            // lines are printed in reports.
+            let exists = fs_err::symlink_metadata(&path).is_ok();
+            if exists {
+                let real = fs_err::canonicalize(&path)
+                    .with_context(|| format!("the allowlist {} cannot be read", path.display()))?;
+                let inside = config_root
+                    .as_deref()
+                    .and_then(|c| fs_err::canonicalize(c).ok())
+                    .unwrap_or_else(|| root.clone());
+                if !real.starts_with(&inside) && !real.starts_with(&root) {
+                    bail!(
+                        "the allowlist {} resolves outside the repository ({}); refusing to read it",
+                        path.display(),
+                        real.display()
+                    );
+                }
+                if !fs_err::metadata(&real).is_ok_and(|m| m.is_file()) {
+                    bail!("the allowlist {} is not a regular file", path.display());
+                }
+            }
+            (exists || found.is_some()).then_some(path)
         }
     };
     let default_working_dir = args

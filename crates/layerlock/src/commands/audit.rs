@@ -74,7 +74,7 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         AuditFormat::Sarif => layerlock_audit::sarif(&sorted),
         AuditFormat::Github => layerlock_audit::github(&sorted),
     };
-    print!("{out}");
+    out!("{out}");
     if !matches!(settings.format, AuditFormat::Text) {
         for e in &result.errors {
             eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);

@@ -173,8 +173,35 @@ pub fn lock_text(
 }
 
 /// Write to a temp file beside `path`, then rename: a failed run never
-/// leaves a half-written lock.
+/// leaves a half-written lock. A symlink is written through (repositories
+/// keep locks as links; the link stays a link and its target is replaced);
+/// a FIFO, device or socket is refused rather than replaced by a file.
 fn write_atomic(path: &std::path::Path, text: &str) -> Result<()> {
+    let resolved;
+    let path = match fs_err::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            // Follow the whole chain; a dangling link gets its target created.
+            resolved = match fs_err::canonicalize(path) {
+                Ok(real) => real,
+                Err(_) => {
+                    let target = fs_err::read_link(path)?;
+                    path.parent()
+                        .unwrap_or(std::path::Path::new("."))
+                        .join(target)
+                }
+            };
+            resolved.as_path()
+        }
+        _ => path,
+    };
+    if let Ok(meta) = fs_err::metadata(path)
+        && !meta.is_file()
+    {
+        anyhow::bail!(
+            "{} is not a regular file (a directory, FIFO, device or socket); write the lock to a file, or use `-o -` for standard output",
+            path.display()
+        );
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

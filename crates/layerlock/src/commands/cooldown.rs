@@ -232,14 +232,18 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
         eligible_on: latest.map(date),
     };
     match settings.format {
-        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
-            println!(
+            outln!(
                 "{:<32} {:<16} {:<11} {:>7} {:<11} status",
-                "package", "version", "uploaded", "age (d)", "eligible on"
+                "package",
+                "version",
+                "uploaded",
+                "age (d)",
+                "eligible on"
             );
             for r in &report.packages {
-                println!(
+                outln!(
                     "{:<32} {:<16} {:<11} {:>7} {:<11} {}{}",
                     r.name,
                     r.version,
@@ -254,9 +258,9 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
                 );
             }
             match &report.eligible_on {
-                Some(d) => println!("eligible from {d}"),
-                None if report.packages.is_empty() => println!("nothing introduced"),
-                None => println!("eligible date unknown"),
+                Some(d) => outln!("eligible from {d}"),
+                None if report.packages.is_empty() => outln!("nothing introduced"),
+                None => outln!("eligible date unknown"),
             }
         }
     }

@@ -24,7 +24,7 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
             Err(err) => match err.downcast::<Hinted>() {
                 Ok(hinted) if hinted.message.starts_with("no layer") => {
                     covered = false;
-                    println!("{what}: not covered: the bases conflict with it");
+                    outln!("{what}: not covered: the bases conflict with it");
                     eprintln!("{}", hinted.message);
                     for hint in &hinted.hints {
                         eprintln!("hint: {hint}");
@@ -37,7 +37,7 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         };
         let target = prepared.request.target.describe();
         if resolution.packages.is_empty() {
-            println!(
+            outln!(
                 "{what}: fully covered by {} on {target}",
                 if bases.is_empty() {
                     "nothing".to_string()
@@ -48,7 +48,7 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
             continue;
         }
         covered = false;
-        println!(
+        outln!(
             "{what}: not covered on {target}; {} package{} missing from the bases:",
             resolution.packages.len(),
             if resolution.packages.len() == 1 {
@@ -59,7 +59,7 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         );
         for (name, resolved) in &resolution.packages {
             let via: Vec<&str> = resolved.via.iter().map(String::as_str).collect();
-            println!("  {name}=={} (via {})", resolved.version, via.join(", "));
+            outln!("  {name}=={} (via {})", resolved.version, via.join(", "));
         }
     }
     Ok(if covered {

@@ -92,16 +92,18 @@ fn lock_environment(site: &Path, quiet: bool) -> Result<std::fs::File> {
 
 fn print_plan(plan: &Plan) {
     for w in &plan.install {
-        println!("install  {}=={}", w.name, w.version);
+        outln!("install  {}=={}", w.name, w.version);
     }
     for c in &plan.change {
-        println!(
+        outln!(
             "change   {}=={} (has {}, allowed by --allow-change)",
-            c.wanted.name, c.wanted.version, c.installed.version
+            c.wanted.name,
+            c.wanted.version,
+            c.installed.version
         );
     }
     for c in &plan.conflicts {
-        println!(
+        outln!(
             "conflict {}=={} (has {}{})",
             c.wanted.name,
             c.wanted.version,
@@ -110,7 +112,7 @@ fn print_plan(plan: &Plan) {
         );
     }
     for w in &plan.keep {
-        println!("keep     {}=={}", w.name, w.version);
+        outln!("keep     {}=={}", w.name, w.version);
     }
 }
 

@@ -78,12 +78,12 @@ pub fn run(args: &StepsArgs, env: &Environment) -> Result<ExitCode> {
     report.problems.dedup();
     let inputs_len = file_count;
     match args.format {
-        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
             for p in &report.problems {
-                println!("{}:{}:{}: {}", p.path, p.line, p.column, p.message);
+                outln!("{}:{}:{}: {}", p.path, p.line, p.column, p.message);
             }
-            println!(
+            outln!(
                 "{} step{} in {} pipeline file{}; {} problem{}",
                 report.steps.len(),
                 if report.steps.len() == 1 { "" } else { "s" },

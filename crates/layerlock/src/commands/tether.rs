@@ -109,9 +109,19 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
         );
     }
     if let Some(file) = &args.explain {
-        let rel = relative(&env.cwd.join(file), &root);
+        let path = env.cwd.join(file);
+        match fs_err::metadata(&path) {
+            Err(_) => bail!("{file} does not exist"),
+            Ok(meta) if !meta.is_file() => bail!("{file} is not a regular file"),
+            Ok(_) => {}
+        }
+        let real = fs_err::canonicalize(&path)?;
+        if !real.starts_with(&root) {
+            bail!("{file} is outside the repository ({})", root.display());
+        }
+        let rel = relative(&path, &root);
         for line in explain(&rel, &runs, &tests) {
-            println!("{line}");
+            outln!("{line}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -143,7 +153,7 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     }
     let report = check_tether(&tests, only.as_deref(), &runs, &allowlist, &root);
     match args.format {
-        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
             // With no configuration and nearly nothing tethered, the cause
             // is almost always where steps run: say that, not every file.
@@ -163,35 +173,35 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
                 report.untethered.len().min(10)
             };
             if !hints.is_empty() {
-                println!(
+                outln!(
                     "note: {} of {} test files are untethered, and there is no [tether] configuration: the CI's test paths do not resolve from the repository root",
                     report.untethered.len(),
                     report.checked
                 );
                 for hint in &hints {
-                    println!("hint: {hint}");
+                    outln!("hint: {hint}");
                 }
             }
             for file in &report.untethered[..shown] {
-                println!(
+                outln!(
                     "untethered: {file} (no CI step runs it; `layerlock tether --explain {file}`)"
                 );
             }
             if shown < report.untethered.len() {
-                println!(
+                outln!(
                     "… and {} more untethered (configure as hinted above; --format json lists them all)",
                     report.untethered.len() - shown
                 );
             }
             for stale in &report.stale {
-                println!(
+                outln!(
                     "{}: stale allowlist entry {}: {}",
                     if args.all { "error" } else { "note" },
                     stale.path,
                     stale.why
                 );
             }
-            println!(
+            outln!(
                 "{} test file{} checked: {} tethered, {} allowlisted, {} untethered, {} stale allowlist entr{}; {} CI test commands",
                 report.checked,
                 if report.checked == 1 { "" } else { "s" },

@@ -160,7 +160,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
             .collect(),
     };
     match settings.format {
-        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => print_text(&report, settings.integrity),
     }
     Ok(if ok {
@@ -172,10 +172,10 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
 
 fn print_text(report: &Report, integrity: bool) {
     for m in &report.missing {
-        println!("missing    {}=={} ({})", m.name, m.want, m.origin);
+        outln!("missing    {}=={} ({})", m.name, m.want, m.origin);
     }
     for m in &report.different {
-        println!(
+        outln!(
             "different  {}=={} is installed, the lock wants {} ({})",
             m.name,
             m.have.as_deref().unwrap_or("?"),
@@ -184,16 +184,16 @@ fn print_text(report: &Report, integrity: bool) {
         );
     }
     for p in &report.integrity {
-        println!("tampered   {}: {} {}", p.name, p.path, p.what);
+        outln!("tampered   {}: {} {}", p.name, p.path, p.what);
     }
     for i in &report.imports {
         match &i.error {
-            None => println!("import ok  {}", i.module),
-            Some(e) => println!("import err {}: {e}", i.module),
+            None => outln!("import ok  {}", i.module),
+            Some(e) => outln!("import err {}: {e}", i.module),
         }
     }
     for c in &report.clashes {
-        println!(
+        outln!(
             "clash      {} and {} both install {} file{} (e.g. {}; modules: {})",
             c.first,
             c.second,
@@ -204,10 +204,10 @@ fn print_text(report: &Report, integrity: bool) {
         );
     }
     for u in &report.unreadable {
-        println!("unreadable {u}");
+        outln!("unreadable {u}");
     }
     if report.ok {
-        println!(
+        outln!(
             "ok: {} locked package{} present{}",
             report.checked,
             if report.checked == 1 { "" } else { "s" },
