@@ -568,13 +568,13 @@ class Index:
                 for k in sorted(self.projects)]
         return _html_page("Simple index", body)
 
-    def project_json(self, norm: str, upload_time: bool) -> bytes:
+    def project_json(self, norm: str, upload_time: bool, local_url: str | None = None) -> bytes:
         proj = self.projects[norm]
         files = []
         for e in proj.files:
             item: dict = {
                 "filename": e.filename,
-                "url": "/files/" + url_filename(e.filename),
+                "url": local_url or "/files/" + url_filename(e.filename),
                 "hashes": {"sha256": e.sha256},
             }
             if e.requires_python is not None:
@@ -590,11 +590,12 @@ class Index:
         return _json({"meta": {"api-version": API_VERSION}, "name": norm,
                       "versions": list(proj.versions), "files": files})
 
-    def project_html(self, norm: str, depth: int) -> bytes:
+    def project_html(self, norm: str, depth: int, local_url: str | None = None) -> bytes:
         up = "../" * depth
         body = []
         for e in self.projects[norm].files:
-            href = f"{up}files/{url_filename(e.filename)}#sha256={e.sha256}"
+            where = local_url or f"{up}files/{url_filename(e.filename)}"
+            href = f"{where}#sha256={e.sha256}"
             attrs = [f'href="{html.escape(href)}"']
             if e.requires_python is not None:
                 attrs.append(f'data-requires-python="{html.escape(e.requires_python)}"')
@@ -697,6 +698,7 @@ class IndexServer(ThreadingHTTPServer):
         self.auth = opts.auth
         self.fail_first = opts.fail_first
         self.upload_time = not opts.no_upload_time
+        self.local_url = opts.local_file_urls
         self.json_api = not opts.no_json_api
         self.fail_counts: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -875,10 +877,10 @@ class Handler(BaseHTTPRequestHandler):
                 self._redirect(f"{prefix}/simple/{quote(norm)}/", query)
                 return
             if fmt == "json":
-                body = index.project_json(norm, self.server.upload_time)
+                body = index.project_json(norm, self.server.upload_time, self.server.local_url)
             else:
                 depth = (prefix.count("/") + 2)
-                body = index.project_html(norm, depth)
+                body = index.project_html(norm, depth, self.server.local_url)
         # A strong validator, so clients can revalidate cached pages.
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         if self.headers.get("If-None-Match") == etag:
@@ -988,6 +990,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="answer 503 to the first N requests of each path")
     serve.add_argument("--no-upload-time", action="store_true",
                        help="omit upload-time from JSON pages")
+    serve.add_argument("--local-file-urls", metavar="URL",
+                       help="a hostile index: list every file at this (file://) URL")
     serve.add_argument("--no-json-api", action="store_true",
                        help="do not serve the PyPI-style /pypi/NAME/VERSION/json API")
     serve.add_argument("--extra-dir", action="append", metavar="DIR",

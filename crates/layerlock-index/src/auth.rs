@@ -38,8 +38,34 @@ pub fn redact(url: &str) -> String {
             u.to_string()
         }
         Ok(u) => u.to_string(),
-        Err(_) => url.to_string(),
+        // Not a URL a parser accepts (a bad port, `--index-url=…`): the
+        // credentials still never show.
+        Err(_) => redact_text(url),
     }
+}
+
+/// Any text with the user-info of every `scheme://user:pass@host` in it
+/// removed, whether or not the URL is valid: what every message passes
+/// through before it is printed.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The authority ends at the first `/`, `?`, `#`, quote or space.
+        let end = after
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '`') || c.is_whitespace())
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rfind('@') {
+            Some(userinfo) => out.push_str(&authority[userinfo + 1..]),
+            None => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl Keyring {
@@ -137,5 +163,13 @@ mod tests {
         let creds = ring.for_url(&url).unwrap();
         assert_eq!(creds.password.as_deref(), Some("p@ss"));
         assert_eq!(redact("https://a:b@h/x"), "https://h/x");
+        assert_eq!(
+            redact("--index-url=https://u:s3cret@h:99999/simple"),
+            "--index-url=https://h:99999/simple"
+        );
+        assert_eq!(
+            redact_text("error: `https://u:p@@h:x/` and http://t@h2 ok"),
+            "error: `https://h:x/` and http://h2 ok"
+        );
     }
 }

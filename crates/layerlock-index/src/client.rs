@@ -186,6 +186,10 @@ impl IndexClient {
         let version = version.to_string();
         self.runtime.block_on(async move {
             let mut out = std::collections::BTreeMap::new();
+            // Offline means no request at all.
+            if inner.offline {
+                return out;
+            }
             for index in &inner.indexes {
                 let Some(base) = index.url.as_str().strip_suffix("simple/") else {
                     continue;
@@ -493,6 +497,23 @@ impl Inner {
         } else {
             parse_html(url, page.body.as_bytes(), display)
         };
+        // A page fetched over HTTP links only to HTTP(S) files: a `file://`
+        // (or any other scheme) there would make us read this machine's
+        // files. Local indexes and find-links directories may use `file:`.
+        if matches!(url.scheme(), "http" | "https")
+            && let Some(bad) = files
+                .iter()
+                .find(|f| !(f.url.starts_with("https://") || f.url.starts_with("http://")))
+        {
+            return Err(SourceError::Invalid {
+                url: redact(url.as_str()),
+                message: format!(
+                    "the page links {} to `{}`, which is not an HTTP(S) URL; a remote index may not point at local files",
+                    bad.filename,
+                    redact(&bad.url)
+                ),
+            });
+        }
         Ok(Page::Files(files))
     }
 
@@ -545,6 +566,14 @@ impl Inner {
                 url: file.url.clone(),
                 message: "not a local path".to_string(),
             })?;
+            // Only a regular file: a FIFO or device named `x.whl` must not
+            // hang or flood the read.
+            if !fs_err::metadata(&path).is_ok_and(|m| m.is_file()) {
+                return Err(SourceError::Invalid {
+                    url: file.url.clone(),
+                    message: "not a regular file".to_string(),
+                });
+            }
             let bytes = fs_err::read(&path).map_err(|e| SourceError::Other {
                 message: e.to_string(),
             })?;

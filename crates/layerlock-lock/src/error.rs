@@ -40,7 +40,7 @@ pub enum LockError {
     },
     #[error("{} is not a regular file of a sensible size (at most 64 MiB)", path.display())]
     NotRegular { path: PathBuf },
-    #[error("{} is not UTF-8 text", path.display())]
+    #[error("{} is not UTF-8 text (binary data, or a NUL byte)", path.display())]
     NotUtf8 { path: PathBuf },
     #[error("{} includes itself (through -r/-c); remove one of the includes", path.display())]
     IncludeCycle { path: PathBuf },

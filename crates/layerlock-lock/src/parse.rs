@@ -110,6 +110,13 @@ fn read_into(
         });
     }
     let bytes = fs_err::read(path).map_err(io)?;
+    // A NUL byte means binary data (or `/proc/self/environ`): refused, and
+    // never quoted in an error.
+    if bytes.contains(&0) {
+        return Err(LockError::NotUtf8 {
+            path: path.to_path_buf(),
+        });
+    }
     let text = String::from_utf8(bytes).map_err(|_| LockError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
@@ -167,8 +174,10 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// `${NAME}` is expanded from the environment, as pip does.
-fn expand_env(text: &str) -> String {
+/// `${NAME}` is expanded from the environment, as pip does; the names and
+/// values expanded are returned too, so that errors can undo them.
+fn expand_env(text: &str) -> (String, Vec<(String, String)>) {
+    let mut expansions = Vec::new();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -183,7 +192,10 @@ fn expand_env(text: &str) -> String {
             {
                 // An undefined variable is left as written, as pip does.
                 match std::env::var(&after[..end]) {
-                    Ok(value) => out.push_str(&value),
+                    Ok(value) => {
+                        out.push_str(&value);
+                        expansions.push((after[..end].to_string(), value));
+                    }
                     Err(_) => out.push_str(&rest[start..start + 2 + end + 1]),
                 }
                 rest = &after[end + 1..];
@@ -195,7 +207,7 @@ fn expand_env(text: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    (out, expansions)
 }
 
 /// Global options that change how pip installs, not what: accepted and ignored.
@@ -220,87 +232,126 @@ fn parse_into(
 ) -> Result<(), LockError> {
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
     for logical in logical_lines(text) {
-        let expanded = expand_env(&logical.text);
-        let trimmed = expanded.trim_start();
-        let indent = expanded.len() - trimmed.len();
-        let trimmed = trimmed.trim_end();
-        if trimmed.is_empty() {
-            continue;
-        }
-        let origin = Origin {
-            path: path.to_path_buf(),
-            line: logical.line,
-            column: indent + 1,
-        };
-        if trimmed.starts_with('-') {
-            let (flag, value) = split_option(trimmed);
-            let need_value = |value: Option<&str>| -> Result<String, LockError> {
-                value
-                    .map(str::to_string)
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| LockError::Syntax {
-                        origin: origin.clone(),
-                        text: trimmed.to_string(),
-                        message: format!("`{flag}` needs a value"),
-                    })
+        let (expanded, expansions) = expand_env(&logical.text);
+        let result = parse_line(path, &dir, logical.line, &expanded, kind, out, stack);
+        if let Err(err) = result {
+            if expansions.is_empty() {
+                return Err(err);
+            }
+            // Report the line as written: an expanded `${TOKEN}` must never
+            // reach a message (a URL password, a secret path).
+            let mut message = match &err {
+                LockError::Syntax { message, .. } => message.clone(),
+                other => other.to_string(),
             };
-            match flag {
-                "-r" | "--requirement" | "-c" | "--constraint" => {
-                    let target = dir.join(need_value(value)?);
-                    let include_kind = if flag.starts_with("-c") || flag == "--constraint" {
-                        Kind::Constraint
-                    } else {
-                        kind
-                    };
-                    read_into(&target, include_kind, out, stack).map_err(|err| match err {
-                        LockError::Io { path, source } => LockError::Include {
-                            origin: origin.clone(),
-                            path,
-                            source,
-                        },
-                        other => other,
-                    })?;
-                }
-                "-i" | "--index-url" => out.options.index_url = Some(need_value(value)?),
-                "--extra-index-url" => out.options.extra_index_urls.push(need_value(value)?),
-                "-f" | "--find-links" => {
-                    let link = need_value(value)?;
-                    // A relative find-links directory is relative to the file.
-                    let link = if link.contains("://") || Path::new(&link).is_absolute() {
-                        link
-                    } else {
-                        dir.join(link).display().to_string()
-                    };
-                    out.options.find_links.push(link);
-                }
-                "--no-index" => out.options.no_index = true,
-                "-e" | "--editable" => {
-                    let value = need_value(value)?;
-                    let entry = parse_requirement(&value, &dir, &origin, indent + flag.len() + 1)?;
-                    push(
-                        out,
-                        kind,
-                        Entry {
-                            editable: true,
-                            ..entry
-                        },
-                    );
-                }
-                f if IGNORED_FLAGS.contains(&f) => {}
-                f if IGNORED_WITH_VALUE.contains(&f) => {}
-                _ => {
-                    return Err(LockError::Syntax {
-                        origin,
-                        text: trimmed.to_string(),
-                        message: format!("unknown option `{flag}`"),
-                    });
+            for (name, value) in &expansions {
+                if !value.is_empty() {
+                    message = message.replace(value.as_str(), &format!("${{{name}}}"));
                 }
             }
-            continue;
+            return Err(LockError::Syntax {
+                origin: Origin {
+                    path: path.to_path_buf(),
+                    line: logical.line,
+                    column: 1,
+                },
+                text: logical.text.trim().to_string(),
+                message,
+            });
         }
-        let entry = parse_requirement(trimmed, &dir, &origin, indent)?;
-        push(out, kind, entry);
     }
+    Ok(())
+}
+
+/// One logical line, `${NAME}` already expanded.
+fn parse_line(
+    path: &Path,
+    dir: &Path,
+    line: usize,
+    expanded: &str,
+    kind: Kind,
+    out: &mut RequirementsFile,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), LockError> {
+    let trimmed = expanded.trim_start();
+    let indent = expanded.len() - trimmed.len();
+    let trimmed = trimmed.trim_end();
+    if trimmed.is_empty() {
+        return Ok(());
+    }
+    let origin = Origin {
+        path: path.to_path_buf(),
+        line,
+        column: indent + 1,
+    };
+    if trimmed.starts_with('-') {
+        let (flag, value) = split_option(trimmed);
+        let need_value = |value: Option<&str>| -> Result<String, LockError> {
+            value
+                .map(str::to_string)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| LockError::Syntax {
+                    origin: origin.clone(),
+                    text: trimmed.to_string(),
+                    message: format!("`{flag}` needs a value"),
+                })
+        };
+        match flag {
+            "-r" | "--requirement" | "-c" | "--constraint" => {
+                let target = dir.join(need_value(value)?);
+                let include_kind = if flag.starts_with("-c") || flag == "--constraint" {
+                    Kind::Constraint
+                } else {
+                    kind
+                };
+                read_into(&target, include_kind, out, stack).map_err(|err| match err {
+                    LockError::Io { path, source } => LockError::Include {
+                        origin: origin.clone(),
+                        path,
+                        source,
+                    },
+                    other => other,
+                })?;
+            }
+            "-i" | "--index-url" => out.options.index_url = Some(need_value(value)?),
+            "--extra-index-url" => out.options.extra_index_urls.push(need_value(value)?),
+            "-f" | "--find-links" => {
+                let link = need_value(value)?;
+                // A relative find-links directory is relative to the file.
+                let link = if link.contains("://") || Path::new(&link).is_absolute() {
+                    link
+                } else {
+                    dir.join(link).display().to_string()
+                };
+                out.options.find_links.push(link);
+            }
+            "--no-index" => out.options.no_index = true,
+            "-e" | "--editable" => {
+                let value = need_value(value)?;
+                let entry = parse_requirement(&value, dir, &origin, indent + flag.len() + 1)?;
+                push(
+                    out,
+                    kind,
+                    Entry {
+                        editable: true,
+                        ..entry
+                    },
+                );
+            }
+            f if IGNORED_FLAGS.contains(&f) => {}
+            f if IGNORED_WITH_VALUE.contains(&f) => {}
+            _ => {
+                return Err(LockError::Syntax {
+                    origin,
+                    text: trimmed.to_string(),
+                    message: format!("unknown option `{flag}`"),
+                });
+            }
+        }
+        return Ok(());
+    }
+    let entry = parse_requirement(trimmed, dir, &origin, indent)?;
+    push(out, kind, entry);
     Ok(())
 }
 

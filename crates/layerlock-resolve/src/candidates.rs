@@ -46,7 +46,7 @@ impl std::fmt::Display for Exclusion {
             ),
             Self::NoUploadTime => write!(
                 f,
-                "no upload time on the index, so the cooldown cannot clear it"
+                "no upload time on the index, so --exclude-newer or the cooldown cannot clear it (pass --allow-missing-time to use such files)"
             ),
         }
     }
@@ -84,6 +84,9 @@ pub struct CooldownFilter {
 pub struct Filters {
     pub exclude_newer: Option<Timestamp>,
     pub cooldown: Option<CooldownFilter>,
+    /// A file without an upload time passes `exclude_newer` only when set
+    /// (it fails closed otherwise, as uv does).
+    pub allow_missing_time: bool,
 }
 
 /// Sort `project`'s files into versions and judge each one for `target`.
@@ -123,16 +126,26 @@ fn judge(
         best_wheel: None,
         exclusion: Some(exclusion),
     };
-    // PEP 700: a file uploaded after the cutoff does not exist for us.
+    // PEP 700: a file uploaded after the cutoff does not exist for us, and
+    // neither does one whose upload time is unknown (an HTML index).
+    let mut untimed = false;
     let files: Vec<_> = files
         .into_iter()
         .filter(|(f, _)| match (filters.exclude_newer, f.upload_time) {
             (Some(cutoff), Some(uploaded)) => uploaded <= cutoff,
+            (Some(_), None) if !filters.allow_missing_time => {
+                untimed = true;
+                false
+            }
             _ => true,
         })
         .collect();
     if files.is_empty() {
-        return excluded(Exclusion::TooNew);
+        return excluded(if untimed {
+            Exclusion::NoUploadTime
+        } else {
+            Exclusion::TooNew
+        });
     }
     // The cooldown: files count once they are old enough; a file without an
     // upload time fails closed unless allowed.

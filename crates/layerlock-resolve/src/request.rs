@@ -51,6 +51,8 @@ pub struct ResolveRequest {
     pub prerelease: Prerelease,
     /// The release-age policy; base pins are never subject to it.
     pub cooldown: Option<Cooldown>,
+    /// Files without an upload time count under `exclude_newer`.
+    pub allow_missing_time: bool,
 }
 
 /// Nothing newly introduced may be younger than `min_age` at `now`.
@@ -68,6 +70,7 @@ impl ResolveRequest {
     pub fn filters(&self, name: &PackageName) -> crate::Filters {
         crate::Filters {
             exclude_newer: self.exclude_newer,
+            allow_missing_time: self.allow_missing_time,
             cooldown: self
                 .cooldown
                 .as_ref()

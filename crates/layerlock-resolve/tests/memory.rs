@@ -83,6 +83,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
             })
             .collect(),
         constraints: Vec::new(),
+        allow_missing_time: false,
         base: base
             .iter()
             .map(|(n, v)| {

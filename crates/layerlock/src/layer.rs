@@ -162,6 +162,7 @@ pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
                 exempt: c.exempt_now(),
                 allow_missing_time: c.allow_missing_time,
             }),
+            allow_missing_time: layer.allow_missing_time,
         },
         input_options,
     })
@@ -337,14 +338,14 @@ pub fn resolve(
         let held = held_back(&resolution, &without, cooldown);
         if !held.is_empty() && !run.quiet {
             spinner.finish();
-            eprintln!(
+            diag!(
                 "the cooldown ({}) held back {} package{}:",
                 settings.min_age_text,
                 held.len(),
                 if held.len() == 1 { "" } else { "s" }
             );
             for h in &held {
-                eprintln!(
+                diag!(
                     "  {}: {} instead of {} (eligible on {})",
                     h.name,
                     h.chosen

@@ -19,6 +19,13 @@ macro_rules! outln {
     };
 }
 
+/// A diagnostic line to stderr, as `eprintln!`, credentials in URLs removed.
+macro_rules! diag {
+    ($($arg:tt)*) => {
+        eprintln!("{}", layerlock_index::redact_text(&format!($($arg)*)))
+    };
+}
+
 mod cli;
 mod commands;
 mod config;

@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Writes data to stdout. When the reader has gone away (a closed pipe)
+/// Writes data to stdout, credentials in URLs removed. When the reader has gone away (a closed pipe)
 /// there is nobody left to tell: exit at once, quietly, with the status of a
 /// process ended by SIGPIPE (141), as `grep` does. Any
 /// other write error is reported and the exit code says the job failed.
 pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
     use std::io::Write;
+    // Data never carries a credential either (a URL's user-info in a
+    // finding, a diff of a hand-edited lock).
+    let text = layerlock_index::redact_text(&args.to_string());
     let mut out = std::io::stdout().lock();
-    let written = out.write_fmt(args).and_then(|()| {
+    let written = out.write_all(text.as_bytes()).and_then(|()| {
         if newline {
             out.write_all(b"\n")
         } else {
@@ -112,9 +115,11 @@ pub fn print_error(err: &anyhow::Error) {
 /// name) is quoted by its start and end, never in full.
 const MAX_MESSAGE_LINE: usize = 400;
 
-/// `text` with every over-long line cut to its start and end.
+/// `text` with credentials in URLs removed and every over-long line cut
+/// to its start and end.
 fn excerpt(text: &str) -> String {
-    text.lines()
+    layerlock_index::redact_text(text)
+        .lines()
         .map(|line| {
             let count = line.chars().count();
             if count <= MAX_MESSAGE_LINE {

@@ -67,6 +67,9 @@ pub struct LayerSettings {
     /// working directory, or the config file's directory for config layers.
     pub display_root: PathBuf,
     pub cooldown: Option<CooldownSettings>,
+    /// `--allow-missing-time`: files without an upload time pass
+    /// `--exclude-newer` (and the cooldown).
+    pub allow_missing_time: bool,
 }
 
 /// A package exempt from the cooldown, and until when.
@@ -289,12 +292,9 @@ fn regenerate_command(argv: &[String]) -> String {
         {
             continue;
         }
-        // An index URL's credentials never reach the lock header.
-        let arg = if arg.contains("://") && arg.contains('@') {
-            layerlock_index::redact(arg)
-        } else {
-            arg.clone()
-        };
+        // An index URL's credentials never reach the lock header, in any
+        // spelling (`--index-url URL`, `--index-url=URL`, an invalid URL).
+        let arg = layerlock_index::redact_text(arg);
         out.push(shell_quote(&arg));
     }
     out.join(" ")
@@ -440,6 +440,7 @@ pub fn layers(
                     .as_ref(),
                 env,
             )?,
+            allow_missing_time: args.cooldown.allow_missing_time,
         }]);
     }
     let Some(config) = Config::find(args.config.as_deref(), &env.cwd)? else {
@@ -512,6 +513,13 @@ pub fn layers(
             command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
             display_root: root.clone(),
             cooldown: cooldown(&args.cooldown, config.file.cooldown.as_ref(), env)?,
+            allow_missing_time: args.cooldown.allow_missing_time
+                || config
+                    .file
+                    .cooldown
+                    .as_ref()
+                    .and_then(|c| c.allow_missing_time)
+                    .unwrap_or(false),
             name: Some(name),
         });
     }

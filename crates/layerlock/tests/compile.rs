@@ -314,6 +314,35 @@ fn exclude_newer_hides_later_uploads() {
 }
 
 #[test]
+fn exclude_newer_on_an_index_without_upload_times_fails_closed() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "late\n");
+    // PEP 503 HTML pages carry no upload times: nothing proves a file old
+    // enough, so no file counts unless the user says so.
+    let (code, _, stderr) = run(work.compile(
+        &index.html(),
+        &["in.txt", "--exclude-newer", "2025-01-01", "-o", "b.txt"],
+    ));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no upload time on the index"), "{stderr}");
+    assert!(stderr.contains("--allow-missing-time"), "{stderr}");
+    let (code, _, stderr) = run(work.compile(
+        &index.html(),
+        &[
+            "in.txt",
+            "--exclude-newer",
+            "2025-01-01",
+            "--allow-missing-time",
+            "-o",
+            "b.txt",
+        ],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pins(&work.read("b.txt")), vec!["late==2.0.0"]);
+}
+
+#[test]
 fn metadata_comes_from_pep_658_files_without_downloading_wheels() {
     let index = layer_index();
     let work = Work::new();

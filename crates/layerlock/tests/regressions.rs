@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Work, run};
+use common::{Index, Work, run};
 
 const NO_INDEX: &str = "http://127.0.0.1:9/simple/";
 
@@ -342,4 +342,82 @@ fn fifos_and_device_links_in_a_scanned_tree_are_refused_not_read() {
     let (code, _, stderr) = run(work.layerlock(&["tether", "--explain", "missing.py"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("missing.py does not exist"), "{stderr}");
+}
+
+#[test]
+fn a_remote_index_cannot_point_at_local_files() {
+    let index = Index::start(&["layer.toml"], &["--local-file-urls", "file:///dev/zero"]);
+    let work = Work::new();
+    work.write("in.txt", "late\n");
+    for url in [index.json(), index.html()] {
+        let (code, _, stderr) = run(work.compile(&url, &["in.txt", "-o", "out.txt"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("not an HTTP(S) URL"), "{stderr}");
+    }
+}
+
+#[test]
+fn cooldown_offline_without_cached_pages_fails_instead_of_asking_the_network() {
+    let work = Work::new();
+    work.write(
+        "lock.txt",
+        &format!("app==1.0 --hash=sha256:{}\n", "0".repeat(64)),
+    );
+    let (code, _, stderr) = run(work.layerlock(&[
+        "cooldown",
+        "lock.txt",
+        "--offline",
+        "--min-age",
+        "7d",
+        "--index-url",
+        NO_INDEX,
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the cache holds no page for app"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn credentials_never_reach_the_lock_or_messages() {
+    let work = Work::new();
+    work.write("empty.txt", "");
+    let (code, stdout, stderr) = run(work.layerlock(&[
+        "compile",
+        "empty.txt",
+        "--index-url=http://user:s3cret@127.0.0.1:9/simple/",
+        "--python-version",
+        "3.12",
+        "--platform",
+        "x86_64-manylinux_2_28",
+        "-o",
+        "-",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("--index-url=http://127.0.0.1:9/simple/"),
+        "{stdout}"
+    );
+    assert!(!format!("{stdout}{stderr}").contains("s3cret"));
+    // An invalid port, and an option line of a requirements file.
+    work.write("bad.txt", "--index-url https://u:s3cret@h:99999/x\napp\n");
+    let (code, stdout, stderr) = run(work.compile(NO_INDEX, &["bad.txt"]));
+    assert_eq!(code, 2);
+    assert!(!format!("{stdout}{stderr}").contains("s3cret"), "{stderr}");
+    // `${VAR}` is reported as written, never expanded, in errors.
+    work.write("var.txt", "app==${LAYERLOCK_TEST_SECRET} ; @@\n");
+    let mut cmd = work.compile(NO_INDEX, &["var.txt"]);
+    cmd.env("LAYERLOCK_TEST_SECRET", "s3cret");
+    let (code, stdout, stderr) = run(cmd);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("${LAYERLOCK_TEST_SECRET}"), "{stderr}");
+    assert!(!format!("{stdout}{stderr}").contains("s3cret"), "{stderr}");
+    // `-r /proc/self/environ` is binary to us: refused, never quoted.
+    work.write("env.txt", "-r /proc/self/environ\n");
+    let mut cmd = work.compile(NO_INDEX, &["env.txt"]);
+    cmd.env("LAYERLOCK_TEST_SECRET", "s3cret");
+    let (code, stdout, stderr) = run(cmd);
+    assert_eq!(code, 2);
+    assert!(!format!("{stdout}{stderr}").contains("s3cret"), "{stderr}");
 }

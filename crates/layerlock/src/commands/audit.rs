@@ -77,7 +77,7 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
     out!("{out}");
     if !matches!(settings.format, AuditFormat::Text) {
         for e in &result.errors {
-            eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
+            diag!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
         }
     }
     if !result.errors.is_empty() {

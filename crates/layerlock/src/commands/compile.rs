@@ -37,7 +37,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                 };
                 if current == text {
                     if !settings.run.quiet {
-                        eprintln!("{} is up to date", output.shown);
+                        diag!("{} is up to date", output.shown);
                     }
                 } else {
                     stale = true;
@@ -50,9 +50,10 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                             .context_radius(2)
                             .header(&output.shown, &format!("{} (regenerated)", output.shown))
                     )?;
-                    eprintln!(
+                    diag!(
                         "{} is stale; regenerate it with:\n    {}",
-                        output.shown, layer.command
+                        output.shown,
+                        layer.command
                     );
                 }
             }
@@ -60,7 +61,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                 write_atomic(&output.path, &text)
                     .with_context(|| format!("cannot write {}", output.shown))?;
                 if !settings.run.quiet {
-                    eprintln!(
+                    diag!(
                         "wrote {}: {} package{} for {}",
                         output.shown,
                         resolution.packages.len(),

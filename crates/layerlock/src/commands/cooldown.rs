@@ -148,14 +148,23 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
             .collect();
         let mut times: BTreeMap<String, Option<Timestamp>> =
             hashes.iter().map(|h| (h.clone(), None)).collect();
-        if let ProjectAnswer::Found(project) = client.project(&name)?.as_ref() {
-            for file in &project.files {
-                if let Some(sha) = &file.sha256
-                    && let Some(slot) = times.get_mut(sha)
-                {
-                    *slot = file.upload_time.or(*slot);
+        match client.project(&name)?.as_ref() {
+            ProjectAnswer::Found(project) => {
+                for file in &project.files {
+                    if let Some(sha) = &file.sha256
+                        && let Some(slot) = times.get_mut(sha)
+                    {
+                        *slot = file.upload_time.or(*slot);
+                    }
                 }
             }
+            // Fail closed: offline without the data is not a verdict.
+            ProjectAnswer::NotCached { asked } => bail!(
+                "--offline, and the cache holds no page for {} (asked: {}); run once online, or drop --offline",
+                want.name,
+                asked.join(", ")
+            ),
+            ProjectAnswer::NotFound { .. } => {}
         }
         if times.values().any(Option::is_none) {
             let fallback = client.json_api_upload_times(&name, &want.version);

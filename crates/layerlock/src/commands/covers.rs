@@ -25,9 +25,9 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
                 Ok(hinted) if hinted.message.starts_with("no layer") => {
                     covered = false;
                     outln!("{what}: not covered: the bases conflict with it");
-                    eprintln!("{}", hinted.message);
+                    diag!("{}", hinted.message);
                     for hint in &hinted.hints {
-                        eprintln!("hint: {hint}");
+                        diag!("hint: {hint}");
                     }
                     continue;
                 }

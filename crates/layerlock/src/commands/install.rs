@@ -75,7 +75,7 @@ fn lock_environment(site: &Path, quiet: bool) -> Result<std::fs::File> {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             if !quiet {
-                eprintln!(
+                diag!(
                     "waiting for another layerlock install on {}",
                     site.display()
                 );
@@ -177,7 +177,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     };
     let before = Snapshot::scan(&interpreter.paths);
     for bad in &before.unreadable {
-        eprintln!("warning: cannot read {}: {}", bad.path.display(), bad.why);
+        diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
     let wanted: Vec<_> = lock.entries.iter().map(|e| e.wanted.clone()).collect();
     let plan = plan(&wanted, &before, &settings.allow_change);
@@ -201,14 +201,14 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     };
 
     if !plan.conflicts.is_empty() {
-        eprintln!(
+        diag!(
             "error: refusing to install {}: {} installed package{} would change (nothing was touched)",
             settings.lock.display(),
             plan.conflicts.len(),
             if plan.conflicts.len() == 1 { "" } else { "s" }
         );
         for c in &plan.conflicts {
-            eprintln!(
+            diag!(
                 "  {} ({}): the lock wants {}=={}, the environment has {}=={}{}",
                 c.wanted.name,
                 c.wanted.origin,
@@ -219,14 +219,14 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
                 by(&c.installed.installer)
             );
         }
-        eprintln!("hint: if a change is intended, name it with --allow-change PKG");
+        diag!("hint: if a change is intended, name it with --allow-change PKG");
         outcome.status = "refused".to_string();
         write_report(outcome)?;
         return Ok(ExitCode::from(1));
     }
     if plan.is_noop() {
         if !settings.quiet {
-            eprintln!(
+            diag!(
                 "nothing to do: all {} locked packages are present at their pinned versions",
                 plan.keep.len()
             );
@@ -265,19 +265,19 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     outcome.drift = drift.clone();
     if exit != 0 {
         outcome.status = "installer-failed".to_string();
-        eprintln!(
+        diag!(
             "error: the installer failed (exit {exit}); installed: {}; not installed: {}",
             list(&outcome.installed),
             list(&outcome.not_installed)
         );
         if !drift.is_empty() {
-            eprintln!("and the environment changed:\n{}", drift_table(&drift));
+            diag!("and the environment changed:\n{}", drift_table(&drift));
         }
         write_report(outcome)?;
         return Ok(ExitCode::from(2));
     }
     if !outcome.not_installed.is_empty() {
-        eprintln!(
+        diag!(
             "error: the installer succeeded but these planned packages are not installed at their pinned versions: {}",
             list(&outcome.not_installed)
         );
@@ -286,7 +286,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     if !drift.is_empty() {
-        eprintln!(
+        diag!(
             "error: the environment changed beyond the plan (drift guard):\n{}",
             drift_table(&drift)
         );
@@ -295,7 +295,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     if !settings.quiet {
-        eprintln!(
+        diag!(
             "installed {} package{} ({} already present); nothing else changed",
             outcome.installed.len(),
             if outcome.installed.len() == 1 {
@@ -382,7 +382,7 @@ fn run_installer(settings: &InstallSettings, python: &Path, entries: &[&LockEntr
     // The installer's output is progress: it goes to stderr with ours.
     cmd.stdout(Stdio::from(std::io::stderr()));
     if !settings.quiet {
-        eprintln!(
+        diag!(
             "installing {} package{} with {}",
             entries.len(),
             if entries.len() == 1 { "" } else { "s" },

@@ -97,7 +97,7 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     };
     let (runs, errors) = collect_runs(&options);
     for e in &errors {
-        eprintln!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
+        diag!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
     }
     let tests = inventory(&root, &options.test_roots);
     if tests.is_empty() && args.explain.is_none() {
@@ -147,7 +147,7 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
     if let Some(files) = &only {
         for file in files {
             if !root.join(file).exists() {
-                eprintln!("note: {file} does not exist");
+                diag!("note: {file} does not exist");
             }
         }
     }
