@@ -161,8 +161,12 @@ impl Config {
                 .with_context(|| format!("{} has no [tool.layerlock] table", path.display()));
         }
         let text = fs_err::read_to_string(path)?;
-        let file: ConfigFile = toml::from_str(&text)
+        let value: toml::Value = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        check_keys(&value, &path.display().to_string())?;
+        let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
+            anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end())
+        })?;
         Self::check(path, &file)?;
         Ok(Self {
             path: path.to_path_buf(),
@@ -178,6 +182,7 @@ impl Config {
         let Some(value) = project.tool.and_then(|t| t.layerlock) else {
             return Ok(None);
         };
+        check_keys(&value, &format!("{}: [tool.layerlock]", path.display()))?;
         let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
             anyhow::anyhow!(
                 "{}: [tool.layerlock]: {}",
@@ -251,4 +256,137 @@ impl Config {
             })
             .collect()
     }
+}
+
+/// Keys of a layer (also allowed at the top level, as defaults).
+const LAYER_KEYS: &[&str] = &[
+    "name",
+    "inputs",
+    "bases",
+    "output",
+    "python-version",
+    "platform",
+    "owned",
+    "hashes",
+    "prerelease",
+    "exclude-newer",
+    "index-url",
+    "extra-index-url",
+    "find-links",
+    "no-index",
+];
+
+/// The tables and their keys.
+const TABLES: &[(&str, &[&str])] = &[
+    ("cooldown", &["min-age", "exempt", "allow-missing-time"]),
+    (
+        "tether",
+        &[
+            "test-roots",
+            "pipelines",
+            "default-working-dir",
+            "path-map",
+            "allowlist",
+        ],
+    ),
+    (
+        "steps",
+        &["paths", "pipelines", "external-keys", "no-groups"],
+    ),
+    (
+        "audit",
+        &[
+            "path-map",
+            "allowlist",
+            "min-severity",
+            "default-working-dir",
+        ],
+    ),
+];
+
+/// An unknown key is an error, not silence: `exclude-newr = …` would drop
+/// the very date that makes a lock reproducible. The message names the
+/// nearest valid key.
+fn check_keys(value: &toml::Value, origin: &str) -> Result<()> {
+    let Some(top) = value.as_table() else {
+        bail!("{origin}: the configuration is not a table");
+    };
+    let table_names: Vec<&str> = TABLES.iter().map(|(name, _)| *name).collect();
+    let mut top_keys: Vec<&str> = LAYER_KEYS.to_vec();
+    top_keys.extend(&table_names);
+    top_keys.push("layer");
+    let mut checks: Vec<(String, &toml::Table, &[&str])> = Vec::new();
+    for key in top.keys() {
+        unknown(key, &top_keys, origin)?;
+    }
+    for (name, keys) in TABLES {
+        if let Some(table) = top.get(*name).and_then(toml::Value::as_table) {
+            checks.push((format!("[{name}]"), table, keys));
+        }
+    }
+    if let Some(layers) = top.get("layer").and_then(toml::Value::as_array) {
+        for (i, layer) in layers.iter().enumerate() {
+            if let Some(table) = layer.as_table() {
+                checks.push((format!("[[layer]] #{}", i + 1), table, LAYER_KEYS));
+            }
+        }
+    }
+    let exempt_keys: &[&str] = &["package", "reason", "until"];
+    if let Some(exempt) = top
+        .get("cooldown")
+        .and_then(|c| c.get("exempt"))
+        .and_then(toml::Value::as_array)
+    {
+        for (i, item) in exempt.iter().enumerate() {
+            if let Some(table) = item.as_table() {
+                checks.push((
+                    format!("[[cooldown.exempt]] #{}", i + 1),
+                    table,
+                    exempt_keys,
+                ));
+            }
+        }
+    }
+    for (place, table, keys) in checks {
+        for key in table.keys() {
+            unknown(key, keys, &format!("{origin}: {place}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn unknown(key: &str, known: &[&str], origin: &str) -> Result<()> {
+    if known.contains(&key) {
+        return Ok(());
+    }
+    let nearest = known
+        .iter()
+        .map(|k| (edit_distance(key, k), *k))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    match nearest {
+        Some((_, k)) => bail!("{origin}: unknown key `{key}`; did you mean `{k}`?"),
+        None => bail!(
+            "{origin}: unknown key `{key}`; the keys here are {}",
+            known.join(", ")
+        ),
+    }
+}
+
+/// Levenshtein distance, for suggesting the key meant.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(current + 1);
+            previous = current;
+        }
+    }
+    row[b.len()]
 }

@@ -433,9 +433,7 @@ pub fn layers(
             display_root: env.cwd.clone(),
             cooldown: cooldown(
                 &args.cooldown,
-                Config::find(args.config.as_deref(), &env.cwd)
-                    .ok()
-                    .flatten()
+                Config::find(args.config.as_deref(), &env.cwd)?
                     .and_then(|c| c.file.cooldown)
                     .as_ref(),
                 env,

@@ -421,3 +421,38 @@ fn credentials_never_reach_the_lock_or_messages() {
     assert_eq!(code, 2);
     assert!(!format!("{stdout}{stderr}").contains("s3cret"), "{stderr}");
 }
+
+#[test]
+fn unknown_config_keys_are_errors_naming_the_nearest_key() {
+    let work = Work::new();
+    work.write("in.txt", "");
+    work.write(
+        "layerlock.toml",
+        "exclude-newr = \"2025-01-01\"\n[[layer]]\ninputs = [\"in.txt\"]\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["compile"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("unknown key `exclude-newr`; did you mean `exclude-newer`?"),
+        "{stderr}"
+    );
+    work.write("layerlock.toml", "[tether]\ntest-root = [\"tests\"]\n");
+    let (code, _, stderr) = run(work.layerlock(&["tether", "--all"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("[tether]: unknown key `test-root`; did you mean `test-roots`?"),
+        "{stderr}"
+    );
+    std::fs::remove_file(work.path().join("layerlock.toml")).unwrap();
+    work.write(
+        "pyproject.toml",
+        "[tool.layerlock.audit]\nallow-list = \"x\"\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["audit"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("did you mean `allowlist`?"), "{stderr}");
+    for config in ["missing.toml", "."] {
+        let (code, _, stderr) = run(work.layerlock(&["compile", "in.txt", "--config", config]));
+        assert_eq!(code, 2, "{config}: {stderr}");
+    }
+}
