@@ -1,6 +1,8 @@
 //! The persistent cache: project pages with their validators (ETag,
 //! Last-Modified) and core metadata keyed by the wheel's sha256. Every write
-//! goes to a temp file first, then is renamed into place.
+//! goes to a temp file first, then is renamed into place. Every entry starts
+//! with the sha256 of what follows and is checked on read: a corrupted or
+//! edited entry is a miss (fetched again, or an error offline), never data.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,34 @@ pub struct Cache {
 }
 
 /// Bump when the layout changes so old entries are not misread.
-const LAYOUT: &str = "v1";
+const LAYOUT: &str = "v2";
+
+/// Largest cache entry read back.
+const MAX_ENTRY_BYTES: u64 = 256 * 1024 * 1024;
+
+/// `sha256(body) \n body`.
+fn sealed(body: &[u8]) -> Vec<u8> {
+    let mut out = hex_sha256(body).into_bytes();
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+/// The body of a sealed entry, if its digest matches.
+fn unseal(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    let newline = bytes.iter().position(|b| *b == b'\n')?;
+    let (digest, body) = (&bytes[..newline], &bytes[newline + 1..]);
+    (digest == hex_sha256(body).as_bytes()).then(|| body.to_vec())
+}
+
+/// A cache file: only a regular file, not over the limit.
+fn read_entry(path: &Path) -> Option<Vec<u8>> {
+    let meta = fs_err::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
+        return None;
+    }
+    unseal(fs_err::read(path).ok()?)
+}
 
 pub fn hex_sha256(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -62,7 +91,7 @@ impl Cache {
 
     pub fn page(&self, url: &str) -> Option<CachedPage> {
         let path = self.page_path(url)?;
-        let bytes = fs_err::read(path).ok()?;
+        let bytes = read_entry(&path)?;
         // A corrupt entry is a miss, not an error: it is fetched again.
         serde_json::from_slice::<CachedPage>(&bytes)
             .ok()
@@ -71,17 +100,17 @@ impl Cache {
 
     pub fn put_page(&self, page: &CachedPage) {
         if let (Some(path), Ok(bytes)) = (self.page_path(&page.url), serde_json::to_vec(page)) {
-            write_atomic(&path, &bytes);
+            write_atomic(&path, &sealed(&bytes));
         }
     }
 
     pub fn metadata(&self, key: &str) -> Option<Vec<u8>> {
-        fs_err::read(self.metadata_path(key)?).ok()
+        read_entry(&self.metadata_path(key)?)
     }
 
     pub fn put_metadata(&self, key: &str, bytes: &[u8]) {
         if let Some(path) = self.metadata_path(key) {
-            write_atomic(&path, bytes);
+            write_atomic(&path, &sealed(bytes));
         }
     }
 }
@@ -97,5 +126,23 @@ fn write_atomic(path: &Path, bytes: &[u8]) {
     };
     if tmp.write_all(bytes).is_ok() {
         let _ = tmp.persist(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_entry_is_a_miss() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(Some(dir.path().to_path_buf()));
+        cache.put_metadata("sha256-aa", b"Name: app\nVersion: 1\n");
+        assert!(cache.metadata("sha256-aa").is_some());
+        let path = cache.metadata_path("sha256-aa").expect("path");
+        let mut bytes = fs_err::read(&path).expect("read");
+        bytes.extend_from_slice(b"Requires-Dist: evil\n");
+        fs_err::write(&path, bytes).expect("write");
+        assert_eq!(cache.metadata("sha256-aa"), None);
     }
 }

@@ -456,3 +456,43 @@ fn unknown_config_keys_are_errors_naming_the_nearest_key() {
         assert_eq!(code, 2, "{config}: {stderr}");
     }
 }
+
+#[test]
+fn a_tampered_cache_entry_is_never_used() {
+    let index = Index::start(&["layer.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "a.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    // Add a dependency to every cached METADATA, rewrite every cached page.
+    let mut tampered = 0;
+    let mut dirs = vec![work.cache.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                if path.extension().is_some_and(|e| e == "METADATA") {
+                    text.push_str("Requires-Dist: evil\n");
+                } else {
+                    text = text.replace("sha256", "sha512");
+                }
+                std::fs::write(&path, text).unwrap();
+                tampered += 1;
+            }
+        }
+    }
+    assert!(tampered > 0);
+    let (code, _, stderr) =
+        run(work.compile(&index.json(), &["in.txt", "--offline", "-o", "b.txt"]));
+    assert_eq!(code, 2, "offline, a tampered cache is no cache: {stderr}");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "b.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        common::body(&work.read("a.txt")),
+        common::body(&work.read("b.txt"))
+    );
+    assert!(!work.read("b.txt").contains("evil"));
+}
