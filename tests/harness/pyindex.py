@@ -34,6 +34,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 import tomllib
 import traceback
 import zipfile
@@ -66,6 +67,10 @@ class ScenarioError(Exception):
 # --------------------------------------------------------------------------
 # Names, versions, times
 # --------------------------------------------------------------------------
+
+def path_matches(path: str, needle: str) -> bool:
+    return needle in path
+
 
 def normalize(name: str) -> str:
     """PEP 503 project name normalisation."""
@@ -699,6 +704,8 @@ class IndexServer(ThreadingHTTPServer):
         self.fail_first = opts.fail_first
         self.upload_time = not opts.no_upload_time
         self.local_url = opts.local_file_urls
+        self.stall = opts.stall
+        self.stall_mode = opts.stall_mode
         self.json_api = not opts.no_json_api
         self.fail_counts: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -801,6 +808,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(401, b"unauthorized\n",
                        headers=[("WWW-Authenticate", 'Basic realm="pyindex"')])
             return
+        if srv.stall is not None and path_matches(raw_path, srv.stall):
+            self._stall()
+            return
         if srv.fail_first > 0:
             with srv.lock:
                 seen = srv.fail_counts.get(raw_path, 0)
@@ -821,6 +831,24 @@ class Handler(BaseHTTPRequestHandler):
             self._serve_simple(m.group(1) or "", m.group(2) or "", query)
             return
         self._send(404, b"not found\n")
+
+    def _stall(self):
+        """A broken server: `hang` accepts and never answers; `drip` sends
+        headers, then one byte a second, forever (until the client leaves)."""
+        mode = self.server.stall_mode
+        if mode == "hang":
+            time.sleep(3600)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        try:
+            for _ in range(3600):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(1)
+        except OSError:
+            pass
 
     def _serve_json_api(self, name: str, version: str):
         """A PyPI-style release JSON: the files of one version with their
@@ -992,6 +1020,10 @@ def make_parser() -> argparse.ArgumentParser:
                        help="omit upload-time from JSON pages")
     serve.add_argument("--local-file-urls", metavar="URL",
                        help="a hostile index: list every file at this (file://) URL")
+    serve.add_argument("--stall", metavar="SUBSTRING",
+                       help="requests whose path holds this are stalled (see --stall-mode)")
+    serve.add_argument("--stall-mode", choices=["hang", "drip"], default="hang",
+                       help="hang: never answer; drip: one byte a second")
     serve.add_argument("--no-json-api", action="store_true",
                        help="do not serve the PyPI-style /pypi/NAME/VERSION/json API")
     serve.add_argument("--extra-dir", action="append", metavar="DIR",

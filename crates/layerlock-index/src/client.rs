@@ -38,6 +38,10 @@ pub struct IndexConfig {
     pub cache_dir: Option<PathBuf>,
     pub offline: bool,
     pub netrc: Option<PathBuf>,
+    /// How long an index may stay silent: to connect, and between two reads
+    /// of a body. A whole request gets four times this, so a server that
+    /// drips a byte a second cannot hold a run.
+    pub timeout: Duration,
     pub retries: u32,
     pub concurrency: usize,
 }
@@ -127,8 +131,9 @@ impl IndexClient {
         })?;
         let http = reqwest::Client::builder()
             .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(300))
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .read_timeout(config.timeout)
+            .timeout(config.timeout.saturating_mul(4))
             .build()
             .map_err(|e| ClientError::Http(e.to_string()))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -288,6 +288,16 @@ pub struct IndexArgs {
     /// Resolve from the cache alone; fetch nothing.
     #[arg(long)]
     pub offline: bool,
+    /// Seconds an index may stay silent (connect, or between two reads);
+    /// a request is abandoned after four times this in all.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        env = "LAYERLOCK_HTTP_TIMEOUT",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub timeout: u64,
 }
 
 #[derive(Args, Debug)]

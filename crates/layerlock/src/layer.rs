@@ -199,6 +199,7 @@ pub fn client(
         cache_dir: run.cache_dir.clone(),
         offline: run.offline,
         netrc: run.netrc.clone(),
+        timeout: run.timeout,
         retries: 3,
         concurrency: 48,
     })

@@ -199,6 +199,8 @@ pub fn cooldown(
 pub struct RunSettings {
     pub cache_dir: Option<PathBuf>,
     pub offline: bool,
+    /// `--timeout`: how long an index may stay silent.
+    pub timeout: std::time::Duration,
     pub quiet: bool,
     pub netrc: Option<PathBuf>,
     /// The working directory the command runs in.
@@ -378,6 +380,7 @@ fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
     RunSettings {
         cache_dir,
         offline: layer.index.offline,
+        timeout: std::time::Duration::from_secs(layer.index.timeout),
         quiet: layer.quiet,
         netrc,
         cwd: env.cwd.clone(),

@@ -496,3 +496,18 @@ fn a_tampered_cache_entry_is_never_used() {
     );
     assert!(!work.read("b.txt").contains("evil"));
 }
+
+#[test]
+fn an_index_that_hangs_or_drips_is_abandoned() {
+    for mode in ["hang", "drip"] {
+        let index = Index::start(&["layer.toml"], &["--stall", "/app/", "--stall-mode", mode]);
+        let work = Work::new();
+        work.write("in.txt", "app\n");
+        let mut cmd = work.compile(&index.json(), &["in.txt", "-o", "out.txt"]);
+        cmd.args(["--timeout", "1"]);
+        let (code, _, stderr) = run(cmd);
+        assert_eq!(code, 2, "{mode}: {stderr}");
+        assert!(stderr.contains("app"), "{mode}: {stderr}");
+        assert!(!work.path().join("out.txt").exists());
+    }
+}

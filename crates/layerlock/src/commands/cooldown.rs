@@ -126,6 +126,7 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
         cache_dir: settings.run.cache_dir.clone(),
         offline: settings.run.offline,
         netrc: settings.run.netrc.clone(),
+        timeout: settings.run.timeout,
         retries: 3,
         concurrency: 48,
     })?;
