@@ -202,7 +202,7 @@ impl IndexClient {
                 let Ok(url) = Url::parse(&format!("{base}pypi/{name}/{version}/json")) else {
                     continue;
                 };
-                let Ok(response) = inner.get(&url, HeaderMap::new()).await else {
+                let Ok(response) = inner.get(&url, HeaderMap::new(), MAX_PAGE_BYTES).await else {
                     continue;
                 };
                 if !response.status.is_success() {
@@ -315,7 +315,12 @@ impl Inner {
 
     /// GET with bounded retries and exponential backoff on connection
     /// failures, 429 and 5xx. The URL never carries credentials.
-    async fn get(&self, url: &Url, headers: HeaderMap) -> Result<Response, SourceError> {
+    async fn get(
+        &self,
+        url: &Url,
+        headers: HeaderMap,
+        limit: u64,
+    ) -> Result<Response, SourceError> {
         let _permit = self
             .permits
             .acquire()
@@ -341,12 +346,22 @@ impl Inner {
                         Err((format!("HTTP {status}"), retry_after(response.headers())))
                     } else {
                         let headers = response.headers().clone();
-                        match response.bytes().await {
-                            Ok(body) => Ok(Response {
+                        match read_capped(response, limit).await {
+                            Ok(Some(body)) => Ok(Response {
                                 status,
                                 headers,
-                                body: body.to_vec(),
+                                body,
                             }),
+                            // Too large is not a passing fault: no retry.
+                            Ok(None) => {
+                                return Err(SourceError::Invalid {
+                                    url: redact(url.as_str()),
+                                    message: format!(
+                                        "the response is larger than {} MiB, more than it can be",
+                                        limit / (1024 * 1024)
+                                    ),
+                                });
+                            }
                             Err(e) => Err((e.without_url().to_string(), None)),
                         }
                     }
@@ -445,7 +460,7 @@ impl Inner {
                 headers.insert(header::IF_MODIFIED_SINCE, lm);
             }
         }
-        let response = self.get(&url, headers).await?;
+        let response = self.get(&url, headers, MAX_PAGE_BYTES).await?;
         if response.status == StatusCode::NOT_MODIFIED
             && let Some(page) = cached
         {
@@ -594,7 +609,9 @@ impl Inner {
                     message: e.to_string(),
                 }
             })?;
-            let response = self.get(&meta_url, HeaderMap::new()).await?;
+            let response = self
+                .get(&meta_url, HeaderMap::new(), zip::MAX_METADATA_BYTES)
+                .await?;
             if response.status.is_success() {
                 if let Some(expected) = expected {
                     let actual = hex_sha256(&response.body);
@@ -619,7 +636,9 @@ impl Inner {
             message,
         };
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
-        let tail = self.get(url, range_header("bytes=-65536")).await?;
+        let tail = self
+            .get(url, range_header("bytes=-65536"), MAX_WHEEL_BYTES)
+            .await?;
         if tail.status == StatusCode::OK {
             // No range support: we have the whole wheel; check it.
             self.check_hash(url, file, &tail.body)?;
@@ -664,7 +683,7 @@ impl Inner {
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
         let value = format!("bytes={start}-{}", start.saturating_add(len.max(1) - 1));
-        let response = self.get(url, range_header(&value)).await?;
+        let response = self.get(url, range_header(&value), MAX_WHEEL_BYTES).await?;
         match response.status {
             StatusCode::PARTIAL_CONTENT => Ok(response.body),
             StatusCode::OK => {
@@ -726,6 +745,28 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 /// Parse a PEP 503 name for a lookup, for callers holding strings.
 pub fn package_name(name: &str) -> Option<PackageName> {
     PackageName::from_str(name).ok()
+}
+
+/// Largest project page or JSON API answer read (the largest real pages
+/// are tens of MiB).
+const MAX_PAGE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Largest wheel read whole when the page does not give its size.
+const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+
+/// The body, or `None` when it runs past `limit` bytes (read no further).
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// Longest wait a `Retry-After` header is obeyed for.

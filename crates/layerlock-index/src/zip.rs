@@ -17,7 +17,12 @@ pub enum ZipError {
     Method(u16),
     #[error("METADATA does not inflate: {0}")]
     Inflate(String),
+    #[error("METADATA inflates past {} MiB; a zip bomb, or not a real wheel", MAX_METADATA_BYTES / (1024 * 1024))]
+    TooLarge,
 }
+
+/// Largest METADATA inflated or stored: real ones are kilobytes.
+pub const MAX_METADATA_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Where the central directory lies in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,12 +164,18 @@ pub fn read_member(local: &[u8], member: &Member) -> Result<Vec<u8>, ZipError> {
     let end = start.checked_add(size).ok_or(ZipError::Truncated)?;
     let data = local.get(start..end).ok_or(ZipError::Truncated)?;
     match member.method {
+        0 if data.len() as u64 > MAX_METADATA_BYTES => Err(ZipError::TooLarge),
         0 => Ok(data.to_vec()),
         8 => {
+            // Inflate at most one byte past the cap: a bomb stops there.
             let mut out = Vec::new();
             flate2::read::DeflateDecoder::new(data)
+                .take(MAX_METADATA_BYTES + 1)
                 .read_to_end(&mut out)
                 .map_err(|e| ZipError::Inflate(e.to_string()))?;
+            if out.len() as u64 > MAX_METADATA_BYTES {
+                return Err(ZipError::TooLarge);
+            }
             Ok(out)
         }
         other => Err(ZipError::Method(other)),
@@ -190,6 +201,32 @@ pub fn metadata_from_wheel(bytes: &[u8]) -> Result<Vec<u8>, ZipError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metadata_zip_bomb_stops_at_the_cap() {
+        use std::io::Write;
+        let mut encoder =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![0u8; 1024 * 1024];
+        for _ in 0..20 {
+            encoder.write_all(&zeros).expect("deflate");
+        }
+        let data = encoder.finish().expect("deflate");
+        let name = b"a-1.dist-info/METADATA";
+        let mut local = Vec::new();
+        local.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        local.extend_from_slice(&[0u8; 22]);
+        local.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        local.extend_from_slice(&0u16.to_le_bytes());
+        local.extend_from_slice(name);
+        local.extend_from_slice(&data);
+        let member = Member {
+            method: 8,
+            compressed_size: data.len() as u64,
+            local_header_offset: 0,
+        };
+        assert_eq!(read_member(&local, &member), Err(ZipError::TooLarge));
+    }
 
     fn u16le(v: u16) -> [u8; 2] {
         v.to_le_bytes()
