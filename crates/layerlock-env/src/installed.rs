@@ -87,19 +87,19 @@ fn read_dist(site: &Path, path: &Path, egg: bool) -> Result<Installed, String> {
     } else {
         path.join("METADATA")
     };
-    let text = fs_err::read(&metadata_file).map_err(|e| e.to_string())?;
+    let text = crate::read::read_small(&metadata_file)?;
     let text = String::from_utf8_lossy(&text);
     let (name, version) =
         name_version(&text).ok_or_else(|| "no Name or Version in its metadata".to_string())?;
     let record_digest = if egg {
         None
     } else {
-        fs_err::read(path.join("RECORD"))
+        crate::read::read_small(&path.join("RECORD"))
             .ok()
             .map(|bytes| hex(&Sha256::digest(&bytes)))
     };
-    let installer = fs_err::read_to_string(path.join("INSTALLER"))
-        .map(|s| s.trim().to_string())
+    let installer = crate::read::read_small(&path.join("INSTALLER"))
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
         .unwrap_or_default();
     Ok(Installed {
         name: normalise(&name),
@@ -158,7 +158,8 @@ pub struct RecordEntry {
 
 /// Parse a RECORD file (CSV: path,hash,size; paths may be quoted).
 pub fn read_record(dist_info: &Path) -> Result<Vec<RecordEntry>, String> {
-    let text = fs_err::read_to_string(dist_info.join("RECORD")).map_err(|e| e.to_string())?;
+    let bytes = crate::read::read_small(&dist_info.join("RECORD"))?;
+    let text = String::from_utf8(bytes).map_err(|_| "RECORD is not UTF-8".to_string())?;
     let mut out = Vec::new();
     for line in text.lines() {
         if line.trim().is_empty() {

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use base64::Engine;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::installed::{Installed, read_record};
 
@@ -40,10 +39,21 @@ pub fn check(dist: &Installed) -> Vec<IntegrityProblem> {
             continue;
         };
         let file = dist.site.join(Path::new(&entry.path));
-        match fs_err::read(&file) {
-            Ok(bytes) => {
-                let actual =
-                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(&bytes));
+        match fs_err::symlink_metadata(&file) {
+            Err(_) => {
+                problems.push(problem(&entry.path, "missing".to_string()));
+                continue;
+            }
+            // A FIFO or device where a file should be is never opened.
+            Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+                problems.push(problem(&entry.path, "not a regular file".to_string()));
+                continue;
+            }
+            Ok(_) => {}
+        }
+        match crate::read::sha256_file(&file) {
+            Ok(digest) => {
+                let actual = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest);
                 if actual != expected.trim_end_matches('=') {
                     problems.push(problem(
                         &entry.path,
@@ -51,7 +61,7 @@ pub fn check(dist: &Installed) -> Vec<IntegrityProblem> {
                     ));
                 }
             }
-            Err(_) => problems.push(problem(&entry.path, "missing".to_string())),
+            Err(e) => problems.push(problem(&entry.path, e)),
         }
     }
     problems

@@ -7,6 +7,7 @@ mod installed;
 mod integrity;
 mod interpreter;
 mod plan;
+mod read;
 
 pub use clash::{Clash, clashes};
 pub use installed::{Installed, RecordEntry, Snapshot, Unreadable, normalise, read_record};

@@ -6,5 +6,5 @@ mod parse;
 mod write;
 
 pub use error::{LockError, Origin};
-pub use parse::{Entry, IndexOptions, RequirementsFile, names};
+pub use parse::{Entry, IndexOptions, RequirementsFile, names, read_text};
 pub use write::{LockedPackage, header_target, render};

@@ -79,26 +79,10 @@ enum Kind {
     Constraint,
 }
 
-fn read_into(
-    path: &Path,
-    kind: Kind,
-    out: &mut RequirementsFile,
-    stack: &mut Vec<PathBuf>,
-) -> Result<(), LockError> {
-    if stack.iter().any(|p| p == path) {
-        return Err(LockError::IncludeCycle {
-            path: path.to_path_buf(),
-        });
-    }
-    // Each include is a frame of recursion: a chain 5,000 deep must end in
-    // an error, not a stack overflow.
-    if stack.len() >= MAX_INCLUDE_DEPTH {
-        return Err(LockError::IncludeTooDeep {
-            path: path.to_path_buf(),
-            depth: MAX_INCLUDE_DEPTH,
-        });
-    }
-    // Only regular files, and not huge ones: `-r /dev/zero` must not hang.
+/// A text file a user or a file names: only a regular file (`-r /dev/zero`
+/// or a FIFO must not hang), at most 64 MiB, UTF-8 without NUL bytes
+/// (`/proc/self/environ` is refused, and never quoted in an error).
+pub fn read_text(path: &Path) -> Result<String, LockError> {
     let io = |source| LockError::Io {
         path: path.to_path_buf(),
         source,
@@ -120,6 +104,29 @@ fn read_into(
     let text = String::from_utf8(bytes).map_err(|_| LockError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
+    Ok(text)
+}
+
+fn read_into(
+    path: &Path,
+    kind: Kind,
+    out: &mut RequirementsFile,
+    stack: &mut Vec<PathBuf>,
+) -> Result<(), LockError> {
+    if stack.iter().any(|p| p == path) {
+        return Err(LockError::IncludeCycle {
+            path: path.to_path_buf(),
+        });
+    }
+    // Each include is a frame of recursion: a chain 5,000 deep must end in
+    // an error, not a stack overflow.
+    if stack.len() >= MAX_INCLUDE_DEPTH {
+        return Err(LockError::IncludeTooDeep {
+            path: path.to_path_buf(),
+            depth: MAX_INCLUDE_DEPTH,
+        });
+    }
+    let text = read_text(path)?;
     stack.push(path.to_path_buf());
     if !out.files.iter().any(|p| p == path) {
         out.files.push(path.to_path_buf());

@@ -137,12 +137,14 @@ impl Config {
             return Self::read(path).map(Some);
         }
         for dir in cwd.ancestors() {
+            // Present but not a regular file (a FIFO, a directory) is an
+            // error when read, never a reason to look elsewhere.
             let toml = dir.join("layerlock.toml");
-            if toml.is_file() {
+            if fs_err::symlink_metadata(&toml).is_ok() {
                 return Self::read(&toml).map(Some);
             }
             let pyproject = dir.join("pyproject.toml");
-            if pyproject.is_file()
+            if fs_err::symlink_metadata(&pyproject).is_ok()
                 && let Some(config) = Self::read_pyproject(&pyproject)?
             {
                 return Ok(Some(config));
@@ -160,7 +162,7 @@ impl Config {
             return Self::read_pyproject(path)?
                 .with_context(|| format!("{} has no [tool.layerlock] table", path.display()));
         }
-        let text = fs_err::read_to_string(path)?;
+        let text = layerlock_lock::read_text(path)?;
         let value: toml::Value = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
         check_keys(&value, &path.display().to_string())?;
@@ -176,7 +178,7 @@ impl Config {
     }
 
     fn read_pyproject(path: &Path) -> Result<Option<Self>> {
-        let text = fs_err::read_to_string(path)?;
+        let text = layerlock_lock::read_text(path)?;
         let project: Pyproject = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
         let Some(value) = project.tool.and_then(|t| t.layerlock) else {

@@ -26,7 +26,7 @@ pub struct Lock {
 }
 
 pub fn read_lock(path: &Path) -> Result<Lock> {
-    let text = fs_err::read_to_string(path)?;
+    let text = layerlock_lock::read_text(path)?;
     let parsed = RequirementsFile::parse(path, &text)?;
     let mut entries = Vec::new();
     // Each name once; a map keeps a 100,000-line lock linear.

@@ -511,3 +511,23 @@ fn an_index_that_hangs_or_drips_is_abandoned() {
         assert!(!work.path().join("out.txt").exists());
     }
 }
+
+#[test]
+fn a_lock_or_config_that_is_a_fifo_is_refused_not_read() {
+    let work = Work::new();
+    for name in ["lock.txt", "layerlock.toml"] {
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(work.path().join(name))
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    let (code, _, stderr) = run(work.layerlock(&["steps"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+}

@@ -26,7 +26,7 @@ pub struct AuditSettings {
 pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
     let allowlist = match &settings.allowlist {
         Some(path) => {
-            let text = fs_err::read_to_string(path).context("cannot read the allowlist")?;
+            let text = layerlock_lock::read_text(path).context("cannot read the allowlist")?;
             let shown = path
                 .strip_prefix(&settings.root)
                 .unwrap_or(path)

@@ -132,7 +132,7 @@ pub fn run(args: &TetherArgs, env: &Environment) -> Result<ExitCode> {
         .or_else(|| tether.allowlist.as_ref().map(|p| root.join(p)));
     let allowlist = match &allowlist_path {
         Some(path) => {
-            let text = fs_err::read_to_string(path)?;
+            let text = layerlock_lock::read_text(path)?;
             parse_tether_allowlist(&text, &relative(path, &root))
                 .context("the tethering allowlist cannot be read")?
         }
