@@ -427,3 +427,58 @@ fn an_unreadable_dist_info_is_reported_not_a_crash() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("unreadable"), "{stdout}");
 }
+
+#[test]
+fn index_credentials_never_reach_the_installers_command_line() {
+    let index = Index::start(&["env.toml"], &["--auth", "ci:s3cret"]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let with_auth = index.json().replace("http://", "http://ci:s3cret@");
+    work.write("layer.in", "beta\n");
+    let mut cmd = work.layerlock(&["compile", "layer.in", "-o", "layer.txt"]);
+    cmd.args([
+        "--python-version",
+        &host_python(),
+        "--platform",
+        "x86_64-manylinux_2_28",
+        "--index-url",
+        &with_auth,
+    ]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    // A real uv, behind a wrapper that records the command line it is given.
+    let real_uv = Command::new("sh")
+        .args(["-c", "command -v uv"])
+        .output()
+        .unwrap();
+    let real_uv = String::from_utf8_lossy(&real_uv.stdout).trim().to_string();
+    assert!(!real_uv.is_empty(), "uv (bash .ci/run installs it)");
+    let bin = work.path().join("wrapped-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let argv_log = work.path().join("argv.log");
+    let wrapper = bin.join("uv");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nexec '{real_uv}' \"$@\"\n",
+            argv_log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = work.layerlock(&["install"]);
+    cmd.arg(work.path().join("layer.txt"))
+        .arg("--python")
+        .arg(&python)
+        .args(["--index-url", &with_auth])
+        .env("PATH", path)
+        .env("UV_CACHE_DIR", work.path().join("uv-cache"));
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let argv = std::fs::read_to_string(&argv_log).unwrap();
+    assert!(argv.contains("pip install"), "{argv}");
+    assert!(!argv.contains("s3cret"), "{argv}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+}

@@ -366,11 +366,18 @@ fn run_installer(settings: &InstallSettings, python: &Path, entries: &[&LockEntr
             cmd
         }
     };
+    // Index URLs (which may carry a password) go through the environment,
+    // never the command line, which every user of the machine can read
+    // (`ps`).
+    let (index_var, extra_var) = match settings.installer {
+        Installer::Uv => ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL"),
+        Installer::Pip => ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"),
+    };
     if let Some(url) = &settings.index_url {
-        cmd.args(["--index-url", url]);
+        cmd.env(index_var, url);
     }
-    for url in &settings.extra_index_urls {
-        cmd.args(["--extra-index-url", url]);
+    if !settings.extra_index_urls.is_empty() {
+        cmd.env(extra_var, settings.extra_index_urls.join(" "));
     }
     for dir in &settings.find_links {
         cmd.arg("--find-links").arg(dir);
