@@ -482,3 +482,91 @@ fn index_credentials_never_reach_the_installers_command_line() {
     assert!(!argv.contains("s3cret"), "{argv}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
 }
+
+#[test]
+fn a_rerun_after_an_interrupted_install_repairs_what_it_left_half_written() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "alpha\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // What a run killed mid-install leaves: its plan recorded, a planned
+    // package present at its version but with a file cut short.
+    let site = site_packages(work.path().join("venv"));
+    std::fs::write(site.join(".layerlock-install.pending"), "[\"alpha\"]\n").unwrap();
+    std::fs::write(site.join("alpha/__init__.py"), "").unwrap();
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("an interrupted install left alpha damaged"),
+        "{stderr}"
+    );
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--integrity"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!site.join(".layerlock-install.pending").exists());
+}
+
+#[test]
+fn the_installer_dies_with_layerlock() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "alpha\n", "layer");
+    // An installer that takes its time: it records its pid, then waits.
+    let bin = work.path().join("slow-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pid_file = work.path().join("installer.pid");
+    let wrapper = bin.join("uv");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let cmd = work.layerlock(&["install"]);
+    let mut child = Command::new(cmd.get_program())
+        .args(cmd.get_args())
+        .arg(&lock)
+        .arg("--python")
+        .arg(&python)
+        .args(["--index-url", &index.json()])
+        .current_dir(work.path())
+        .env("PATH", path)
+        .env("LAYERLOCK_CACHE_DIR", &work.cache)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pid = None;
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && !text.trim().is_empty()
+        {
+            pid = Some(text.trim().to_string());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = pid.expect("the installer started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        let alive = Command::new("kill")
+            .args(["-0", &pid])
+            .status()
+            .unwrap()
+            .success();
+        if !alive {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone, "the installer (pid {pid}) outlived layerlock");
+}

@@ -180,7 +180,19 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
     let wanted: Vec<_> = lock.entries.iter().map(|e| e.wanted.clone()).collect();
-    let plan = plan(&wanted, &before, &settings.allow_change);
+    let mut plan = plan(&wanted, &before, &settings.allow_change);
+    // An install that was interrupted (killed, out of memory) left its plan
+    // behind: what it was installing may be half-written though present at
+    // the right version. Check those files; reinstall what is damaged.
+    let journal = interpreter.purelib.join(JOURNAL);
+    let repair = repairs(&journal, &before, &mut plan);
+    if !repair.is_empty() && !settings.quiet {
+        diag!(
+            "an interrupted install left {} damaged; reinstalling {}",
+            repair.join(", "),
+            if repair.len() == 1 { "it" } else { "them" }
+        );
+    }
     let mut outcome = Outcome::default();
     let write_report = |outcome: Outcome| -> Result<()> {
         let Some(path) = &settings.report else {
@@ -225,6 +237,9 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     if plan.is_noop() {
+        if !settings.dry_run {
+            let _ = fs_err::remove_file(&journal);
+        }
         if !settings.quiet {
             diag!(
                 "nothing to do: all {} locked packages are present at their pinned versions",
@@ -246,7 +261,11 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         .to_install()
         .filter_map(|w| lock.entries.iter().find(|e| e.wanted.name == w.name))
         .collect();
-    let exit = run_installer(settings, &interpreter.executable, &to_install)?;
+    // Recorded before anything is touched, removed once all is done.
+    let planned: Vec<String> = plan.to_install().map(|w| w.name.clone()).collect();
+    fs_err::write(&journal, serde_json::to_string(&planned)? + "\n")
+        .with_context(|| format!("cannot record the plan in {}", journal.display()))?;
+    let exit = run_installer(settings, &interpreter.executable, &to_install, &repair)?;
     let after = Snapshot::scan(&interpreter.paths);
     let drift = guard(&before, &after, &plan);
     for w in plan.to_install() {
@@ -294,6 +313,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         write_report(outcome)?;
         return Ok(ExitCode::from(1));
     }
+    let _ = fs_err::remove_file(&journal);
     if !settings.quiet {
         diag!(
             "installed {} package{} ({} already present); nothing else changed",
@@ -319,8 +339,45 @@ fn list(items: &[String]) -> String {
     }
 }
 
-/// Run uv or pip on a requirements file holding only the entries to install.
-fn run_installer(settings: &InstallSettings, python: &Path, entries: &[&LockEntry]) -> Result<i32> {
+/// Where an install records its plan while it runs (beside the file lock).
+const JOURNAL: &str = ".layerlock-install.pending";
+
+/// The planned distributions a previous, interrupted install left damaged
+/// (present, but their files no longer match their RECORD): moved from
+/// `keep` to `install` so that they are reinstalled and the drift guard
+/// expects them to change.
+fn repairs(journal: &Path, before: &Snapshot, plan: &mut Plan) -> Vec<String> {
+    let Ok(text) = layerlock_lock::read_text(journal) else {
+        return Vec::new();
+    };
+    // An unreadable journal: check everything that is kept.
+    let named: Option<Vec<String>> = serde_json::from_str(&text).ok();
+    let mut damaged = Vec::new();
+    plan.keep.retain(|w| {
+        let listed = named.as_ref().is_none_or(|n| n.contains(&w.name));
+        let broken = listed
+            && before
+                .dists
+                .get(&w.name)
+                .is_some_and(|d| !layerlock_env::check_integrity(d).is_empty());
+        if broken {
+            damaged.push(w.clone());
+        }
+        !broken
+    });
+    let names = damaged.iter().map(|w| w.name.clone()).collect();
+    plan.install.extend(damaged);
+    names
+}
+
+/// Run uv or pip on a requirements file holding only the entries to install;
+/// `reinstall` names those present at their version that must be rewritten.
+fn run_installer(
+    settings: &InstallSettings,
+    python: &Path,
+    entries: &[&LockEntry],
+    reinstall: &[String],
+) -> Result<i32> {
     let mut requirements = tempfile::Builder::new()
         .prefix("layerlock-install-")
         .suffix(".txt")
@@ -383,6 +440,19 @@ fn run_installer(settings: &InstallSettings, python: &Path, entries: &[&LockEntr
         cmd.arg("--find-links").arg(dir);
     }
     cmd.arg("-r").arg(requirements.path());
+    if !reinstall.is_empty() {
+        match settings.installer {
+            Installer::Uv => {
+                for name in reinstall {
+                    cmd.args(["--reinstall-package", name]);
+                }
+            }
+            // Every entry of this file is planned, so all may be rewritten.
+            Installer::Pip => {
+                cmd.arg("--force-reinstall");
+            }
+        }
+    }
     if settings.quiet {
         cmd.arg("--quiet");
     }
@@ -399,8 +469,38 @@ fn run_installer(settings: &InstallSettings, python: &Path, entries: &[&LockEntr
             }
         );
     }
+    let mut cmd = dies_with_us(cmd, python);
     let status = cmd
         .status()
         .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
     Ok(status.code().unwrap_or(-1))
+}
+
+/// Starts a command through the target's Python so that it is killed when
+/// layerlock dies (Linux `PR_SET_PDEATHSIG`): an installer must not go on
+/// changing the environment after the drift guard is gone. Elsewhere the
+/// command just runs.
+const LAUNCHER: &str = "import ctypes, os, signal, sys\n\
+try:\n    ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n\
+except Exception:\n    pass\n\
+if os.getppid() == 1:\n    sys.exit(70)\n\
+os.execvp(sys.argv[1], sys.argv[1:])\n";
+
+fn dies_with_us(cmd: Command, python: &Path) -> Command {
+    let mut wrapped = Command::new(python);
+    wrapped
+        .args(["-I", "-c", LAUNCHER])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped.stdout(Stdio::from(std::io::stderr()));
+    wrapped
 }
