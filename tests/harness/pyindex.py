@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import tarfile
 import tempfile
@@ -704,8 +705,9 @@ class IndexServer(ThreadingHTTPServer):
         self.fail_first = opts.fail_first
         self.upload_time = not opts.no_upload_time
         self.local_url = opts.local_file_urls
-        self.stall = opts.stall
-        self.stall_mode = opts.stall_mode
+        self.fault_path = opts.fault_path
+        self.fault = opts.fault
+        self.fault_seen: dict[str, int] = {}
         self.json_api = not opts.no_json_api
         self.fail_counts: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -808,9 +810,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(401, b"unauthorized\n",
                        headers=[("WWW-Authenticate", 'Basic realm="pyindex"')])
             return
-        if srv.stall is not None and path_matches(raw_path, srv.stall):
-            self._stall()
-            return
+        if srv.fault_path is not None and path_matches(raw_path, srv.fault_path):
+            if self._fault(raw_path):
+                return
         if srv.fail_first > 0:
             with srv.lock:
                 seen = srv.fail_counts.get(raw_path, 0)
@@ -832,23 +834,72 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._send(404, b"not found\n")
 
-    def _stall(self):
-        """A broken server: `hang` accepts and never answers; `drip` sends
-        headers, then one byte a second, forever (until the client leaves)."""
-        mode = self.server.stall_mode
+    def _fault(self, path: str) -> bool:
+        """A misbehaving server, for requests whose path holds --fault-path.
+        Returns False when the request is to be served normally after all.
+
+        hang: accept, never answer.  drip: headers, then a byte a second.
+        429: Too Many Requests with Retry-After: 1 the first time, then normal.
+        reset: headers and half a body, then the connection is dropped.
+        truncate: a Content-Length longer than the body sent.
+        wrong-type: a JSON body labelled text/plain.
+        redirect-loop: a redirect to itself, forever.
+        giant: a page of 200 MiB."""
+        srv = self.server
+        mode = srv.fault
+        with srv.lock:
+            seen = srv.fault_seen.get(path, 0)
+            srv.fault_seen[path] = seen + 1
         if mode == "hang":
             time.sleep(3600)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        try:
-            for _ in range(3600):
-                self.wfile.write(b" ")
-                self.wfile.flush()
-                time.sleep(1)
-        except OSError:
-            pass
+        elif mode == "drip":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                for _ in range(3600):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(1)
+            except OSError:
+                pass
+        elif mode == "429":
+            if seen > 0:
+                return False
+            self._send(429, b"slow down\n", headers=[("Retry-After", "1")])
+        elif mode in ("reset", "truncate"):
+            body = b'{"meta": {"api-version": "1.1"}, "name": "x", "files": [' + b" " * 4096
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.send_header("Content-Length", str(len(body) * 2))
+            self.end_headers()
+            self.wfile.write(body if mode == "truncate" else body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif mode == "wrong-type":
+            self._send(200, b'{"files": [{"filename": "x-1.0-py3-none-any.whl"}]}',
+                       ctype="text/plain")
+        elif mode == "redirect-loop":
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif mode == "giant":
+            chunk = b" " * (1024 * 1024)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(chunk) * 200))
+            self.end_headers()
+            try:
+                for _ in range(200):
+                    self.wfile.write(chunk)
+            except OSError:
+                pass
+        return True
 
     def _serve_json_api(self, name: str, version: str):
         """A PyPI-style release JSON: the files of one version with their
@@ -1020,10 +1071,12 @@ def make_parser() -> argparse.ArgumentParser:
                        help="omit upload-time from JSON pages")
     serve.add_argument("--local-file-urls", metavar="URL",
                        help="a hostile index: list every file at this (file://) URL")
-    serve.add_argument("--stall", metavar="SUBSTRING",
-                       help="requests whose path holds this are stalled (see --stall-mode)")
-    serve.add_argument("--stall-mode", choices=["hang", "drip"], default="hang",
-                       help="hang: never answer; drip: one byte a second")
+    serve.add_argument("--fault-path", metavar="SUBSTRING",
+                       help="requests whose path holds this get --fault")
+    serve.add_argument("--fault", default="hang",
+                       choices=["hang", "drip", "429", "reset", "truncate", "wrong-type",
+                                "redirect-loop", "giant"],
+                       help="how those requests are answered (see Handler._fault)")
     serve.add_argument("--no-json-api", action="store_true",
                        help="do not serve the PyPI-style /pypi/NAME/VERSION/json API")
     serve.add_argument("--extra-dir", action="append", metavar="DIR",

@@ -500,7 +500,7 @@ fn a_tampered_cache_entry_is_never_used() {
 #[test]
 fn an_index_that_hangs_or_drips_is_abandoned() {
     for mode in ["hang", "drip"] {
-        let index = Index::start(&["layer.toml"], &["--stall", "/app/", "--stall-mode", mode]);
+        let index = Index::start(&["layer.toml"], &["--fault-path", "/app/", "--fault", mode]);
         let work = Work::new();
         work.write("in.txt", "app\n");
         let mut cmd = work.compile(&index.json(), &["in.txt", "-o", "out.txt"]);
@@ -530,4 +530,77 @@ fn a_lock_or_config_that_is_a_fifo_is_refused_not_read() {
     let (code, _, stderr) = run(work.layerlock(&["steps"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
+}
+
+#[test]
+fn a_misbehaving_index_ends_in_a_clear_error_and_no_output() {
+    for (mode, expect) in [
+        ("reset", "app"),
+        ("truncate", "app"),
+        ("redirect-loop", "app"),
+        ("giant", "larger than 128 MiB"),
+        ("wrong-type", "app"),
+    ] {
+        let index = Index::start(&["layer.toml"], &["--fault-path", "/app/", "--fault", mode]);
+        let work = Work::new();
+        work.write("in.txt", "app\n");
+        work.write("out.txt", "kept\n");
+        let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+        assert_eq!(code, 2, "{mode}: {stderr}");
+        assert!(stderr.contains(expect), "{mode}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{mode}: {stderr}");
+        assert_eq!(work.read("out.txt"), "kept\n", "{mode}");
+    }
+}
+
+#[test]
+fn too_many_requests_is_retried_as_the_server_asks() {
+    let index = Index::start(
+        &["layer.toml"],
+        &["--fault-path", "/app/", "--fault", "429"],
+    );
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    let requests = index.requests();
+    let asked = requests.lines().filter(|l| l.contains("/app/")).count();
+    assert!(asked >= 2, "{requests}");
+}
+
+#[test]
+fn script_chains_past_the_limit_are_reported_not_dropped() {
+    let work = Work::new();
+    work.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: bash s0.sh\n",
+    );
+    for i in 0..40 {
+        work.write(&format!("s{i}.sh"), &format!("bash s{}.sh\n", i + 1));
+    }
+    work.write("s40.sh", "pip install deep\n");
+    let (code, stdout, stderr) = run(work.layerlock(&["audit"]));
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("more than 32 deep") || stderr.contains("more than 32 deep"),
+        "{stdout}{stderr}"
+    );
+}
+
+#[test]
+fn directory_symlink_loops_neither_hang_nor_duplicate_steps() {
+    let work = Work::new();
+    work.write(
+        ".buildkite/p.yaml",
+        "steps:\n  - key: a\n    command: pytest tests\n",
+    );
+    work.write("tests/test_a.py", "");
+    std::os::unix::fs::symlink(".", work.path().join(".buildkite/self")).unwrap();
+    std::os::unix::fs::symlink("..", work.path().join(".buildkite/up")).unwrap();
+    std::os::unix::fs::symlink("..", work.path().join("tests/loop")).unwrap();
+    let (code, stdout, stderr) = run(work.layerlock(&["steps"]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("1 step in 1 pipeline file"), "{stdout}");
+    let (code, stdout, stderr) = run(work.layerlock(&["tether", "--all"]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
