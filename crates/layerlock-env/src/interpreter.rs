@@ -81,6 +81,9 @@ fn file_key(path: &Path) -> Option<String> {
     )
 }
 
+/// How long an interpreter may take to describe itself.
+pub const INSPECT_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Interpreter {
     /// Inspect `python`. For a virtual environment, only its base interpreter
     /// is run (once: the answer is cached under `cache`, keyed by the base
@@ -173,15 +176,24 @@ impl Interpreter {
         }
     }
 
-    /// Run `python -I` with the inspection script.
+    /// Run `python -I` with the inspection script, for at most
+    /// [`INSPECT_LIMIT`].
     pub fn inspect(python: &Path) -> Result<Self, EnvError> {
-        let output = Command::new(python)
-            .args(["-I", "-c", INSPECT])
-            .output()
-            .map_err(|source| EnvError::Spawn {
-                program: python.display().to_string(),
-                source,
-            })?;
+        let output = crate::process::output_within(
+            Command::new(python).args(["-I", "-c", INSPECT]),
+            INSPECT_LIMIT,
+        )
+        .map_err(|source| EnvError::Spawn {
+            program: python.display().to_string(),
+            source,
+        })?
+        .ok_or_else(|| EnvError::Inspect {
+            python: python.display().to_string(),
+            message: format!(
+                "it did not answer within {} s (is it a wrapper waiting for input?)",
+                INSPECT_LIMIT.as_secs()
+            ),
+        })?;
         if !output.status.success() {
             return Err(EnvError::Inspect {
                 python: python.display().to_string(),

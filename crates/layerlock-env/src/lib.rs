@@ -7,6 +7,7 @@ mod installed;
 mod integrity;
 mod interpreter;
 mod plan;
+mod process;
 mod read;
 
 pub use clash::{Clash, clashes};
@@ -14,6 +15,7 @@ pub use installed::{Installed, RecordEntry, Snapshot, Unreadable, normalise, rea
 pub use integrity::{IntegrityProblem, check as check_integrity};
 pub use interpreter::Interpreter;
 pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
+pub use process::output_within;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {

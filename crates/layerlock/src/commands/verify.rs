@@ -73,11 +73,24 @@ fn run_imports(python: &PathBuf, modules: &[String]) -> Result<Vec<ImportResult>
     if modules.is_empty() {
         return Ok(Vec::new());
     }
-    let output = Command::new(python)
-        .args(["-I", "-c", IMPORT_SCRIPT])
-        .args(modules)
-        .output()
-        .with_context(|| format!("cannot run {}", python.display()))?;
+    // Importing runs package code: bounded, so a module that hangs on
+    // import fails the check instead of holding the job.
+    let limit = std::time::Duration::from_secs(600);
+    let Some(output) = layerlock_env::output_within(
+        Command::new(python)
+            .args(["-I", "-c", IMPORT_SCRIPT])
+            .args(modules),
+        limit,
+    )
+    .with_context(|| format!("cannot run {}", python.display()))?
+    else {
+        anyhow::bail!(
+            "importing {} with {} took over {} s; a module hangs on import",
+            modules.join(", "),
+            python.display(),
+            limit.as_secs()
+        );
+    };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let last = stdout.lines().last().unwrap_or_default();
     match serde_json::from_str(last) {
