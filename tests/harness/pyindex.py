@@ -57,8 +57,7 @@ TOP_KEYS = {"upload_time", "package"}
 PACKAGE_KEYS = {
     "name", "version", "requires_dist", "provides_extra", "requires_python",
     "tags", "sdist", "yanked", "upload_time", "metadata_file", "wrong_hash",
-    "module", "extra_files",
-}
+    "module", "extra_files", "metadata_name"}
 
 
 class ScenarioError(Exception):
@@ -145,6 +144,8 @@ class Release:
     # Further files the wheel carries, path -> text (to clobber other
     # distributions' files in drift and clash tests).
     extra_files: dict | None = None
+    # A lying METADATA: the name it claims, when not the package's own.
+    metadata_name: str | None = None
 
     @property
     def normalized(self) -> str:
@@ -236,6 +237,7 @@ def load_scenario(path: str) -> list[Release]:
             source=path,
             module=pkg.get("module"),
             extra_files=pkg.get("extra_files"),
+            metadata_name=pkg.get("metadata_name"),
         ))
     return releases
 
@@ -269,7 +271,7 @@ class Artifact:
 def metadata_bytes(rel: Release, metadata_version: str = "2.1") -> bytes:
     lines = [
         f"Metadata-Version: {metadata_version}",
-        f"Name: {rel.name}",
+        f"Name: {rel.metadata_name or rel.name}",
         f"Version: {rel.version}",
     ]
     if rel.requires_python is not None:

@@ -570,3 +570,36 @@ fn the_installer_dies_with_layerlock() {
     }
     assert!(gone, "the installer (pid {pid}) outlived layerlock");
 }
+
+#[test]
+fn integrity_never_opens_a_fifo_or_device_a_record_lists() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "alpha\n", "layer");
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let site = site_packages(work.path().join("venv"));
+    assert!(
+        Command::new("mkfifo")
+            .arg(site.join("alpha/pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", site.join("alpha/zero")).unwrap();
+    let record = std::fs::read_dir(&site)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".dist-info"))
+        .unwrap()
+        .join("RECORD");
+    let mut text = std::fs::read_to_string(&record).unwrap();
+    text.push_str("alpha/pipe,sha256=AAAA,0\nalpha/zero,sha256=AAAA,0\n");
+    std::fs::write(&record, text).unwrap();
+    let (code, stdout, _) = verify(&work, &lock, &python, &["--integrity"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("alpha/pipe not a regular file"), "{stdout}");
+    assert!(stdout.contains("alpha/zero not a regular file"), "{stdout}");
+}

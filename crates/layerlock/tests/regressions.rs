@@ -604,3 +604,14 @@ fn directory_symlink_loops_neither_hang_nor_duplicate_steps() {
     let (code, stdout, stderr) = run(work.layerlock(&["tether", "--all"]));
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+#[test]
+fn metadata_that_names_another_project_is_refused() {
+    let index = Index::start(&["lying.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "liar\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("names honest instead of liar"), "{stderr}");
+    assert!(!work.path().join("out.txt").exists());
+}
