@@ -615,3 +615,20 @@ fn metadata_that_names_another_project_is_refused() {
     assert!(stderr.contains("names honest instead of liar"), "{stderr}");
     assert!(!work.path().join("out.txt").exists());
 }
+
+#[test]
+fn a_lock_of_a_hundred_thousand_lines_is_checked_for_duplicates() {
+    let work = Work::new();
+    let mut lock = String::new();
+    for i in 0..100_000 {
+        lock.push_str(&format!("p{i}==1.0 --hash=sha256:00\n"));
+    }
+    lock.push_str("p7==2.0 --hash=sha256:00\n");
+    work.write("lock.txt", &lock);
+    let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("lock.txt:100001: p7 is locked twice (also at lock.txt:8)"),
+        "{stderr}"
+    );
+}
