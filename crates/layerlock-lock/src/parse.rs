@@ -383,8 +383,10 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
             None => (text, None),
         };
     }
-    // Short options: `-r file`, `-rfile`.
-    let flag = &text[..2.min(text.len())];
+    // Short options: `-r file`, `-rfile`. Two characters, not two bytes:
+    // `-é` must not split a character (found by fuzzing).
+    let end = text.char_indices().nth(2).map_or(text.len(), |(i, _)| i);
+    let flag = &text[..end];
     let value = text[flag.len()..].trim();
     (flag, (!value.is_empty()).then_some(value))
 }
@@ -503,6 +505,13 @@ pub fn names(entries: &[Entry]) -> BTreeSet<PackageName> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_dash_before_a_multibyte_character_is_an_unknown_option() {
+        let err = super::RequirementsFile::parse(std::path::Path::new("r.txt"), "-\u{e9}x\n")
+            .expect_err("not an option");
+        assert!(err.to_string().contains("unknown option"), "{err}");
+    }
+
     use super::*;
 
     fn parse(text: &str) -> Result<RequirementsFile, LockError> {
