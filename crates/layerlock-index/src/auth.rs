@@ -29,6 +29,35 @@ fn host_key(url: &Url) -> Option<String> {
     })
 }
 
+/// An index URL that may carry credentials. Its `Display` and `Debug`
+/// never show them; only [`SecretUrl::expose`] gives the URL itself, to
+/// the code that connects with it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretUrl(String);
+
+impl SecretUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(url.into())
+    }
+
+    /// The URL as given, credentials included.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SecretUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact(&self.0))
+    }
+}
+
+impl std::fmt::Debug for SecretUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretUrl({})", redact(&self.0))
+    }
+}
+
 /// The URL with any user-info removed, safe to print.
 pub fn redact(url: &str) -> String {
     match Url::parse(url) {
@@ -163,6 +192,10 @@ mod tests {
         let creds = ring.for_url(&url).unwrap();
         assert_eq!(creds.password.as_deref(), Some("p@ss"));
         assert_eq!(redact("https://a:b@h/x"), "https://h/x");
+        let secret = SecretUrl::new("https://u:s3cret@h:99999/x");
+        assert_eq!(secret.to_string(), "https://h:99999/x");
+        assert!(!format!("{secret:?}").contains("s3cret"));
+        assert_eq!(secret.expose(), "https://u:s3cret@h:99999/x");
         assert_eq!(
             redact("--index-url=https://u:s3cret@h:99999/simple"),
             "--index-url=https://h:99999/simple"

@@ -20,7 +20,7 @@ use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError,
 };
 
-use crate::auth::{Keyring, redact};
+use crate::auth::{Keyring, SecretUrl, redact};
 use crate::cache::{Cache, CachedPage, hex_sha256};
 use crate::find_links::FindLinks;
 use crate::page::{ACCEPT, JSON_TYPE, parse_html, parse_json};
@@ -32,7 +32,7 @@ pub struct IndexConfig {
     /// Simple-index URLs in the order they are asked; the first that knows a
     /// project wins (uv's `first-index`, which keeps a private name from
     /// being taken over by a public upload).
-    pub index_urls: Vec<String>,
+    pub index_urls: Vec<SecretUrl>,
     pub find_links: Vec<PathBuf>,
     /// `None`: no persistent cache.
     pub cache_dir: Option<PathBuf>,
@@ -106,8 +106,9 @@ impl IndexClient {
             keyring.read_netrc(netrc);
         }
         let mut indexes = Vec::new();
-        for raw in &config.index_urls {
-            let mut url = Url::parse(raw).map_err(|_| ClientError::IndexUrl(redact(raw)))?;
+        for secret in &config.index_urls {
+            let raw = secret.expose();
+            let mut url = Url::parse(raw).map_err(|_| ClientError::IndexUrl(secret.to_string()))?;
             keyring.take_from_url(&mut url);
             if !url.path().ends_with('/') {
                 let path = format!("{}/", url.path());

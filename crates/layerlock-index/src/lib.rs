@@ -9,5 +9,5 @@ mod find_links;
 mod page;
 mod zip;
 
-pub use auth::{redact, redact_text};
+pub use auth::{SecretUrl, redact, redact_text};
 pub use client::{ClientError, IndexClient, IndexConfig, Progress, Speculator, package_name};

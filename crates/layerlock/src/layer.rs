@@ -183,12 +183,17 @@ pub fn client(
         if o.index_url.is_some() || !o.extra_index_urls.is_empty() || o.no_index {
             index_urls.clear();
             if !o.no_index {
-                index_urls.extend(o.extra_index_urls.iter().cloned());
-                index_urls.push(
+                index_urls.extend(
+                    o.extra_index_urls
+                        .iter()
+                        .cloned()
+                        .map(layerlock_index::SecretUrl::new),
+                );
+                index_urls.push(layerlock_index::SecretUrl::new(
                     o.index_url
                         .clone()
                         .unwrap_or_else(|| crate::settings::DEFAULT_INDEX.to_string()),
-                );
+                ));
             }
         }
         find_links.extend(o.find_links.iter().map(|p| run.cwd.join(p)));

@@ -40,7 +40,8 @@ impl UserPath {
 #[derive(Debug, Clone)]
 pub struct IndexSettings {
     /// In the order they are asked.
-    pub index_urls: Vec<String>,
+    /// Asked in order; they may carry credentials, which never print.
+    pub index_urls: Vec<layerlock_index::SecretUrl>,
     pub find_links: Vec<PathBuf>,
 }
 
@@ -340,8 +341,10 @@ fn index_settings(
     let mut index_urls = Vec::new();
     if !no_index {
         // Extra indexes are asked first, as uv does.
-        index_urls.extend(extra);
-        index_urls.push(index_url.unwrap_or_else(|| DEFAULT_INDEX.to_string()));
+        index_urls.extend(extra.into_iter().map(layerlock_index::SecretUrl::new));
+        index_urls.push(layerlock_index::SecretUrl::new(
+            index_url.unwrap_or_else(|| DEFAULT_INDEX.to_string()),
+        ));
     }
     (
         IndexSettings {
@@ -611,8 +614,13 @@ pub fn install(
         allow_change: args.allow_change.clone(),
         dry_run: args.dry_run,
         report: args.report.clone(),
-        index_url: args.index_url.clone(),
-        extra_index_urls: args.extra_index_url.clone(),
+        index_url: args.index_url.clone().map(layerlock_index::SecretUrl::new),
+        extra_index_urls: args
+            .extra_index_url
+            .iter()
+            .cloned()
+            .map(layerlock_index::SecretUrl::new)
+            .collect(),
         find_links: args.find_links.clone(),
         quiet: args.quiet,
         cache_dir: cache_dir(None, env),

@@ -31,8 +31,8 @@ pub struct InstallSettings {
     pub allow_change: Vec<String>,
     pub dry_run: bool,
     pub report: Option<PathBuf>,
-    pub index_url: Option<String>,
-    pub extra_index_urls: Vec<String>,
+    pub index_url: Option<layerlock_index::SecretUrl>,
+    pub extra_index_urls: Vec<layerlock_index::SecretUrl>,
     pub find_links: Vec<PathBuf>,
     pub quiet: bool,
     /// Where interpreter inspections are cached.
@@ -431,10 +431,15 @@ fn run_installer(
         Installer::Pip => ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"),
     };
     if let Some(url) = &settings.index_url {
-        cmd.env(index_var, url);
+        cmd.env(index_var, url.expose());
     }
     if !settings.extra_index_urls.is_empty() {
-        cmd.env(extra_var, settings.extra_index_urls.join(" "));
+        let urls: Vec<&str> = settings
+            .extra_index_urls
+            .iter()
+            .map(|u| u.expose())
+            .collect();
+        cmd.env(extra_var, urls.join(" "));
     }
     for dir in &settings.find_links {
         cmd.arg("--find-links").arg(dir);
