@@ -82,6 +82,12 @@ impl CoreMetadata {
         let mut requires_dist = Vec::new();
         let mut unreadable = Vec::new();
         for (_, value) in fields.iter().filter(|(k, _)| k == "requires-dist") {
+            // The marker parser recurses per parenthesis: hostile METADATA
+            // nesting thousands deep must not overflow the stack.
+            if paren_depth(value) > MAX_MARKER_DEPTH {
+                unreadable.push(value.clone());
+                continue;
+            }
             match Requirement::<VerbatimUrl>::from_str(value) {
                 Ok(req) => requires_dist.push(req),
                 Err(_) => unreadable.push(value.clone()),
@@ -103,9 +109,39 @@ impl CoreMetadata {
     }
 }
 
+/// Deepest parenthesis nesting read in a requirement's markers.
+const MAX_MARKER_DEPTH: usize = 64;
+
+fn paren_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deeply_nested_markers_are_unreadable_not_a_stack_overflow() {
+        let deep = format!(
+            "Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Dist: b; {}python_version > '3'{}\n",
+            "(".repeat(10_000),
+            ")".repeat(10_000)
+        );
+        let meta = CoreMetadata::parse(deep.as_bytes()).expect("parses");
+        assert!(meta.requires_dist.is_empty());
+        assert_eq!(meta.unreadable.len(), 1);
+    }
 
     #[test]
     fn parses_fields_and_continuations() {

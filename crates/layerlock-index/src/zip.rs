@@ -40,17 +40,23 @@ pub struct Member {
 }
 
 fn u16_at(b: &[u8], at: usize) -> Result<u16, ZipError> {
-    let s = b.get(at..at + 2).ok_or(ZipError::Truncated)?;
+    let s = b
+        .get(at..at.checked_add(2).ok_or(ZipError::Truncated)?)
+        .ok_or(ZipError::Truncated)?;
     Ok(u16::from_le_bytes([s[0], s[1]]))
 }
 
 fn u32_at(b: &[u8], at: usize) -> Result<u32, ZipError> {
-    let s = b.get(at..at + 4).ok_or(ZipError::Truncated)?;
+    let s = b
+        .get(at..at.checked_add(4).ok_or(ZipError::Truncated)?)
+        .ok_or(ZipError::Truncated)?;
     Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 fn u64_at(b: &[u8], at: usize) -> Result<u64, ZipError> {
-    let s = b.get(at..at + 8).ok_or(ZipError::Truncated)?;
+    let s = b
+        .get(at..at.checked_add(8).ok_or(ZipError::Truncated)?)
+        .ok_or(ZipError::Truncated)?;
     let mut a = [0u8; 8];
     a.copy_from_slice(s);
     Ok(u64::from_le_bytes(a))
@@ -87,9 +93,11 @@ pub fn find_directory(tail: &[u8], tail_start: u64) -> Result<Directory, ZipErro
         if u32_at(tail, rel)? != EOCD64 {
             return Err(ZipError::Truncated);
         }
+        // `rel` comes from the file: add to it without overflowing.
+        let at = |delta: usize| rel.checked_add(delta).ok_or(ZipError::Truncated);
         return Ok(Directory {
-            size: u64_at(tail, rel + 40)?,
-            offset: u64_at(tail, rel + 48)?,
+            size: u64_at(tail, at(40)?)?,
+            offset: u64_at(tail, at(48)?)?,
         });
     }
     Ok(Directory { offset, size })
