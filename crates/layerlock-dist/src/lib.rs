@@ -8,6 +8,6 @@ mod source;
 mod target;
 
 pub use files::{DistKind, IndexFile, ProjectFiles};
-pub use metadata::{CoreMetadata, MetadataError};
+pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, paren_depth};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use target::{Target, TargetError};

@@ -109,10 +109,13 @@ impl CoreMetadata {
     }
 }
 
-/// Deepest parenthesis nesting read in a requirement's markers.
-const MAX_MARKER_DEPTH: usize = 64;
+/// Deepest parenthesis nesting read in a requirement's markers: the marker
+/// parser recurses per parenthesis, so deeper hostile input is refused
+/// before it is parsed (requirements files and METADATA alike).
+pub const MAX_MARKER_DEPTH: usize = 64;
 
-fn paren_depth(text: &str) -> usize {
+/// How deep parentheses nest in `text`.
+pub fn paren_depth(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     for c in text.chars() {
         match c {

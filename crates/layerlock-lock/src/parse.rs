@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use layerlock_dist::MAX_MARKER_DEPTH;
 use uv_normalize::PackageName;
 use uv_pep508::{Requirement, VerbatimUrl};
 
@@ -66,9 +67,6 @@ impl RequirementsFile {
 /// Requirements files past this size are refused (a lock of every package
 /// on PyPI with hashes is far smaller).
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-/// How deeply markers may nest: the PEP 508 parser recurses on parentheses.
-const MAX_MARKER_DEPTH: usize = 64;
 
 /// Deepest chain of `-r`/`-c` includes followed.
 const MAX_INCLUDE_DEPTH: usize = 64;
@@ -429,18 +427,7 @@ fn parse_requirement(
         }
     }
     let spec = spec.trim();
-    let mut depth = 0usize;
-    let mut deepest = 0usize;
-    for c in spec.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
+    let deepest = layerlock_dist::paren_depth(spec);
     if deepest > MAX_MARKER_DEPTH {
         return Err(LockError::Syntax {
             origin: origin.clone(),

@@ -913,35 +913,38 @@ impl<'a> Scanner<'a> {
     /// One argument of the script, a command line, run as a shell string
     /// and reported where the caller wrote it.
     fn argument_string(&mut self, run: &Run<'_>, arg: &Arg, location: &Location, place: &Place) {
-        let (Some(text), Some(site), Some(call_layout), Some((line, column))) =
-            (&arg.value, &run.call_site, &run.call_layout, arg.script_at)
-        else {
+        let (Some(text), Some(written)) = (&arg.value, in_caller(run, arg, location)) else {
             return;
         };
-        let mut via = run.via.clone();
-        via.pop();
-        via.push(format!("{}:{}", location.path, location.line));
-        let (caller_layout, caller_outer) = &**call_layout;
-        let mut outer = vec![(1, caller_layout.clone())];
-        outer.extend(caller_outer.iter().cloned());
+        self.run_string(run, text, written, place.clone(), location);
+    }
+
+    /// Run `text` as a shell string found at `location`, reported at
+    /// `written`.
+    fn run_string(
+        &mut self,
+        run: &Run<'_>,
+        text: &str,
+        written: Written,
+        place: Place,
+        location: &Location,
+    ) {
         let mut stack = run.stack.clone();
-        stack.push(PathBuf::from(format!("<argument at {location}>")));
+        stack.push(PathBuf::from(format!("<string at {location}>")));
         let child = Run {
             text,
-            layout: Layout::Lines {
-                start: yaml::Pos { line, column },
-            },
-            outer,
-            file: site.path.clone(),
+            layout: written.layout,
+            outer: written.outer,
+            file: written.file,
             script: run.script.clone(),
             job: run.job.clone(),
             phase: run.phase,
             env: run.env.clone(),
-            place: place.clone(),
+            place,
             positional: Vec::new(),
             call_site: None,
             call_layout: None,
-            via,
+            via: written.via,
             stack,
         };
         self.run(&child);
@@ -987,21 +990,9 @@ impl<'a> Scanner<'a> {
                 .as_deref()
                 .is_some_and(|v| !v.is_empty() && text.contains(v))
         });
-        let caller = from_caller.and_then(|a| Some((a.script_at?, a.at?)));
-        let (file, layout, outer, via) = match (caller, &run.call_site, &run.call_layout) {
-            (Some(((line, column), _)), Some(site), Some(call_layout)) => {
-                let mut via = run.via.clone();
-                via.pop();
-                via.push(format!("{}:{}", location.path, location.line));
-                // Through the caller's own layout, so a string spread over
-                // folded YAML lines is reported on the line it is on.
-                let (caller_layout, caller_outer) = &**call_layout;
-                let mut outer = vec![(1, caller_layout.clone())];
-                outer.extend(caller_outer.iter().cloned());
-                let start = yaml::Pos { line, column };
-                (site.path.clone(), Layout::Lines { start }, outer, via)
-            }
-            _ => {
+        let written = from_caller
+            .and_then(|arg| in_caller(run, arg, location))
+            .unwrap_or_else(|| {
                 let column = if is_eval {
                     args.get(1)
                         .and_then(|a| a.at)
@@ -1009,33 +1000,19 @@ impl<'a> Scanner<'a> {
                 } else {
                     location.column
                 };
-                let start = yaml::Pos {
-                    line: location.line,
-                    column,
-                };
-                let layout = Layout::Folded { start };
-                (location.path.clone(), layout, Vec::new(), run.via.clone())
-            }
-        };
-        let mut stack = run.stack.clone();
-        stack.push(PathBuf::from(format!("<string at {location}>")));
-        let child = Run {
-            text: &text,
-            layout,
-            outer,
-            file,
-            script: run.script.clone(),
-            job: run.job.clone(),
-            phase: run.phase,
-            env: run.env.clone(),
-            place: run.place.clone(),
-            positional: Vec::new(),
-            call_site: None,
-            call_layout: None,
-            via,
-            stack,
-        };
-        self.run(&child);
+                Written {
+                    file: location.path.clone(),
+                    layout: Layout::Folded {
+                        start: yaml::Pos {
+                            line: location.line,
+                            column,
+                        },
+                    },
+                    outer: Vec::new(),
+                    via: run.via.clone(),
+                }
+            });
+        self.run_string(run, &text, written, run.place.clone(), location);
     }
 
     /// `docker build -f Dockerfile.ci .` of a Dockerfile this script wrote
@@ -1220,6 +1197,37 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
         }
     }
     out
+}
+
+/// Where a shell string is written, and how its text maps there.
+struct Written {
+    file: String,
+    layout: Layout,
+    outer: Vec<(usize, Layout)>,
+    via: Vec<String>,
+}
+
+/// An argument the script was called with, as written in the caller (its
+/// line and column through the caller's own layout, so a string spread over
+/// folded YAML lines is reported on the line it is on), run by the command
+/// at `location`.
+fn in_caller(run: &Run<'_>, arg: &Arg, location: &Location) -> Option<Written> {
+    let (line, column) = arg.script_at?;
+    let site = run.call_site.as_ref()?;
+    let (caller_layout, caller_outer) = &**run.call_layout.as_ref()?;
+    let mut via = run.via.clone();
+    via.pop();
+    via.push(format!("{}:{}", location.path, location.line));
+    let mut outer = vec![(1, caller_layout.clone())];
+    outer.extend(caller_outer.iter().cloned());
+    Some(Written {
+        file: site.path.clone(),
+        layout: Layout::Lines {
+            start: yaml::Pos { line, column },
+        },
+        outer,
+        via,
+    })
 }
 
 /// `$1`…, `$@`, `$*` and `$#` for these arguments (`$@` only when every

@@ -428,6 +428,17 @@ fn an_unreadable_dist_info_is_reported_not_a_crash() {
     assert!(stdout.contains("unreadable"), "{stdout}");
 }
 
+/// A `uv` on PATH that runs `body` (a shell script); returns the PATH.
+fn uv_wrapper(dir: &Path, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("wrapper-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("uv");
+    std::fs::write(&wrapper, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())
+}
+
 #[test]
 fn index_credentials_never_reach_the_installers_command_line() {
     let index = Index::start(&["env.toml"], &["--auth", "ci:s3cret"]);
@@ -453,21 +464,14 @@ fn index_credentials_never_reach_the_installers_command_line() {
         .unwrap();
     let real_uv = String::from_utf8_lossy(&real_uv.stdout).trim().to_string();
     assert!(!real_uv.is_empty(), "uv (bash .ci/run installs it)");
-    let bin = work.path().join("wrapped-bin");
-    std::fs::create_dir_all(&bin).unwrap();
     let argv_log = work.path().join("argv.log");
-    let wrapper = bin.join("uv");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$@\" >> '{}'\nexec '{real_uv}' \"$@\"\n",
+    let path = uv_wrapper(
+        work.path(),
+        &format!(
+            "echo \"$@\" >> '{}'\nexec '{real_uv}' \"$@\"",
             argv_log.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    );
     let mut cmd = work.layerlock(&["install"]);
     cmd.arg(work.path().join("layer.txt"))
         .arg("--python")
@@ -514,21 +518,11 @@ fn the_installer_dies_with_layerlock() {
     let python = venv(&work, "venv", false);
     let lock = lock(&work, &index, "alpha\n", "layer");
     // An installer that takes its time: it records its pid, then waits.
-    let bin = work.path().join("slow-bin");
-    std::fs::create_dir_all(&bin).unwrap();
     let pid_file = work.path().join("installer.pid");
-    let wrapper = bin.join("uv");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
-            pid_file.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let path = uv_wrapper(
+        work.path(),
+        &format!("echo $$ > '{}'\nexec sleep 60", pid_file.display()),
+    );
     let cmd = work.layerlock(&["install"]);
     let mut child = Command::new(cmd.get_program())
         .args(cmd.get_args())
