@@ -545,7 +545,14 @@ impl Reader {
             && let Some((_, first)) = parts.first()
             && !first.contains('=')
         {
-            let value = rest.trim_start()[first.len()..].trim().to_string();
+            // The text after the name as written (quotes in the name would
+            // make its unquoted length wrong; found by fuzzing).
+            let value = rest
+                .trim_start()
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, v)| v)
+                .trim()
+                .to_string();
             set(&mut stage.env, first, &value);
             return;
         }
@@ -755,6 +762,13 @@ mod tests {
         let staged = scripts("ARG V=1\nARG W=2\nFROM x\nARG V\nRUN a\n").unwrap();
         assert_eq!(staged[0].env.get("V").map(String::as_str), Some("1"));
         assert_eq!(staged[0].env.get("W"), None);
+    }
+
+    #[test]
+    fn a_legacy_env_with_a_quoted_name_is_read_without_panicking() {
+        let s =
+            scripts("FROM x\nENV \"\u{e9}\"\u{e9} y\nENV \"AB\" \nRUN pip install a\n").unwrap();
+        assert_eq!(s.len(), 1);
     }
 
     #[test]
