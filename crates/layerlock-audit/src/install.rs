@@ -230,6 +230,14 @@ fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
             (Class::Pinned, format!("`{value}` is pinned"))
         };
     }
+    // The marker parser recurses per parenthesis: CI text nesting
+    // thousands deep is not a pin, and must not overflow the stack.
+    if layerlock_dist::paren_depth(value) > layerlock_dist::MAX_MARKER_DEPTH {
+        return (
+            Class::Unpinned,
+            format!("`{}` is not an exact pin", short(value)),
+        );
+    }
     match Requirement::<VerbatimUrl>::from_str(value) {
         Ok(requirement) if exact(&requirement) => (Class::Pinned, format!("`{value}` is pinned")),
         Ok(_) => (
@@ -680,6 +688,8 @@ mod tests {
         assert_eq!(class("easy_install foo"), Some(Class::Unpinned));
         assert_eq!(class("timeout 600 pip download x"), Some(Class::Unpinned));
         assert_eq!(class("pip install /install/*.whl"), Some(Class::Unpinned));
+        let deep = format!("pip install a;{}", "(".repeat(5_000));
+        assert_eq!(class(&deep), Some(Class::Unpinned));
         assert_eq!(
             class("pip install gpt-oss[eval]==0.0.5"),
             Some(Class::Pinned)

@@ -10,4 +10,12 @@ mod page;
 mod zip;
 
 pub use auth::{SecretUrl, redact, redact_text};
+/// The readers of what an index sends, for the fuzz targets.
+pub use page::{PageError, parse_html, parse_json};
+/// The wheel (zip) readers behind metadata by range, for the fuzz targets.
+pub mod wheel {
+    pub use crate::zip::{
+        LOCAL_SLACK, ZipError, find_directory, find_metadata, metadata_from_wheel, read_member,
+    };
+}
 pub use client::{ClientError, IndexClient, IndexConfig, Progress, Speculator, package_name};

@@ -1,0 +1,91 @@
+//! The `yaml_ci` and `dockerfile` targets: CI files read by layerlock-ci,
+//! then their scripts read by layerlock-shell and mapped back to the file,
+//! as the walker does.
+
+use std::hint::black_box;
+
+use layerlock_ci::yaml::{self, Node};
+use layerlock_ci::{Script, System, dockerfile as docker};
+
+/// Where the walker would meet the file: one path per CI system, so that
+/// detection by location and each system's job model all see the input.
+const PATHS: &[&str] = &[
+    ".buildkite/p.yaml",
+    ".github/workflows/ci.yml",
+    ".gitlab-ci.yml",
+];
+
+/// Image paths asked of every Dockerfile mount.
+const IMAGE_PATHS: &[&str] = &["/", "/app", "/app/requirements.txt", "/workspace/src"];
+
+pub fn yaml_ci(data: &[u8]) {
+    let text = crate::text(data);
+    let docs = match yaml::parse(&text) {
+        Ok(docs) => docs,
+        Err(error) => return crate::render_error(&error),
+    };
+    walk(&docs);
+    for path in PATHS {
+        let Some(system) = System::detect(path, &docs) else {
+            continue;
+        };
+        for script in system.scripts(&docs) {
+            let layout = script.layout.clone().refine(&script.text, &text);
+            use_script(&Script { layout, ..script });
+        }
+    }
+}
+
+pub fn dockerfile(data: &[u8]) {
+    match docker::scripts(&crate::text(data)) {
+        Ok(scripts) => scripts.iter().for_each(use_script),
+        // `ModelError` has no Display; the walker prints its fields.
+        Err(error) => {
+            black_box((error.line, error.column, error.message));
+        }
+    }
+}
+
+/// Visit every node without recursion (documents may nest deeply).
+fn walk(docs: &[Node]) {
+    let mut stack: Vec<&Node> = docs.iter().collect();
+    while let Some(node) = stack.pop() {
+        black_box((node.pos(), node.as_str(), node.is_null()));
+        black_box(node.get("steps"));
+        stack.extend(node.items());
+        for (key, value) in node.entries() {
+            stack.push(key);
+            stack.push(value);
+        }
+    }
+}
+
+/// Parse the script as shell and map every command back to the file, as
+/// findings are located.
+fn use_script(script: &Script) {
+    black_box((&script.job, script.phase, &script.env, &script.working_dir));
+    for mount in &script.mounts {
+        for path in IMAGE_PATHS {
+            black_box(mount.candidates(path));
+        }
+    }
+    for (index, line) in script.text.lines().enumerate() {
+        black_box(script.layout.map(index + 1, 1));
+        black_box(script.layout.map(index + 1, line.chars().count() + 1));
+    }
+    match layerlock_shell::parse(&script.text) {
+        Ok(parsed) => {
+            crate::shell::use_script(&parsed);
+            for command in &parsed.commands {
+                black_box(script.layout.map(command.line, command.column));
+                for word in &command.words {
+                    black_box(script.layout.map(word.line, word.column));
+                }
+            }
+        }
+        Err(error) => {
+            black_box(script.layout.map(error.line, error.column));
+            crate::render_error(&error);
+        }
+    }
+}

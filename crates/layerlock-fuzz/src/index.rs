@@ -1,0 +1,111 @@
+//! The `simple_json`, `simple_html` and `wheel_zip` targets: what an index
+//! or a wheel server sends back, read by layerlock-index, and the core
+//! metadata read by layerlock-dist.
+//!
+
+use std::hint::black_box;
+use std::str::FromStr;
+
+use layerlock_dist::{CoreMetadata, IndexFile};
+use url::Url;
+use uv_normalize::PackageName;
+
+use layerlock_index::wheel as zip;
+use layerlock_index::{parse_html, parse_json};
+
+/// The page the files are listed on; relative links are joined to it.
+const PAGE_URL: &str = "https://pypi.example/simple/foo-bar/";
+const PROJECT: &str = "foo-bar";
+
+/// The client asks for the last 64 KiB first; a short tail makes the
+/// central directory fall outside it, which takes the second range request.
+const TAILS: &[usize] = &[64 * 1024, 256];
+
+pub fn simple_json(data: &[u8]) {
+    let Some((page_url, project)) = page_and_project() else {
+        return;
+    };
+    match parse_json(&page_url, data, "fuzz-index") {
+        Ok(files) => use_files(&files, &project),
+        Err(error) => crate::render_error(&error),
+    }
+}
+
+pub fn simple_html(data: &[u8]) {
+    let Some((page_url, project)) = page_and_project() else {
+        return;
+    };
+    use_files(&parse_html(&page_url, data, "fuzz-index"), &project);
+}
+
+pub fn wheel_zip(data: &[u8]) {
+    // The whole wheel in memory: find-links files, servers without ranges.
+    match zip::metadata_from_wheel(data) {
+        Ok(metadata) => core_metadata(&metadata),
+        Err(error) => crate::render_error(&error),
+    }
+    for tail in TAILS {
+        match by_range(data, *tail) {
+            Ok(metadata) => core_metadata(&metadata),
+            Err(error) => crate::render_error(&error),
+        }
+    }
+    // A PEP 658 `.metadata` file is the METADATA text alone.
+    core_metadata(data);
+}
+
+fn page_and_project() -> Option<(Url, PackageName)> {
+    Some((
+        Url::parse(PAGE_URL).ok()?,
+        PackageName::from_str(PROJECT).ok()?,
+    ))
+}
+
+/// What the resolver reads of each listed file.
+fn use_files(files: &[IndexFile], project: &PackageName) {
+    for file in files {
+        black_box(file.kind(project));
+        black_box(file.requires_python.as_ref().map(ToString::to_string));
+        black_box(file.upload_time.map(|time| time.to_string()));
+        black_box((&file.url, &file.sha256, &file.yanked, &file.core_metadata));
+    }
+}
+
+/// The client's ranged read (`metadata_by_range`), with `data` as the whole
+/// file and slices of it as the answers to each range request.
+fn by_range(data: &[u8], tail: usize) -> Result<Vec<u8>, zip::ZipError> {
+    let start = data.len().saturating_sub(tail);
+    let tail_start = start as u64;
+    let directory = zip::find_directory(&data[start..], tail_start)?;
+    let directory_bytes = range(data, directory.offset, directory.size);
+    let member = zip::find_metadata(directory_bytes)?;
+    let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
+    let local = range(data, member.local_header_offset, want);
+    zip::read_member(local, &member)
+}
+
+/// Bytes `start..start + len` of the file, cut at its end as a server would.
+fn range(data: &[u8], start: u64, len: u64) -> &[u8] {
+    let start = usize::try_from(start).unwrap_or(usize::MAX).min(data.len());
+    let end = start
+        .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+        .min(data.len());
+    &data[start..end]
+}
+
+/// What the resolver reads of a wheel's METADATA.
+fn core_metadata(bytes: &[u8]) {
+    match CoreMetadata::parse(bytes) {
+        Ok(metadata) => {
+            black_box(metadata.name.to_string());
+            black_box(metadata.version.to_string());
+            for requirement in &metadata.requires_dist {
+                black_box(requirement.to_string());
+                black_box(requirement.marker.try_to_string());
+            }
+            black_box(metadata.requires_python.as_ref().map(ToString::to_string));
+            black_box((&metadata.provides_extra, &metadata.unreadable));
+        }
+        Err(error) => crate::render_error(&error),
+    }
+}

@@ -1,0 +1,2 @@
+echo 'unterminated
+pip install $(echo x
