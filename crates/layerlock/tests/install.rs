@@ -597,3 +597,20 @@ fn integrity_never_opens_a_fifo_or_device_a_record_lists() {
     assert!(stdout.contains("alpha/pipe not a regular file"), "{stdout}");
     assert!(stdout.contains("alpha/zero not a regular file"), "{stdout}");
 }
+
+#[test]
+fn an_interpreter_that_never_answers_is_given_up_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = Work::new();
+    work.write(
+        "lock.txt",
+        &format!("alpha==1.0.0 --hash=sha256:{}\n", "0".repeat(64)),
+    );
+    // A `--python` that waits for input forever, as a misconfigured wrapper does.
+    let python = work.write("python", "#!/bin/sh\nexec sleep 600\n");
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, _, stderr) =
+        run(work.layerlock(&["verify", "lock.txt", "--python", python.to_str().unwrap()]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("did not answer within 60 s"), "{stderr}");
+}
