@@ -15,10 +15,6 @@ fn fixture() -> PathBuf {
     repo_root().join("crates/layerlock/tests/fixtures/audit/repo")
 }
 
-fn vllm() -> PathBuf {
-    repo_root().join("../shared/corpus/vllm")
-}
-
 fn audit(args: &[&str]) -> (i32, String, String) {
     let work = Work::new();
     let mut cmd = work.layerlock(&["audit"]);
@@ -190,7 +186,9 @@ print("valid")
 /// Every job-time install in vLLM's CI corpus, and nothing else.
 #[test]
 fn vllm_corpus_reports_every_job_time_install() {
-    let corpus = vllm();
+    let Some(corpus) = common::vllm_corpus("vllm_corpus_reports_every_job_time_install") else {
+        return;
+    };
     let map = format!("/vllm-workspace={}", corpus.display());
     let (code, stdout, stderr) = audit(&[
         corpus.to_str().unwrap(),

@@ -407,7 +407,7 @@ fn runner_arguments_kept_in_arrays_after_shift_are_run() {
         ),
         (
             ".buildkite/test_areas/dist.yaml",
-            "steps:\n  - key: two-nodes\n    commands:\n      - ./ci/multi-node.sh /work/tests 2 img \"torchrun x.py && pytest -v distributed/test_a.py\" \"VLLM_MULTI_NODE=1 pytest -v distributed/test_b.py\"\n      - bash ci/sweep.sh\n",
+            "steps:\n  - key: two-nodes\n    commands:\n      - ./ci/multi-node.sh /workspace/tests 2 img \"torchrun x.py && pytest -v distributed/test_a.py\" \"VLLM_MULTI_NODE=1 pytest -v distributed/test_b.py\"\n      - bash ci/sweep.sh\n",
         ),
         (
             ".buildkite/test-amd.yaml",
@@ -435,7 +435,7 @@ fn runner_arguments_kept_in_arrays_after_shift_are_run() {
     let work = repo(&files);
     std::fs::write(
         work.path().join("layerlock.toml"),
-        "[tether]\npath-map = [\"/work=.\"]\n",
+        "[tether]\npath-map = [\"/workspace=.\"]\n",
     )
     .unwrap();
     let (code, out) = tether(&work, &["--format", "json"]);

@@ -209,7 +209,9 @@ fn steps_need_stable_unique_keys() {
 /// files they name (the corpus has no tests/).
 #[test]
 fn vllm_pipelines_and_allowlist() {
-    let corpus = repo_root().join("../shared/corpus/vllm");
+    let Some(corpus) = common::vllm_corpus("vllm_pipelines_and_allowlist") else {
+        return;
+    };
     let work = Work::new();
     let root = work.path();
     let copy = |from: &str| {

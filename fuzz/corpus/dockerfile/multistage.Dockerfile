@@ -17,7 +17,7 @@ RUN apt-get update -y \
     && rm -rf /var/lib/apt/lists/*
 
 COPY requirements/common.txt requirements/cuda.txt requirements/
-RUN --mount=type=cache,target=/root/.cache/uv \
+RUN --mount=type=cache,target=/cache/uv \
     --mount=type=bind,source=requirements/build.txt,target=/tmp/build.txt \
     uv pip install --system -r requirements/cuda.txt -r /tmp/build.txt
 

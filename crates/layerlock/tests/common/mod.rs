@@ -198,3 +198,19 @@ pub fn body(lock: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// vLLM's CI corpus beside the checkout (`../shared/corpus/vllm`), when it
+/// is there. A fresh clone elsewhere lacks it: the tests that read it say so
+/// and skip; everything else uses the repository's own fixtures.
+#[allow(dead_code)] // not every test binary reads the corpus
+pub fn vllm_corpus(test: &str) -> Option<PathBuf> {
+    let corpus = repo_root().join("../shared/corpus/vllm");
+    if corpus.is_dir() {
+        Some(corpus)
+    } else {
+        eprintln!(
+            "skipped {test}: vLLM's corpus is not beside this checkout (../shared/corpus/vllm)"
+        );
+        None
+    }
+}
