@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Work, repo_root, run};
+use common::{Work, run};
 
 fn touch(root: &Path, path: &str) {
     let p = root.join(path);
