@@ -553,6 +553,7 @@ fn the_installer_dies_with_layerlock() {
     for _ in 0..100 {
         let alive = Command::new("kill")
             .args(["-0", &pid])
+            .stderr(std::process::Stdio::null())
             .status()
             .unwrap()
             .success();
