@@ -20,6 +20,8 @@ pub struct IndexFile {
     pub yanked: Option<String>,
     /// PEP 700; absent from HTML pages.
     pub upload_time: Option<Timestamp>,
+    /// Bytes, when the index says (PEP 700) or the file is local.
+    pub size: Option<u64>,
     /// PEP 658/714: `Some(hash)` when a `.metadata` file is offered.
     pub core_metadata: Option<Option<String>>,
     /// Where it was listed: an index URL (redacted) or a find-links directory.

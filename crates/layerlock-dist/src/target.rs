@@ -13,6 +13,10 @@ pub enum TargetError {
         "unknown platform `{0}`; use e.g. x86_64-manylinux_2_28, aarch64-manylinux_2_28, x86_64-musllinux_1_2, aarch64-apple-darwin, x86_64-pc-windows-msvc or linux"
     )]
     Platform(String),
+    #[error(
+        "`{0}` names an Android, iOS or WebAssembly target; layerlock compiles layers for Linux, macOS and Windows images"
+    )]
+    Unsupported(String),
     #[error("`{0}` is not a Python version like 3.12 (or 3.12.4)")]
     PythonVersion(String),
     #[error("cannot compute tags for the target: {0}")]
@@ -134,6 +138,16 @@ fn parse_arch(text: &str) -> Option<Arch> {
     })
 }
 
+/// `manylinux2014` and its elders, as the glibc version they stand for.
+fn legacy_glibc(tag: &str) -> Option<(u16, u16)> {
+    match tag {
+        "manylinux2014" => Some((2, 17)),
+        "manylinux2010" => Some((2, 12)),
+        "manylinux1" => Some((2, 5)),
+        _ => None,
+    }
+}
+
 fn parse_glibc(text: &str) -> Option<(u16, u16)> {
     let (major, minor) = text.split_once('_')?;
     Some((major.parse().ok()?, minor.parse().ok()?))
@@ -151,8 +165,27 @@ fn parse_platform(name: &str) -> Result<(Os, Arch, String), TargetError> {
         "aarch64-unknown-linux-gnu" => "aarch64-manylinux_2_28",
         "x86_64-unknown-linux-musl" => "x86_64-musllinux_1_2",
         "aarch64-unknown-linux-musl" => "aarch64-musllinux_1_2",
+        // uv's RISC-V target assumes the glibc of the first distributions
+        // that shipped for it.
+        "riscv64-unknown-linux" | "riscv64-unknown-linux-gnu" => "riscv64-manylinux_2_39",
         other => other,
     };
+    // The legacy manylinux names (PEPs 513, 571, 599) are glibc versions.
+    let legacy;
+    let alias = if let Some((arch, tag)) = alias.split_once('-')
+        && let Some((major, minor)) = legacy_glibc(tag)
+    {
+        legacy = format!("{arch}-manylinux_{major}_{minor}");
+        legacy.as_str()
+    } else {
+        alias
+    };
+    if ["-linux-android", "-apple-ios", "wasm32-"]
+        .iter()
+        .any(|part| alias.contains(part))
+    {
+        return Err(TargetError::Unsupported(name.to_string()));
+    }
     let (arch, rest) = alias.split_once('-').ok_or_else(err)?;
     let arch = parse_arch(arch).ok_or_else(err)?;
     let os = if let Some(v) = rest.strip_prefix("manylinux_") {
@@ -213,6 +246,31 @@ mod tests {
         assert!(!compatible(&t, "a-1-cp312-cp312-musllinux_1_2_x86_64.whl"));
         assert!(!compatible(&t, "a-1-cp312-cp312-win_amd64.whl"));
         assert_eq!(t.describe(), "Python 3.12 on x86_64-manylinux_2_28");
+    }
+
+    #[test]
+    fn uv_platform_spellings_mean_what_uv_means() {
+        for (uv, ours) in [
+            ("x86_64-unknown-linux-gnu", "x86_64-manylinux_2_28"),
+            ("aarch64-unknown-linux-gnu", "aarch64-manylinux_2_28"),
+            ("aarch64-unknown-linux-musl", "aarch64-musllinux_1_2"),
+            ("x86_64-unknown-linux-musl", "x86_64-musllinux_1_2"),
+            ("x86_64-manylinux2014", "x86_64-manylinux_2_17"),
+            ("aarch64-manylinux2014", "aarch64-manylinux_2_17"),
+            ("i686-manylinux2010", "i686-manylinux_2_12"),
+            ("riscv64-unknown-linux", "riscv64-manylinux_2_39"),
+            ("linux", "x86_64-manylinux_2_28"),
+            ("macos", "aarch64-apple-darwin"),
+            ("i686-pc-windows-msvc", "i686-pc-windows-msvc"),
+        ] {
+            let t = Target::new("3.12", uv).unwrap();
+            assert_eq!(t.platform_name(), ours, "{uv}");
+        }
+        let t = Target::new("3.12", "x86_64-manylinux2014").unwrap();
+        assert!(compatible(&t, "a-1-cp312-cp312-manylinux2014_x86_64.whl"));
+        assert!(!compatible(&t, "a-1-cp312-cp312-manylinux_2_28_x86_64.whl"));
+        let err = Target::new("3.12", "aarch64-linux-android").unwrap_err();
+        assert!(err.to_string().contains("Android"), "{err}");
     }
 
     #[test]

@@ -71,6 +71,7 @@ fn add(out: &mut FindLinks, path: &Path, dir: &Path) -> Result<(), std::io::Erro
         requires_python: None,
         yanked: None,
         upload_time: None,
+        size: u64::try_from(bytes.len()).ok(),
         core_metadata: None,
         listed_by: dir.display().to_string(),
     });

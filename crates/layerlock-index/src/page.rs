@@ -47,6 +47,8 @@ struct JsonFile {
     yanked: Option<serde_json::Value>,
     #[serde(rename = "upload-time", default)]
     upload_time: Option<String>,
+    #[serde(default)]
+    size: Option<u64>,
     #[serde(rename = "core-metadata", default)]
     core_metadata: Option<serde_json::Value>,
     #[serde(rename = "dist-info-metadata", default)]
@@ -121,6 +123,7 @@ pub fn parse_json(
                 .upload_time
                 .as_deref()
                 .and_then(|t| Timestamp::from_str(t).ok()),
+            size: file.size,
             core_metadata: metadata_offer(file.core_metadata.as_ref())
                 .or_else(|| metadata_offer(file.dist_info_metadata.as_ref())),
             filename: file.filename,
@@ -276,6 +279,7 @@ pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile
             requires_python: requires_python(get("data-requires-python")),
             yanked: get("data-yanked").map(str::to_string),
             upload_time: None,
+            size: None,
             core_metadata,
             listed_by: listed_by.to_string(),
         });

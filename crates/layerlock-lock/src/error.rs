@@ -25,6 +25,9 @@ pub enum LockError {
         text: String,
         message: String,
     },
+    /// A well-formed line that is not a lock entry (`lock.txt:3: …`).
+    #[error("{at}: {message}")]
+    Invalid { at: String, message: String },
     #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,

@@ -1,10 +1,19 @@
-//! The requirements-file model: reading pip requirements files (inputs, base
-//! locks, layer locks) and writing hash-pinned layer locks. No network.
+//! The lock model and its formats: reading pip requirements files (inputs,
+//! base locks, `pip freeze` output, layer locks) and PEP 751 `pylock.toml`,
+//! writing hash-pinned layer locks in either, and merging what the image
+//! already has into one set of base pins. No network.
 
+mod bases;
 mod error;
+mod model;
 mod parse;
-mod write;
+mod pylock;
+mod requirements;
 
+pub use bases::{BaseError, BasePin, BaseSource, Bases};
 pub use error::{LockError, Origin};
+pub use model::{
+    BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, comparable,
+    exact_version,
+};
 pub use parse::{Entry, IndexOptions, RequirementsFile, names, read_text};
-pub use write::{LockedPackage, header_target, render};

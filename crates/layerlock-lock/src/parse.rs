@@ -43,6 +43,10 @@ pub struct RequirementsFile {
     pub options: IndexOptions,
     /// The files read, in the order first read (for messages and `# via`).
     pub files: Vec<PathBuf>,
+    /// `-e PATH` lines that name no package (no `#egg=`), as `pip freeze`
+    /// writes for a local editable install. Each caller decides: a base
+    /// may name it from the comment above, an input cannot be built.
+    pub unnamed_editables: Vec<(Origin, String)>,
 }
 
 impl RequirementsFile {
@@ -333,7 +337,14 @@ fn parse_line(
             "--no-index" => out.options.no_index = true,
             "-e" | "--editable" => {
                 let value = need_value(value)?;
-                let entry = parse_requirement(&value, dir, &origin, indent + flag.len() + 1)?;
+                let entry = match parse_requirement(&value, dir, &origin, indent + flag.len() + 1) {
+                    Ok(entry) => entry,
+                    Err(_) if looks_like_path(&value) => {
+                        out.unnamed_editables.push((origin.clone(), value));
+                        return Ok(());
+                    }
+                    Err(err) => return Err(err),
+                };
                 push(
                     out,
                     kind,
@@ -460,6 +471,18 @@ fn parse_requirement(
         hashes,
         editable: false,
     })
+}
+
+/// A local directory or a VCS URL, as `pip freeze` writes after `-e`.
+fn looks_like_path(value: &str) -> bool {
+    let value = value.trim();
+    value.starts_with('/')
+        || value.starts_with('.')
+        || value.starts_with("file:")
+        || value.starts_with("git+")
+        || value.starts_with("hg+")
+        || value.starts_with("svn+")
+        || value.starts_with("bzr+")
 }
 
 /// A bare VCS or archive URL with `#egg=NAME` names its package the old way;

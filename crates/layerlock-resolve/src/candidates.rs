@@ -41,7 +41,7 @@ impl std::fmt::Display for Exclusion {
             Self::Yanked(reason) => write!(f, "yanked ({reason})"),
             Self::TooYoung { eligible } => write!(
                 f,
-                "too young for the cooldown (eligible on {})",
+                "too young for the cooldown (eligible at {})",
                 eligible.strftime("%Y-%m-%d %H:%M UTC")
             ),
             Self::NoUploadTime => write!(
@@ -80,10 +80,13 @@ pub struct CooldownFilter {
 }
 
 /// What narrows the files of a project before versions are judged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filters {
     pub exclude_newer: Option<Timestamp>,
     pub cooldown: Option<CooldownFilter>,
+    /// Versions an exemption lifts the cooldown from (an exemption for one
+    /// version stops applying once the lock moves on).
+    pub cooldown_exempt: Vec<Version>,
     /// A file without an upload time passes `exclude_newer` only when set
     /// (it fails closed otherwise, as uv does).
     pub allow_missing_time: bool,
@@ -111,7 +114,11 @@ pub fn candidates(
     }
     let mut out = Candidates::default();
     for (version, files) in by_version {
-        out.versions.insert(version, judge(files, target, filters));
+        let cooldown = filters
+            .cooldown
+            .filter(|_| !filters.cooldown_exempt.contains(&version));
+        out.versions
+            .insert(version, judge(files, target, &filters, cooldown));
     }
     out
 }
@@ -119,7 +126,8 @@ pub fn candidates(
 fn judge(
     files: Vec<(IndexFile, Option<WheelFilename>)>,
     target: &Target,
-    filters: Filters,
+    filters: &Filters,
+    cooldown: Option<CooldownFilter>,
 ) -> Candidate {
     let excluded = |exclusion| Candidate {
         files: Vec::new(),
@@ -151,7 +159,7 @@ fn judge(
     // upload time fails closed unless allowed.
     let mut eligible: Option<Timestamp> = None;
     let mut missing_time = false;
-    let files: Vec<_> = match filters.cooldown {
+    let files: Vec<_> = match cooldown {
         None => files,
         Some(c) => files
             .into_iter()

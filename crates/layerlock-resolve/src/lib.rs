@@ -3,6 +3,7 @@
 
 mod candidates;
 mod explain;
+mod policy;
 mod provider;
 mod request;
 
@@ -16,6 +17,7 @@ use layerlock_dist::{PackageSource, SourceError};
 pub use candidates::{
     Candidate, Candidates, CooldownFilter, Exclusion, Filters, candidates, speculative_wheel,
 };
+pub use policy::{CooldownPolicy, Exemption, Judgement, Verdict};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
 use provider::{Pkg, Provider, root_version};

@@ -60,8 +60,8 @@ pub struct ResolveRequest {
 pub struct Cooldown {
     pub now: Timestamp,
     pub min_age: jiff::SignedDuration,
-    /// Packages exempt from it.
-    pub exempt: std::collections::BTreeSet<PackageName>,
+    /// Packages exempt from it: every version (`None`) or one.
+    pub exempt: Vec<(PackageName, Option<Version>)>,
     pub allow_missing_time: bool,
 }
 
@@ -74,12 +74,19 @@ impl ResolveRequest {
             cooldown: self
                 .cooldown
                 .as_ref()
-                .filter(|c| !c.exempt.contains(name))
+                .filter(|c| !c.exempt.iter().any(|(n, v)| n == name && v.is_none()))
                 .map(|c| crate::CooldownFilter {
                     cutoff: c.now.checked_sub(c.min_age).unwrap_or(c.now),
                     min_age: c.min_age,
                     allow_missing_time: c.allow_missing_time,
                 }),
+            cooldown_exempt: self
+                .cooldown
+                .iter()
+                .flat_map(|c| &c.exempt)
+                .filter(|(n, _)| n == name)
+                .filter_map(|(_, v)| v.clone())
+                .collect(),
         }
     }
 }

@@ -44,6 +44,7 @@ impl PackageSource for Memory {
                 requires_python: None,
                 yanked: None,
                 upload_time: None,
+                size: None,
                 core_metadata: Some(None),
                 listed_by: "memory".to_string(),
             })

@@ -226,6 +226,11 @@ pub struct LayerArgs {
     /// A package the image provides outside the base lock: PKG or PKG==VER.
     #[arg(long = "owned", value_name = "PKG[==VER]")]
     pub owned: Vec<String>,
+    /// Take every distribution installed for this interpreter as a base pin
+    /// (the image's real environment); a base lock that disagrees with it
+    /// is an error.
+    #[arg(long, value_name = "PYTHON")]
+    pub base_env: Option<PathBuf>,
     /// Only consider files uploaded before this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIMESTAMP")]
     pub exclude_newer: Option<String>,
@@ -254,8 +259,9 @@ pub struct CooldownFlags {
     /// `7 days`, `P7D`, `12h`); default from the config's [cooldown].
     #[arg(long, value_name = "AGE")]
     pub min_age: Option<String>,
-    /// A package exempt from the cooldown (repeatable).
-    #[arg(long = "min-age-exempt", value_name = "PKG")]
+    /// A package, or one version of it (PKG==VER), exempt from the
+    /// cooldown (repeatable).
+    #[arg(long = "min-age-exempt", value_name = "PKG[==VER]")]
     pub min_age_exempt: Vec<String>,
     /// The time ages are measured at (default: now).
     #[arg(long, value_name = "TIMESTAMP")]
@@ -314,6 +320,24 @@ pub struct CompileArgs {
     /// Write nothing; exit 1 with a diff when the output file is stale.
     #[arg(long)]
     pub check: bool,
+    /// The lock format (default: from the output's name; `pylock.*.toml`
+    /// is PEP 751).
+    #[arg(long, value_enum)]
+    pub format: Option<LockFormatArg>,
+    /// The command the lock header tells readers to run instead of the
+    /// one that ran (e.g. `make locks`).
+    #[arg(long, value_name = "COMMAND", env = "LAYERLOCK_CUSTOM_COMPILE_COMMAND")]
+    pub custom_compile_command: Option<String>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockFormatArg {
+    /// A pip requirements file with `--hash` options.
+    #[value(name = "requirements.txt", alias = "requirements")]
+    Requirements,
+    /// PEP 751 `pylock.toml`.
+    #[value(name = "pylock.toml", alias = "pylock")]
+    Pylock,
 }
 
 #[derive(Args, Debug)]

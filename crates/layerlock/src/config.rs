@@ -23,6 +23,8 @@ pub struct LayerConfig {
     pub platform: Option<String>,
     #[serde(default)]
     pub owned: Vec<String>,
+    /// An interpreter whose installed distributions are base pins.
+    pub base_env: Option<String>,
     pub hashes: Option<HashesArg>,
     pub prerelease: Option<PrereleaseArg>,
     pub exclude_newer: Option<String>,
@@ -90,6 +92,8 @@ pub struct CooldownConfig {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ExemptConfig {
     pub package: String,
+    /// Only this version is exempt.
+    pub version: Option<String>,
     pub reason: String,
     pub until: Option<String>,
 }
@@ -240,6 +244,7 @@ impl Config {
                 } else {
                     l.owned.clone()
                 },
+                base_env: l.base_env.clone().or_else(|| d.base_env.clone()),
                 hashes: l.hashes.or(d.hashes),
                 prerelease: l.prerelease.or(d.prerelease),
                 exclude_newer: l.exclude_newer.clone().or_else(|| d.exclude_newer.clone()),
@@ -269,6 +274,7 @@ const LAYER_KEYS: &[&str] = &[
     "python-version",
     "platform",
     "owned",
+    "base-env",
     "hashes",
     "prerelease",
     "exclude-newer",
@@ -333,7 +339,7 @@ fn check_keys(value: &toml::Value, origin: &str) -> Result<()> {
             }
         }
     }
-    let exempt_keys: &[&str] = &["package", "reason", "until"];
+    let exempt_keys: &[&str] = &["package", "version", "reason", "until"];
     if let Some(exempt) = top
         .get("cooldown")
         .and_then(|c| c.get("exempt"))

@@ -4,11 +4,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use uv_pep440::Operator;
-use uv_pep508::VersionOrUrl;
 
-use layerlock_env::{Interpreter, Wanted, normalise};
-use layerlock_lock::{RequirementsFile, header_target};
+use layerlock_env::{Interpreter, Wanted};
 
 use crate::printer::Hinted;
 
@@ -25,50 +22,49 @@ pub struct Lock {
     pub target: Option<(String, String)>,
 }
 
+/// Read a lock (requirements file or `pylock.toml`) for `install` and
+/// `verify`: the packages that apply to its target.
 pub fn read_lock(path: &Path) -> Result<Lock> {
-    let text = layerlock_lock::read_text(path)?;
-    let parsed = RequirementsFile::parse(path, &text)?;
-    let mut entries = Vec::new();
-    // Each name once; a map keeps a 100,000-line lock linear.
-    let mut seen: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    for entry in parsed.entries {
-        let origin = format!("{}:{}", entry.origin.path.display(), entry.origin.line);
-        let version = match &entry.requirement.version_or_url {
-            Some(VersionOrUrl::VersionSpecifier(specs)) => {
-                match specs.iter().collect::<Vec<_>>().as_slice() {
-                    [spec] if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) => {
-                        spec.version().to_string()
-                    }
-                    _ => bail!(
-                        "{origin}: `{}` is not pinned with ==; a lock pins exact versions",
-                        entry.requirement
-                    ),
-                }
-            }
-            _ => bail!(
-                "{origin}: `{}` is not pinned with ==; a lock pins exact versions",
-                entry.requirement
-            ),
-        };
-        let name = normalise(entry.requirement.name.as_ref());
-        if let Some(first) = seen.get(&name) {
-            bail!(
-                "{origin}: {name} is locked twice (also at {first}); a lock pins each package once"
-            );
-        }
-        seen.insert(name.clone(), origin.clone());
-        entries.push(LockEntry {
-            wanted: Wanted {
-                name: normalise(entry.requirement.name.as_ref()),
-                version,
-                origin,
-            },
-            hashes: entry.hashes,
-        });
+    let model = layerlock_lock::Lock::read(path)?;
+    // The target's markers matter only to a package that carries markers
+    // (an unknown platform is reported by the target check, with hints).
+    let markers = model.packages.iter().any(|p| !p.marker.is_true());
+    let target = match &model.header.target {
+        Some(t) if markers => Some(
+            layerlock_dist::Target::new(&t.python, &t.platform)
+                .with_context(|| format!("{}: the lock's target", path.display()))?,
+        ),
+        _ => None,
+    };
+    if let Some(package) = model.packages.iter().find(|p| !p.marker.is_true())
+        && target.is_none()
+    {
+        // Fail closed: without a target nothing says whether it applies.
+        bail!(
+            "{}: {} carries the marker `{}` and the lock names no target, so layerlock cannot tell whether it applies; compile the lock for one target",
+            package.origin,
+            package.name,
+            package.marker.try_to_string().unwrap_or_default()
+        );
     }
+    let entries = model
+        .applicable(target.as_ref().map(layerlock_dist::Target::markers))
+        .map(|p| LockEntry {
+            wanted: Wanted {
+                name: p.name.to_string(),
+                version: p.version.to_string(),
+                origin: p.origin.clone(),
+            },
+            hashes: p.hashes.clone(),
+        })
+        .collect();
     Ok(Lock {
         entries,
-        target: header_target(&text),
+        target: model
+            .header
+            .target
+            .as_ref()
+            .map(|t| (t.python.clone(), t.platform.clone())),
     })
 }
 

@@ -8,18 +8,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use uv_normalize::PackageName;
-use uv_pep440::Operator;
-use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 use layerlock_dist::Target;
+use layerlock_env::{Interpreter, Snapshot};
 use layerlock_index::{IndexClient, IndexConfig};
-use layerlock_lock::{Entry, IndexOptions, RequirementsFile};
+use layerlock_lock::{BaseSource, Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
     BasePin, Cooldown, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
 };
 
 use crate::printer::{Hinted, Spinner};
-use crate::settings::{LayerSettings, RunSettings};
+use crate::settings::{LayerSettings, RunSettings, UserPath};
 
 /// Inputs read and checked, ready to resolve.
 pub struct Prepared {
@@ -27,121 +26,120 @@ pub struct Prepared {
     pub input_options: IndexOptions,
 }
 
-/// `path` relative to `cwd` when it lies below it, for messages and headers.
-pub fn show(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+/// `path` as the layer's lock and messages show it.
+pub fn show(path: &Path, layer: &LayerSettings) -> String {
+    crate::settings::shown_from(path, &layer.cwd, &layer.display_root)
 }
 
-/// The single version an entry pins with `==V` or `===V`, if any.
-fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<uv_pep440::Version> {
-    let Some(VersionOrUrl::VersionSpecifier(specs)) = &requirement.version_or_url else {
-        return None;
-    };
-    match specs.iter().collect::<Vec<_>>().as_slice() {
-        [spec] if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) => {
-            Some(spec.version().clone())
-        }
-        _ => None,
-    }
-}
-
-fn read_bases(
-    layer: &LayerSettings,
-    target: &Target,
-    cwd: &Path,
-) -> Result<BTreeMap<PackageName, BasePin>> {
-    let mut base: BTreeMap<PackageName, BasePin> = BTreeMap::new();
+/// The image's packages: base files, `--base-env`, `--owned`.
+fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<PackageName, BasePin>> {
+    let mut bases = Bases::default();
     for file in &layer.bases {
-        let parsed = RequirementsFile::read(&file.path)?;
-        for entry in &parsed.entries {
-            if !entry.requirement.marker.evaluate(target.markers(), &[]) {
-                continue;
-            }
-            let origin = format!("{}:{}", show(&entry.origin.path, cwd), entry.origin.line);
-            let version = exact_version(&entry.requirement);
-            match &entry.requirement.version_or_url {
-                Some(VersionOrUrl::Url(_)) => {}
-                _ if version.is_some() => {}
-                _ => bail!(
-                    "{origin}: the base entry `{}` is not pinned with ==; a base lock pins exact versions (for a package the image provides at an unknown version, pass --owned {})",
-                    entry.requirement,
-                    entry.requirement.name
-                ),
-            }
-            let pin = BasePin {
-                version,
-                origin: origin.clone(),
-                owned: false,
-            };
-            if let Some(previous) = base.get(&entry.requirement.name) {
-                if previous.version != pin.version {
-                    bail!(
-                        "the bases disagree on {}: {} pins {}, {} pins {}",
-                        entry.requirement.name,
-                        previous.origin,
-                        previous
-                            .version
-                            .as_ref()
-                            .map_or("it".to_string(), ToString::to_string),
-                        origin,
-                        pin.version
-                            .as_ref()
-                            .map_or("it".to_string(), ToString::to_string),
-                    );
-                }
-                continue;
-            }
-            base.insert(entry.requirement.name.clone(), pin);
-        }
+        let shown = show(&file.path, layer);
+        bases.add_file(&file.path, &shown, target.markers())?;
+    }
+    if let Some(python) = &layer.base_env {
+        add_environment(&mut bases, python, target)?;
     }
     for owned in &layer.owned {
-        let requirement = Requirement::<VerbatimUrl>::from_str(owned).map_err(|e| {
-            anyhow::anyhow!(
-                "--owned `{owned}` is not PKG or PKG==VERSION: {}",
-                e.message
-            )
-        })?;
-        let version = exact_version(&requirement);
-        if (requirement.version_or_url.is_some() && version.is_none())
-            || !requirement.extras.is_empty()
-            || !requirement.marker.is_true()
-        {
-            bail!(
-                "--owned `{owned}`: give a name, or a name with ==VERSION (no extras, no markers)"
-            );
-        }
-        base.insert(
-            requirement.name.clone(),
-            BasePin {
-                version,
-                origin: "--owned".to_string(),
-                owned: true,
-            },
-        );
+        bases.add_owned(owned)?;
     }
-    Ok(base)
+    Ok(bases
+        .pins
+        .into_iter()
+        .map(|(name, pin)| {
+            let owned = pin.source == BaseSource::Owned;
+            (
+                name,
+                BasePin {
+                    version: pin.version,
+                    origin: pin.origin,
+                    owned,
+                },
+            )
+        })
+        .collect())
 }
 
-fn direct(entries: &[Entry], cwd: &Path) -> Vec<Direct> {
+/// Every distribution installed for `python` becomes a base pin; the
+/// interpreter must be the layer's target.
+fn add_environment(bases: &mut Bases, python: &UserPath, target: &Target) -> Result<()> {
+    let interpreter = Interpreter::inspect(&python.path)
+        .with_context(|| format!("--base-env: cannot inspect {}", python.shown))?;
+    if let Some(why) = interpreter.mismatch(&target.python_short(), target.platform_name()) {
+        return Err(Hinted {
+            message: format!(
+                "--base-env {} is not an environment for {}: {why}",
+                python.shown,
+                target.describe()
+            ),
+            hints: vec![
+                "give the image's interpreter, or compile for its target (--python-version, --platform)".to_string(),
+            ],
+        }
+        .into());
+    }
+    let snapshot = Snapshot::scan(&interpreter.paths);
+    if let Some(bad) = snapshot.unreadable.first() {
+        // Fail closed: a distribution we cannot read could be any version.
+        bail!(
+            "--base-env {}: cannot read {}: {}",
+            python.shown,
+            bad.path.display(),
+            bad.why
+        );
+    }
+    let origin = format!("the environment ({})", python.shown);
+    for dist in snapshot.dists.values() {
+        let (Ok(name), Ok(version)) = (
+            PackageName::from_str(&dist.name),
+            uv_pep440::Version::from_str(&dist.version),
+        ) else {
+            bail!(
+                "--base-env {}: {} has the unreadable name or version `{} {}`",
+                python.shown,
+                dist.path.display(),
+                dist.name,
+                dist.version
+            );
+        };
+        bases.add_installed(name, version, &origin).map_err(|err| Hinted {
+            message: err.to_string(),
+            hints: vec![
+                "the image's environment has drifted from its lock: fix the image (or the lock), then compile again".to_string(),
+            ],
+        })?;
+    }
+    Ok(())
+}
+
+fn direct(entries: &[Entry], layer: &LayerSettings) -> Vec<Direct> {
     entries
         .iter()
         .map(|e| Direct {
             requirement: e.requirement.clone(),
-            via: format!("-r {}", show(&e.origin.path, cwd)),
+            via: format!("-r {}", show(&e.origin.path, layer)),
         })
         .collect()
 }
 
 pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
-    let base = read_bases(layer, &target, &layer.display_root)?;
+    let base = read_bases(layer, &target)?;
     let mut direct_reqs = Vec::new();
     let mut constraints = Vec::new();
     let mut input_options = IndexOptions::default();
     for input in &layer.inputs {
         let parsed = RequirementsFile::read(&input.path)?;
-        direct_reqs.extend(direct(&parsed.entries, &layer.display_root));
-        constraints.extend(direct(&parsed.constraints, &layer.display_root));
+        if let Some((origin, value)) = parsed.unnamed_editables.first() {
+            bail!(
+                "{}:{}: `-e {value}` is a local project; layerlock resolves released packages and never builds one (list what it needs instead)",
+                show(&origin.path, layer),
+                origin.line
+            );
+        }
+        direct_reqs.extend(direct(&parsed.entries, layer));
+        constraints.extend(direct(&parsed.constraints, layer));
         let o = parsed.options;
         input_options.index_url = input_options.index_url.or(o.index_url);
         input_options.extra_index_urls.extend(o.extra_index_urls);
@@ -156,12 +154,7 @@ pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
             target,
             exclude_newer: layer.exclude_newer,
             prerelease: layer.prerelease,
-            cooldown: layer.cooldown.as_ref().map(|c| Cooldown {
-                now: c.now,
-                min_age: c.min_age,
-                exempt: c.exempt_now(),
-                allow_missing_time: c.allow_missing_time,
-            }),
+            cooldown: layer.cooldown.as_ref().map(|c| c.policy.for_resolver()),
             allow_missing_time: layer.allow_missing_time,
         },
         input_options,
@@ -263,8 +256,9 @@ fn held_back(with: &Resolution, without: &Resolution, cooldown: &Cooldown) -> Ve
     out
 }
 
-pub fn date(t: jiff::Timestamp) -> String {
-    t.strftime("%Y-%m-%d").to_string()
+/// A moment as reports show it: `2026-11-09 22:49 UTC`.
+pub fn moment(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%d %H:%M UTC").to_string()
 }
 
 /// Resolve one layer; a resolution failure becomes an error with hints.
@@ -303,9 +297,9 @@ pub fn resolve(
                 for (name, r) in &without.packages {
                     if let Some(when) = eligible_on(r, cooldown).filter(|w| *w > cooldown.now) {
                         hints.push(format!(
-                            "without the cooldown {name}=={} would be used; it becomes eligible on {}",
+                            "without the cooldown {name}=={} would be used; it becomes eligible at {}",
                             r.version,
-                            date(when)
+                            moment(when)
                         ));
                     }
                 }
@@ -352,13 +346,13 @@ pub fn resolve(
             );
             for h in &held {
                 diag!(
-                    "  {}: {} instead of {} (eligible on {})",
+                    "  {}: {} instead of {} (eligible at {})",
                     h.name,
                     h.chosen
                         .as_ref()
                         .map_or("not needed".to_string(), ToString::to_string),
                     h.skipped,
-                    h.eligible.map_or("an unknown date".to_string(), date)
+                    h.eligible.map_or("an unknown time".to_string(), moment)
                 );
             }
         }

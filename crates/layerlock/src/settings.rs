@@ -7,7 +7,8 @@ use std::str::FromStr;
 use anyhow::{Context, Result, bail};
 use jiff::Timestamp;
 
-use layerlock_resolve::Prerelease;
+use layerlock_lock::LockFormat;
+use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease};
 
 use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
 use crate::config::{Config, LayerConfig};
@@ -29,12 +30,64 @@ impl UserPath {
         }
     }
 
-    fn from_arg(path: &Path) -> Self {
+    /// A path from the command line: opened as given, shown from `root`
+    /// (so the same file reads the same from any subdirectory).
+    fn from_arg(path: &Path, cwd: &Path, root: &Path) -> Self {
         Self {
-            shown: path.display().to_string(),
+            shown: shown_from(path, cwd, root),
             path: path.to_path_buf(),
         }
     }
+}
+
+/// `path` (relative to `cwd`) as shown from `root`: `../in.txt` run from
+/// `root/sub` is `in.txt`. A path outside `root` is shown as given.
+pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
+    let absolute = normalize(&cwd.join(path));
+    match absolute.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// `a/./b/../c` as `a/c`, without touching the file system (a lock's
+/// paths are names, and may not exist yet).
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// An interpreter: a path (relative to `base`), or a bare name looked up
+/// on PATH when it runs.
+fn interpreter_path(path: &Path, base: &Path, root: &Path) -> UserPath {
+    if path.components().count() == 1 && !base.join(path).exists() {
+        return UserPath {
+            shown: path.display().to_string(),
+            path: path.to_path_buf(),
+        };
+    }
+    UserPath::from_arg(path, base, root)
+}
+
+/// Where command-line paths are shown from: the repository the working
+/// directory is in (its `.git`), else the working directory.
+fn display_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 #[derive(Debug, Clone)]
@@ -51,7 +104,12 @@ pub struct LayerSettings {
     pub name: Option<String>,
     pub inputs: Vec<UserPath>,
     pub bases: Vec<UserPath>,
+    /// `--base-env`: an interpreter whose installed distributions are
+    /// base pins.
+    pub base_env: Option<UserPath>,
     pub output: Option<UserPath>,
+    /// How the lock is written.
+    pub format: LockFormat,
     pub python_version: String,
     pub platform: String,
     pub owned: Vec<String>,
@@ -65,41 +123,47 @@ pub struct LayerSettings {
     /// The command that regenerates this layer, for the lock header.
     pub command: String,
     /// Paths in the lock and in messages are shown relative to this: the
-    /// working directory, or the config file's directory for config layers.
+    /// repository (or working directory), or the config file's directory
+    /// for config layers.
     pub display_root: PathBuf,
+    /// The working directory relative paths are opened from.
+    pub cwd: PathBuf,
     pub cooldown: Option<CooldownSettings>,
     /// `--allow-missing-time`: files without an upload time pass
     /// `--exclude-newer` (and the cooldown).
     pub allow_missing_time: bool,
 }
 
-/// A package exempt from the cooldown, and until when.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exemption {
-    pub package: String,
-    pub reason: String,
-    pub until: Option<Timestamp>,
-}
-
 #[derive(Debug, Clone)]
 pub struct CooldownSettings {
-    pub min_age: jiff::SignedDuration,
+    pub policy: CooldownPolicy,
     /// As written (`7 days`), for messages.
     pub min_age_text: String,
-    pub now: Timestamp,
-    pub exempt: Vec<Exemption>,
-    pub allow_missing_time: bool,
 }
 
-impl CooldownSettings {
-    /// Exemptions in force at `now` (an expired one no longer exempts).
-    pub fn exempt_now(&self) -> std::collections::BTreeSet<uv_normalize::PackageName> {
-        self.exempt
-            .iter()
-            .filter(|e| e.until.is_none_or(|u| u >= self.now))
-            .filter_map(|e| uv_normalize::PackageName::from_str(&e.package).ok())
-            .collect()
-    }
+/// `PKG` or `PKG==VERSION` as an exemption's package and version.
+fn exempt_target(
+    package: &str,
+    version: Option<&str>,
+    place: &str,
+) -> Result<(uv_normalize::PackageName, Option<uv_pep440::Version>)> {
+    let (name, pinned) = match package.split_once("==") {
+        Some((name, v)) => (name.trim(), Some(v.trim())),
+        None => (package.trim(), None),
+    };
+    let name = uv_normalize::PackageName::from_str(name)
+        .map_err(|_| anyhow::anyhow!("{place}: `{package}` is not a package name"))?;
+    let version = match (pinned, version) {
+        (Some(_), Some(_)) => {
+            bail!("{place}: give the version once (`version = …` or PKG==VERSION)")
+        }
+        (Some(v), None) | (None, Some(v)) => Some(
+            uv_pep440::Version::from_str(v)
+                .map_err(|_| anyhow::anyhow!("{place}: `{v}` is not a version"))?,
+        ),
+        (None, None) => None,
+    };
+    Ok((name, version))
 }
 
 /// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`. Months and
@@ -168,31 +232,43 @@ pub fn cooldown(
     else {
         return Ok(None);
     };
-    let mut exemptions: Vec<Exemption> = exempt
-        .iter()
-        .map(|p| Exemption {
-            package: p.clone(),
+    let mut exemptions = Vec::new();
+    for flag in exempt {
+        let (package, version) = exempt_target(flag, None, "--min-age-exempt")?;
+        exemptions.push(Exemption {
+            package,
+            version,
             reason: "--min-age-exempt".to_string(),
             until: None,
-        })
-        .collect();
-    for e in config.map(|c| c.exempt.as_slice()).unwrap_or_default() {
+        });
+    }
+    for (i, e) in config
+        .map(|c| c.exempt.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let place = format!("[[cooldown.exempt]] #{}", i + 1);
+        let (package, version) = exempt_target(&e.package, e.version.as_deref(), &place)?;
         exemptions.push(Exemption {
-            package: e.package.clone(),
+            package,
+            version,
             reason: e.reason.clone(),
             until: e.until.as_deref().map(parse_timestamp).transpose()?,
         });
     }
     Ok(Some(CooldownSettings {
-        min_age: parse_age(&text)?,
-        min_age_text: text,
-        now: match now {
-            Some(t) => parse_timestamp(t)?,
-            None => env.now,
+        policy: CooldownPolicy {
+            min_age: parse_age(&text)?,
+            now: match now {
+                Some(t) => parse_timestamp(t)?,
+                None => env.now,
+            },
+            exemptions,
+            allow_missing_time: allow_missing_time
+                || config.and_then(|c| c.allow_missing_time).unwrap_or(false),
         },
-        exempt: exemptions,
-        allow_missing_time: allow_missing_time
-            || config.and_then(|c| c.allow_missing_time).unwrap_or(false),
+        min_age_text: text,
     }))
 }
 
@@ -269,36 +345,99 @@ fn prerelease(arg: Option<PrereleaseArg>) -> Prerelease {
 }
 
 /// Flags that do not change the lock and so stay out of its header.
-const VOLATILE_WITH_VALUE: &[&str] = &["--cache-dir", "--config"];
+const VOLATILE_WITH_VALUE: &[&str] = &[
+    "--cache-dir",
+    "--config",
+    "--timeout",
+    "--custom-compile-command",
+];
 const VOLATILE: &[&str] = &["--check", "--offline", "--no-cache", "--quiet", "-q"];
+/// Flags whose value is a file or directory, shown from the root.
+const PATH_VALUED: &[&str] = &["--base", "--output", "-o", "--find-links", "--base-env"];
+/// Every other flag of `compile` that takes a value.
+const WITH_VALUE: &[&str] = &[
+    "--python-version",
+    "--platform",
+    "--owned",
+    "--exclude-newer",
+    "--prerelease",
+    "--min-age",
+    "--min-age-exempt",
+    "--now",
+    "--layer",
+    "--index-url",
+    "--extra-index-url",
+    "--hashes",
+    "--format",
+];
 
-/// The command line that regenerates the output, without flags that do not
-/// change it.
-fn regenerate_command(argv: &[String]) -> String {
+/// The command line that regenerates the output, in one normal form: flags
+/// that do not change the lock dropped, `--flag=value` written
+/// `--flag value`, and paths shown from `root` (`-o ./lock.txt` run from
+/// the root and `-o ../lock.txt` run from a subdirectory record the same
+/// command). An index URL's credentials never reach it.
+fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
+    let path = |arg: &str| -> String {
+        if arg.is_empty() {
+            return String::new();
+        }
+        UserPath::from_arg(Path::new(arg), cwd, root).shown
+    };
     let mut out = vec!["layerlock".to_string()];
-    let mut skip = false;
-    for arg in argv.iter().skip(1) {
-        if skip {
-            skip = false;
+    let mut args = argv.iter().skip(1).map(String::as_str);
+    let mut options_done = false;
+    while let Some(arg) = args.next() {
+        if options_done || !arg.starts_with('-') || arg == "-" {
+            // Positional: the verb, then input files.
+            let shown = if out.len() == 1 {
+                arg.to_string()
+            } else {
+                path(arg)
+            };
+            out.push(shell_quote(&layerlock_index::redact_text(&shown)));
             continue;
         }
-        if VOLATILE.contains(&arg.as_str()) {
+        if arg == "--" {
+            options_done = true;
+            out.push(arg.to_string());
             continue;
         }
-        if VOLATILE_WITH_VALUE.contains(&arg.as_str()) {
-            skip = true;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+            _ if arg.starts_with("-o") && arg.len() > 2 => ("-o", Some(&arg[2..])),
+            _ => (arg, None),
+        };
+        let flag = if flag == "--output" { "-o" } else { flag };
+        if VOLATILE.contains(&flag) {
             continue;
         }
-        if VOLATILE_WITH_VALUE
-            .iter()
-            .any(|f| arg.starts_with(&format!("{f}=")))
-        {
+        let takes_value = VOLATILE_WITH_VALUE.contains(&flag)
+            || PATH_VALUED.contains(&flag)
+            || WITH_VALUE.contains(&flag);
+        if !takes_value {
+            out.push(shell_quote(flag));
             continue;
         }
-        // An index URL's credentials never reach the lock header, in any
-        // spelling (`--index-url URL`, `--index-url=URL`, an invalid URL).
-        let arg = layerlock_index::redact_text(arg);
-        out.push(shell_quote(&arg));
+        let value = match inline {
+            Some(v) => Some(v),
+            None => args.next(),
+        };
+        if VOLATILE_WITH_VALUE.contains(&flag) {
+            continue;
+        }
+        out.push(flag.to_string());
+        if let Some(value) = value {
+            let value = if flag == "--base-env" {
+                interpreter_path(Path::new(value), cwd, root).shown
+            } else if PATH_VALUED.contains(&flag) && value != "-" {
+                path(value)
+            } else {
+                // An index URL's credentials never reach the lock header,
+                // in any spelling (`--index-url URL`, an invalid URL).
+                layerlock_index::redact_text(value)
+            };
+            out.push(shell_quote(&value));
+        }
     }
     out.join(" ")
 }
@@ -411,14 +550,24 @@ pub fn layers(
             );
         }
         let (index, index_explicit) = index_settings(&args.index, None, &env.cwd, &env.cwd);
+        let root = display_root(&env.cwd);
+        let arg = |p: &PathBuf| UserPath::from_arg(p, &env.cwd, &root);
+        // `-o -` is stdout, as in pip-compile and uv.
+        let output = output
+            .filter(|o| *o != Path::new("-"))
+            .map(|o| arg(&o.to_path_buf()));
         return Ok(vec![LayerSettings {
             name: None,
-            inputs: args.inputs.iter().map(|p| UserPath::from_arg(p)).collect(),
-            bases: args.bases.iter().map(|p| UserPath::from_arg(p)).collect(),
-            // `-o -` is stdout, as in pip-compile and uv.
-            output: output
-                .filter(|o| *o != Path::new("-"))
-                .map(UserPath::from_arg),
+            inputs: args.inputs.iter().map(arg).collect(),
+            bases: args.bases.iter().map(arg).collect(),
+            base_env: args
+                .base_env
+                .as_ref()
+                .map(|p| interpreter_path(p, &env.cwd, &root)),
+            format: output
+                .as_ref()
+                .map_or(LockFormat::Requirements, |o| LockFormat::from_path(&o.path)),
+            output,
             python_version: need(
                 args.python_version.clone(),
                 "--python-version",
@@ -435,8 +584,9 @@ pub fn layers(
                 .transpose()?,
             index,
             index_explicit,
-            command: regenerate_command(&env.argv),
-            display_root: env.cwd.clone(),
+            command: regenerate_command(&env.argv, &env.cwd, &root),
+            display_root: root.clone(),
+            cwd: env.cwd.clone(),
             cooldown: cooldown(
                 &args.cooldown,
                 Config::find(args.config.as_deref(), &env.cwd)?
@@ -485,8 +635,24 @@ pub fn layers(
             bases: if args.bases.is_empty() {
                 layer.bases.iter().map(|p| UserPath::new(p, root)).collect()
             } else {
-                args.bases.iter().map(|p| UserPath::from_arg(p)).collect()
+                args.bases
+                    .iter()
+                    .map(|p| UserPath::from_arg(p, &env.cwd, root))
+                    .collect()
             },
+            base_env: match &args.base_env {
+                Some(p) => Some(interpreter_path(p, &env.cwd, root)),
+                None => layer
+                    .base_env
+                    .as_deref()
+                    .map(|p| interpreter_path(Path::new(p), root, root)),
+            },
+            format: layer
+                .output
+                .as_deref()
+                .map_or(LockFormat::Requirements, |o| {
+                    LockFormat::from_path(Path::new(o))
+                }),
             output: layer.output.as_deref().map(|p| UserPath::new(p, root)),
             python_version: args
                 .python_version
@@ -516,6 +682,7 @@ pub fn layers(
             index_explicit,
             command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
             display_root: root.clone(),
+            cwd: env.cwd.clone(),
             cooldown: cooldown(&args.cooldown, config.file.cooldown.as_ref(), env)?,
             allow_missing_time: args.cooldown.allow_missing_time
                 || config
@@ -531,7 +698,23 @@ pub fn layers(
 }
 
 pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<CompileSettings> {
-    let layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
+    let mut layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
+    for layer in &mut layers {
+        match args.format {
+            Some(crate::cli::LockFormatArg::Pylock) => layer.format = LockFormat::Pylock,
+            Some(crate::cli::LockFormatArg::Requirements) => {
+                layer.format = LockFormat::Requirements;
+            }
+            None => {}
+        }
+        if let Some(custom) = args
+            .custom_compile_command
+            .as_deref()
+            .filter(|c| !c.is_empty())
+        {
+            layer.command = layerlock_index::redact_text(custom);
+        }
+    }
     // An output must not be another layer's output, nor any layer's input or
     // base: writing it would destroy an input or make runs flip.
     let canonical = |p: &Path| {
@@ -796,8 +979,58 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         assert_eq!(
-            regenerate_command(&argv),
+            regenerate_command(&argv, Path::new("/repo"), Path::new("/repo")),
             "layerlock compile in.txt --owned nccl==2.1 --exclude-newer 2026-01-01T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn regenerate_command_is_the_same_from_any_directory() {
+        let argv = |args: &[&str]| -> Vec<String> {
+            std::iter::once("layerlock")
+                .chain(args.iter().copied())
+                .map(str::to_string)
+                .collect()
+        };
+        let root = Path::new("/repo");
+        let from_root = regenerate_command(
+            &argv(&[
+                "compile",
+                "./in.txt",
+                "--base=base.txt",
+                "-o",
+                "./locks/kv.txt",
+            ]),
+            root,
+            root,
+        );
+        let from_sub = regenerate_command(
+            &argv(&[
+                "compile",
+                "../in.txt",
+                "--base",
+                "../base.txt",
+                "--output=kv.txt",
+                "--timeout",
+                "5",
+            ]),
+            Path::new("/repo/locks"),
+            root,
+        );
+        assert_eq!(
+            from_root,
+            "layerlock compile in.txt --base base.txt -o locks/kv.txt"
+        );
+        assert_eq!(from_sub, from_root);
+        let secret = regenerate_command(
+            &argv(&[
+                "compile",
+                "in.txt",
+                "--index-url=https://u:tok@host/simple/",
+            ]),
+            root,
+            root,
+        );
+        assert!(!secret.contains("tok"), "{secret}");
     }
 }

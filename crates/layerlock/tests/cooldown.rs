@@ -43,7 +43,7 @@ fn compile_holds_back_a_young_version_and_says_when_it_is_eligible() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("fresh: 1.0.0 instead of 2.0.0 (eligible on 2026-12-04)"),
+        stderr.contains("fresh: 1.0.0 instead of 2.0.0 (eligible at 2026-12-04 12:00 UTC)"),
         "{stderr}"
     );
     // Exempt, it is used.
@@ -83,11 +83,11 @@ fn compile_made_unsolvable_by_the_cooldown_says_so() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("too young for the cooldown (eligible on 2026-12-04"),
+        stderr.contains("too young for the cooldown (eligible at 2026-12-04 12:00 UTC"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("hint: without the cooldown fresh==2.0.0 would be used; it becomes eligible on 2026-12-04"),
+        stderr.contains("hint: without the cooldown fresh==2.0.0 would be used; it becomes eligible at 2026-12-04 12:00 UTC"),
         "{stderr}"
     );
 }
@@ -112,10 +112,10 @@ fn checking_a_lock_names_each_young_package_and_the_date() {
     let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "7d"]);
     assert_eq!(code, 1, "{stdout}");
     insta::assert_snapshot!(stdout, @r"
-    package                          version          uploaded    age (d) eligible on status
-    fresh                            2.0.0            2026-11-27      2.5 2026-12-04  too young
-    stable                           1.0.0            2026-01-01    333.0 2026-01-08  ok
-    eligible from 2026-12-04
+    package                          version          uploaded    age (d) eligible at (UTC) status
+    fresh                            2.0.0            2026-11-27      2.5 2026-12-04 12:00  too young
+    stable                           1.0.0            2026-01-01    333.0 2026-01-08 00:00  ok
+    eligible from 2026-12-04 12:00 UTC
     ");
     let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "2d"]);
     assert_eq!(code, 0, "{stdout}");
@@ -127,7 +127,7 @@ fn checking_a_lock_names_each_young_package_and_the_date() {
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report["version"], 1);
     assert_eq!(report["min_age_seconds"], 604800);
-    assert_eq!(report["eligible_on"], "2026-12-04");
+    assert_eq!(report["eligible_on"], "2026-12-04T12:00:00Z");
     assert_eq!(report["packages"][0]["status"], "too young");
 }
 

@@ -396,7 +396,7 @@ fn credentials_never_reach_the_lock_or_messages() {
     ]));
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains("--index-url=http://127.0.0.1:9/simple/"),
+        stdout.contains("--index-url http://127.0.0.1:9/simple/"),
         "{stdout}"
     );
     assert!(!format!("{stdout}{stderr}").contains("s3cret"));

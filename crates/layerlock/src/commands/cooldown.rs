@@ -13,13 +13,14 @@ use jiff::Timestamp;
 use serde::Serialize;
 use uv_normalize::PackageName;
 
+use uv_pep440::Version;
+
 use layerlock_dist::{PackageSource, ProjectAnswer};
 use layerlock_index::{IndexClient, IndexConfig};
-use layerlock_lock::RequirementsFile;
+use layerlock_lock::{Lock, RequirementsFile, exact_version};
+use layerlock_resolve::Verdict;
 
 use crate::cli::FormatArg;
-use crate::environment::{Lock, read_lock};
-use crate::layer::date;
 use crate::settings::{CooldownSettings, IndexSettings, RunSettings};
 
 #[derive(Debug, Clone)]
@@ -54,24 +55,19 @@ struct Report {
     eligible_on: Option<String>,
 }
 
-/// `name==version` pairs pinned by the bases or by the lock at `since`.
-fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(String, String)>> {
+/// Versions the bases, or the lock at `since`, already have: what this
+/// lock does not introduce. Only exact pins count: a base line `foo>=2`
+/// says nothing about which version is there.
+fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Version)>> {
     let mut out = BTreeSet::new();
-    let mut add = |file: &RequirementsFile| {
-        for entry in &file.entries {
-            if let Some(uv_pep508::VersionOrUrl::VersionSpecifier(specs)) =
-                &entry.requirement.version_or_url
-                && let [spec] = specs.iter().collect::<Vec<_>>().as_slice()
-            {
-                out.insert((
-                    entry.requirement.name.to_string(),
-                    spec.version().to_string(),
-                ));
-            }
+    let mut add = |lock: &Lock| {
+        for p in &lock.packages {
+            out.insert((p.name.clone(), p.version.clone()));
         }
     };
     for base in &settings.bases {
-        add(&RequirementsFile::read(base)?);
+        let text = layerlock_lock::read_text(base)?;
+        add(&lenient(base, &text)?);
     }
     if let Some(rev) = &settings.since {
         let dir = settings
@@ -92,7 +88,7 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(String, String)>>
             .context("cannot run git")?;
         if output.status.success() {
             let text = String::from_utf8_lossy(&output.stdout);
-            add(&RequirementsFile::parse(&settings.lock, &text)?);
+            add(&lenient(&settings.lock, &text)?);
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             // A lock that did not exist at the revision introduces everything.
@@ -109,157 +105,124 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(String, String)>>
     Ok(out)
 }
 
+/// A base for the cooldown: a lock, or any requirements file whose exact
+/// pins count (its ranges and URLs are skipped: they pin nothing).
+fn lenient(path: &Path, text: &str) -> Result<Lock> {
+    if let Ok(lock) = Lock::parse(path, text) {
+        return Ok(lock);
+    }
+    let parsed = RequirementsFile::parse(path, text)?;
+    let packages = parsed
+        .entries
+        .iter()
+        .filter_map(|e| {
+            Some(layerlock_lock::LockedPackage {
+                name: e.requirement.name.clone(),
+                version: exact_version(&e.requirement)?,
+                marker: e.requirement.marker,
+                hashes: Vec::new(),
+                files: Vec::new(),
+                via: Vec::new(),
+                origin: String::new(),
+            })
+        })
+        .collect();
+    Ok(Lock {
+        path: path.to_path_buf(),
+        format: layerlock_lock::LockFormat::Requirements,
+        header: layerlock_lock::Header::default(),
+        packages,
+        base_used: Vec::new(),
+    })
+}
+
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
-    let lock: Lock = read_lock(&settings.lock)?;
-    if let Some(entry) = lock.entries.iter().find(|e| e.hashes.is_empty()) {
+    let lock = Lock::read(&settings.lock)?;
+    if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
         bail!(
             "{}: {}=={} has no --hash; the cooldown reads the upload times of the hashed files (make the lock with `layerlock compile`)",
-            entry.wanted.origin,
-            entry.wanted.name,
-            entry.wanted.version
+            p.origin,
+            p.name,
+            p.version
         );
     }
     let known = already_there(settings)?;
-    let client = IndexClient::new(&IndexConfig {
-        index_urls: settings.index.index_urls.clone(),
-        find_links: settings.index.find_links.clone(),
-        cache_dir: settings.run.cache_dir.clone(),
-        offline: settings.run.offline,
-        netrc: settings.run.netrc.clone(),
-        timeout: settings.run.timeout,
-        retries: 3,
-        concurrency: 48,
-    })?;
-    let cooldown = &settings.cooldown;
-    let in_force = cooldown.exempt_now();
+    let introduced: Vec<&layerlock_lock::LockedPackage> = lock
+        .packages
+        .iter()
+        .filter(|p| !known.contains(&(p.name.clone(), p.version.clone())))
+        .collect();
+    // A pylock.toml records every file's upload time: no index is asked
+    // unless a time is missing.
+    let complete = |p: &layerlock_lock::LockedPackage| {
+        !p.files.is_empty() && p.files.iter().all(|f| f.upload_time.is_some())
+    };
+    let client = if introduced.iter().all(|p| complete(p)) {
+        None
+    } else {
+        Some(IndexClient::new(&IndexConfig {
+            index_urls: settings.index.index_urls.clone(),
+            find_links: settings.index.find_links.clone(),
+            cache_dir: settings.run.cache_dir.clone(),
+            offline: settings.run.offline,
+            netrc: settings.run.netrc.clone(),
+            timeout: settings.run.timeout,
+            retries: 3,
+            concurrency: 48,
+        })?)
+    };
+    let policy = &settings.cooldown.policy;
     let mut rows = Vec::new();
     let mut failed = false;
     let mut latest: Option<Timestamp> = None;
-    for entry in &lock.entries {
-        let want = &entry.wanted;
-        if known.contains(&(want.name.clone(), want.version.clone())) {
-            continue;
-        }
-        let name = PackageName::from_str(&want.name)?;
-        let hashes: BTreeSet<String> = entry
-            .hashes
-            .iter()
-            .filter_map(|h| h.strip_prefix("sha256:"))
-            .map(str::to_ascii_lowercase)
-            .collect();
-        let mut times: BTreeMap<String, Option<Timestamp>> =
-            hashes.iter().map(|h| (h.clone(), None)).collect();
-        match client.project(&name)?.as_ref() {
-            ProjectAnswer::Found(project) => {
-                for file in &project.files {
-                    if let Some(sha) = &file.sha256
-                        && let Some(slot) = times.get_mut(sha)
-                    {
-                        *slot = file.upload_time.or(*slot);
-                    }
-                }
-            }
-            // Fail closed: offline without the data is not a verdict.
-            ProjectAnswer::NotCached { asked } => bail!(
-                "--offline, and the cache holds no page for {} (asked: {}); run once online, or drop --offline",
-                want.name,
-                asked.join(", ")
-            ),
-            ProjectAnswer::NotFound { .. } => {}
-        }
-        if times.values().any(Option::is_none) {
-            let fallback = client.json_api_upload_times(&name, &want.version);
-            for (sha, slot) in &mut times {
-                if slot.is_none() {
-                    *slot = fallback.get(sha).copied();
-                }
-            }
-        }
-        let missing = times.is_empty() || times.values().any(Option::is_none);
-        // The set is old enough once its newest file is.
-        let uploaded = times.values().flatten().max().copied();
-        let eligible = uploaded.and_then(|t| t.checked_add(cooldown.min_age).ok());
-        let exemption = cooldown
-            .exempt
-            .iter()
-            .find(|e| PackageName::from_str(&e.package).is_ok_and(|p| p == name));
-        let young = eligible.is_some_and(|e| e > cooldown.now);
-        let mut note = None;
-        let status = if in_force.contains(&name) {
-            if let Some(e) = exemption {
-                note = Some(e.reason.clone());
-            }
-            "exempt"
-        } else if missing && !settings.cooldown.allow_missing_time {
-            failed = true;
-            note =
-                Some("no upload time for the locked files (simple API and JSON API)".to_string());
-            "unknown upload time"
-        } else if young {
-            failed = true;
-            if let Some(e) = exemption {
-                note = Some(format!(
-                    "exemption expired on {} ({})",
-                    e.until.map(date).unwrap_or_default(),
-                    e.reason
-                ));
-                "exemption expired"
-            } else {
-                "too young"
-            }
-        } else {
-            if let Some(e) = exemption {
-                note = Some(format!(
-                    "exemption expired on {}; no longer needed",
-                    e.until.map(date).unwrap_or_default()
-                ));
-            }
-            "ok"
+    for package in introduced {
+        let times: Vec<Option<Timestamp>> = match &client {
+            Some(client) if !complete(package) => upload_times(client, package)?,
+            _ => package.files.iter().map(|f| f.upload_time).collect(),
         };
-        if status != "exempt"
-            && let Some(e) = eligible
+        let judged = policy.judge(&package.name, &package.version, &times);
+        failed |= judged.verdict.fails();
+        if judged.verdict != Verdict::Exempt
+            && let Some(e) = judged.eligible
         {
             latest = Some(latest.map_or(e, |l| l.max(e)));
         }
         rows.push(Row {
-            name: want.name.clone(),
-            version: want.version.clone(),
-            uploaded: uploaded.map(|t| t.to_string()),
-            age_days: uploaded.map(|t| {
-                let secs = cooldown.now.as_second() - t.as_second();
-                (secs as f64 / 8640.0).round() / 10.0
-            }),
-            eligible_on: eligible.map(date),
-            status,
-            note,
+            name: package.name.to_string(),
+            version: package.version.to_string(),
+            uploaded: judged.uploaded.map(|t| t.to_string()),
+            age_days: judged.age_days,
+            eligible_on: judged.eligible.map(|t| t.to_string()),
+            status: judged.verdict.as_str(),
+            note: judged.note,
         });
     }
     let report = Report {
         version: 1,
-        min_age_seconds: cooldown.min_age.as_secs(),
-        now: cooldown.now.to_string(),
+        min_age_seconds: policy.min_age.as_secs(),
+        now: policy.now.to_string(),
         packages: rows,
-        eligible_on: latest.map(date),
+        eligible_on: latest.map(|t| t.to_string()),
     };
     match settings.format {
         FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         FormatArg::Text => {
             outln!(
-                "{:<32} {:<16} {:<11} {:>7} {:<11} status",
+                "{:<32} {:<16} {:<11} {:>7} {:<17} status",
                 "package",
                 "version",
                 "uploaded",
                 "age (d)",
-                "eligible on"
+                "eligible at (UTC)"
             );
             for r in &report.packages {
                 outln!(
-                    "{:<32} {:<16} {:<11} {:>7} {:<11} {}{}",
+                    "{:<32} {:<16} {:<11} {:>7} {:<17} {}{}",
                     r.name,
                     r.version,
                     r.uploaded.as_deref().map_or("-", |u| &u[..10.min(u.len())]),
                     r.age_days.map_or("-".to_string(), |a| format!("{a:.1}")),
-                    r.eligible_on.as_deref().unwrap_or("-"),
+                    r.eligible_on.as_deref().map_or("-".to_string(), minute),
                     r.status,
                     r.note
                         .as_ref()
@@ -268,7 +231,7 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
                 );
             }
             match &report.eligible_on {
-                Some(d) => outln!("eligible from {d}"),
+                Some(t) => outln!("eligible from {} UTC", minute(t)),
                 None if report.packages.is_empty() => outln!("nothing introduced"),
                 None => outln!("eligible date unknown"),
             }
@@ -279,4 +242,48 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `2026-11-09T22:49:00Z` as `2026-11-09 22:49`.
+fn minute(t: &str) -> String {
+    Timestamp::from_str(t)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| t.to_string())
+}
+
+/// Upload times of exactly the files whose hashes `package` pins, from the
+/// index (simple API, then the JSON API for what it lacks).
+fn upload_times(
+    client: &IndexClient,
+    package: &layerlock_lock::LockedPackage,
+) -> Result<Vec<Option<Timestamp>>> {
+    let mut times: BTreeMap<String, Option<Timestamp>> =
+        package.sha256s().map(|h| (h, None)).collect();
+    match client.project(&package.name)?.as_ref() {
+        ProjectAnswer::Found(project) => {
+            for file in &project.files {
+                if let Some(sha) = &file.sha256
+                    && let Some(slot) = times.get_mut(sha)
+                {
+                    *slot = file.upload_time.or(*slot);
+                }
+            }
+        }
+        // Fail closed: offline without the data is not a verdict.
+        ProjectAnswer::NotCached { asked } => bail!(
+            "--offline, and the cache holds no page for {} (asked: {}); run once online, or drop --offline",
+            package.name,
+            asked.join(", ")
+        ),
+        ProjectAnswer::NotFound { .. } => {}
+    }
+    if times.values().any(Option::is_none) {
+        let fallback = client.json_api_upload_times(&package.name, &package.version.to_string());
+        for (sha, slot) in &mut times {
+            if slot.is_none() {
+                *slot = fallback.get(sha).copied();
+            }
+        }
+    }
+    Ok(times.into_values().collect())
 }

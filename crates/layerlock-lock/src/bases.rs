@@ -1,0 +1,424 @@
+//! What the image already has: pins from base locks (requirements files,
+//! `pip freeze` output, `pylock.toml`), `--owned` names and the
+//! distributions of a live environment, merged into one set. Two sources
+//! that disagree on a version are an error: that is drift to see at
+//! compile time, not at image build.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use uv_distribution_filename::{SourceDistExtension, SourceDistFilename, WheelFilename};
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+use uv_pep508::{MarkerEnvironment, Requirement, VerbatimUrl, VersionOrUrl};
+
+use crate::error::LockError;
+use crate::model::{Lock, LockFormat, exact_version};
+use crate::parse::RequirementsFile;
+
+/// Where a base pin comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseSource {
+    /// `name==version` in a base lock (or `pip freeze` output).
+    Pinned,
+    /// `name @ URL` in a base lock: present, at the version its file name
+    /// says when it says one.
+    Url,
+    /// `-e …` in `pip freeze` output: a local project, taken as present.
+    Editable,
+    /// `--owned NAME[==VERSION]`.
+    Owned,
+    /// A distribution installed in the environment given by `--base-env`.
+    Environment,
+}
+
+/// A package the image has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BasePin {
+    /// `None`: present at a version nobody wrote down; any requirement on
+    /// it is taken as met.
+    pub version: Option<Version>,
+    /// `base.txt:40`, `--owned`, or `the environment (.venv/bin/python)`.
+    pub origin: String,
+    pub source: BaseSource,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaseError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(
+        "{origin}: the base entry `{requirement}` is not pinned with ==; a base lock pins exact versions (for a package the image provides at an unknown version, pass --owned {name})"
+    )]
+    NotPinned {
+        origin: String,
+        requirement: String,
+        name: PackageName,
+    },
+    #[error(
+        "{origin}: `-e {value}` names no package; keep the `# Editable install … (NAME==VERSION)` comment `pip freeze` writes above it, or pass --owned NAME"
+    )]
+    UnnamedEditable { origin: String, value: String },
+    #[error(
+        "the bases disagree on {name}: {first} pins {first_version}, {second} pins {second_version}"
+    )]
+    Disagree {
+        name: PackageName,
+        first: String,
+        first_version: String,
+        second: String,
+        second_version: String,
+    },
+    #[error("the environment has {name} {installed}; {origin} pins {pinned}")]
+    Drift {
+        name: PackageName,
+        installed: String,
+        origin: String,
+        pinned: String,
+    },
+    #[error("--owned `{0}`: give a name, or a name with ==VERSION (no extras, no markers)")]
+    Owned(String),
+}
+
+/// Every package the image has, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bases {
+    pub pins: BTreeMap<PackageName, BasePin>,
+}
+
+impl Bases {
+    /// Add a base file, in the format its name says. `shown` is how
+    /// messages name it; entries whose markers are false for `markers`
+    /// do not apply.
+    pub fn add_file(
+        &mut self,
+        path: &Path,
+        shown: &str,
+        markers: &MarkerEnvironment,
+    ) -> Result<(), BaseError> {
+        if LockFormat::from_path(path) == LockFormat::Pylock {
+            let lock = Lock::read(path)?;
+            for package in lock.applicable(Some(markers)) {
+                let line = package.origin.rsplit(':').next().unwrap_or_default();
+                self.add(
+                    package.name.clone(),
+                    BasePin {
+                        version: Some(package.version.clone()),
+                        origin: format!("{shown}:{line}"),
+                        source: BaseSource::Pinned,
+                    },
+                )?;
+            }
+            return Ok(());
+        }
+        let parsed = RequirementsFile::read(path)?;
+        let text = crate::parse::read_text(path).unwrap_or_default();
+        let named = freeze_editable_names(&text);
+        let origin_of = |file: &Path, line: usize| {
+            let file = if file == path {
+                shown.to_string()
+            } else {
+                file.display().to_string()
+            };
+            format!("{file}:{line}")
+        };
+        for (origin, value) in &parsed.unnamed_editables {
+            let at = origin_of(&origin.path, origin.line);
+            let Some((name, version)) = (origin.path == path)
+                .then(|| named.get(&origin.line))
+                .flatten()
+            else {
+                return Err(BaseError::UnnamedEditable {
+                    origin: at,
+                    value: value.clone(),
+                });
+            };
+            self.add(
+                name.clone(),
+                BasePin {
+                    version: version.clone(),
+                    origin: at,
+                    source: BaseSource::Editable,
+                },
+            )?;
+        }
+        for entry in &parsed.entries {
+            if !entry.requirement.marker.evaluate(markers, &[]) {
+                continue;
+            }
+            let origin = origin_of(&entry.origin.path, entry.origin.line);
+            let (version, source) = match &entry.requirement.version_or_url {
+                Some(VersionOrUrl::Url(url)) => {
+                    let version = version_from_url(url, &entry.requirement.name);
+                    let source = if entry.editable {
+                        BaseSource::Editable
+                    } else {
+                        BaseSource::Url
+                    };
+                    (version, source)
+                }
+                _ => match exact_version(&entry.requirement) {
+                    Some(v) => (
+                        Some(v),
+                        if entry.editable {
+                            BaseSource::Editable
+                        } else {
+                            BaseSource::Pinned
+                        },
+                    ),
+                    None => {
+                        return Err(BaseError::NotPinned {
+                            origin,
+                            requirement: entry.requirement.to_string(),
+                            name: entry.requirement.name.clone(),
+                        });
+                    }
+                },
+            };
+            self.add(
+                entry.requirement.name.clone(),
+                BasePin {
+                    version,
+                    origin,
+                    source,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `--owned NAME` or `--owned NAME==VERSION`: replaces whatever a base
+    /// says about it.
+    pub fn add_owned(&mut self, spec: &str) -> Result<(), BaseError> {
+        let requirement = Requirement::<VerbatimUrl>::from_str(spec)
+            .map_err(|_| BaseError::Owned(spec.to_string()))?;
+        let version = exact_version(&requirement);
+        if (requirement.version_or_url.is_some() && version.is_none())
+            || !requirement.extras.is_empty()
+            || !requirement.marker.is_true()
+        {
+            return Err(BaseError::Owned(spec.to_string()));
+        }
+        self.pins.insert(
+            requirement.name,
+            BasePin {
+                version,
+                origin: "--owned".to_string(),
+                source: BaseSource::Owned,
+            },
+        );
+        Ok(())
+    }
+
+    /// A distribution installed in the base environment.
+    pub fn add_installed(
+        &mut self,
+        name: PackageName,
+        version: Version,
+        origin: &str,
+    ) -> Result<(), BaseError> {
+        self.add(
+            name,
+            BasePin {
+                version: Some(version),
+                origin: origin.to_string(),
+                source: BaseSource::Environment,
+            },
+        )
+    }
+
+    /// Add one pin; the same package twice must agree on its version.
+    fn add(&mut self, name: PackageName, pin: BasePin) -> Result<(), BaseError> {
+        let Some(previous) = self.pins.get(&name) else {
+            self.pins.insert(name, pin);
+            return Ok(());
+        };
+        if previous.source == BaseSource::Owned {
+            return Ok(());
+        }
+        // A version nobody wrote down agrees with any; the known one wins.
+        match (&previous.version, &pin.version) {
+            (_, None) => return Ok(()),
+            (None, Some(_)) => {
+                self.pins.insert(name, pin);
+                return Ok(());
+            }
+            (Some(a), Some(b)) if a == b => return Ok(()),
+            _ => {}
+        }
+        let shown = |p: &BasePin| {
+            p.version
+                .as_ref()
+                .map_or("it".to_string(), ToString::to_string)
+        };
+        let (env, other) = match (previous.source, pin.source) {
+            (BaseSource::Environment, _) => (Some(previous), &pin),
+            (_, BaseSource::Environment) => (Some(&pin), previous),
+            _ => (None, &pin),
+        };
+        Err(match env {
+            Some(env) => BaseError::Drift {
+                name,
+                installed: shown(env),
+                origin: other.origin.clone(),
+                pinned: shown(other),
+            },
+            None => BaseError::Disagree {
+                first: previous.origin.clone(),
+                first_version: shown(previous),
+                second: pin.origin.clone(),
+                second_version: shown(&pin),
+                name,
+            },
+        })
+    }
+}
+
+/// `pip freeze` writes a local editable install as a comment naming it,
+/// then `-e PATH`:
+///
+/// ```text
+/// # Editable install with no version control (demo==0.1)
+/// -e /src/demo
+/// ```
+///
+/// Map the `-e` line's number to the name and version in that comment.
+fn freeze_editable_names(text: &str) -> BTreeMap<usize, (PackageName, Option<Version>)> {
+    let mut out = BTreeMap::new();
+    let mut pending = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(comment) = line.strip_prefix('#') {
+            pending = comment
+                .trim()
+                .starts_with("Editable")
+                .then(|| {
+                    let inside = comment.rsplit_once('(')?.1.strip_suffix(')')?;
+                    let (name, version) = inside.split_once("==")?;
+                    Some((
+                        PackageName::from_str(name.trim()).ok()?,
+                        Version::from_str(version.trim()).ok(),
+                    ))
+                })
+                .flatten();
+            continue;
+        }
+        if line.starts_with("-e") || line.starts_with("--editable") {
+            if let Some(named) = pending.take() {
+                out.insert(i + 1, named);
+            }
+        } else if !line.is_empty() {
+            pending = None;
+        }
+    }
+    out
+}
+
+/// The version in a wheel or sdist file name at the end of a URL
+/// (`name @ file:///wheels/demo-1.2-py3-none-any.whl`).
+fn version_from_url(url: &VerbatimUrl, name: &PackageName) -> Option<Version> {
+    let file = url.path().rsplit('/').next()?;
+    if file.ends_with(".whl") {
+        return WheelFilename::from_str(file).ok().map(|w| w.version);
+    }
+    let ext = SourceDistExtension::from_path(file).ok()?;
+    SourceDistFilename::parse(file, ext, name)
+        .ok()
+        .map(|s| s.version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use layerlock_dist::Target;
+
+    fn bases(files: &[(&str, &str)]) -> Result<Bases, BaseError> {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target::new("3.12", "x86_64-manylinux_2_28").unwrap();
+        let mut bases = Bases::default();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            bases.add_file(&path, name, target.markers())?;
+        }
+        Ok(bases)
+    }
+
+    fn version(bases: &Bases, name: &str) -> Option<String> {
+        bases.pins[&PackageName::from_str(name).unwrap()]
+            .version
+            .as_ref()
+            .map(ToString::to_string)
+    }
+
+    #[test]
+    fn reads_pip_freeze_output() {
+        let freeze = "\
+demo-pinned==1.0
+local-wheel @ file:///wheels/local_wheel-2.3-py3-none-any.whl
+vcs-thing @ git+https://example.com/vcs-thing@abc123
+# Editable install with no version control (editable-demo==0.1)
+-e /src/editable-demo
+-e git+https://example.com/egg-demo@abc#egg=egg-demo
+";
+        let b = bases(&[("freeze.txt", freeze)]).unwrap();
+        assert_eq!(version(&b, "demo-pinned").as_deref(), Some("1.0"));
+        assert_eq!(version(&b, "local-wheel").as_deref(), Some("2.3"));
+        assert_eq!(version(&b, "vcs-thing"), None);
+        assert_eq!(version(&b, "editable-demo").as_deref(), Some("0.1"));
+        assert_eq!(version(&b, "egg-demo"), None);
+        let pin = &b.pins[&PackageName::from_str("editable-demo").unwrap()];
+        assert_eq!(pin.origin, "freeze.txt:5");
+        assert_eq!(pin.source, BaseSource::Editable);
+    }
+
+    #[test]
+    fn an_unnamed_editable_says_what_to_do() {
+        let err = bases(&[("freeze.txt", "-e /src/mystery\n")]).unwrap_err();
+        assert!(err.to_string().starts_with("freeze.txt:1:"), "{err}");
+        assert!(err.to_string().contains("--owned"), "{err}");
+    }
+
+    #[test]
+    fn a_range_in_a_base_is_refused() {
+        let err = bases(&[("base.txt", "foo>=2\n")]).unwrap_err();
+        assert!(err.to_string().contains("not pinned with =="), "{err}");
+    }
+
+    #[test]
+    fn disagreement_and_drift_are_errors() {
+        let err = bases(&[("a.txt", "nvtx==0.2.13\n"), ("b.txt", "nvtx==0.2.14\n")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the bases disagree on nvtx: a.txt:1 pins 0.2.13, b.txt:1 pins 0.2.14"
+        );
+        let mut b = bases(&[("base.txt", "x==1\nnvtx==0.2.13\n")]).unwrap();
+        let err = b
+            .add_installed(
+                PackageName::from_str("nvtx").unwrap(),
+                Version::from_str("0.2.14").unwrap(),
+                "the environment",
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the environment has nvtx 0.2.14; base.txt:2 pins 0.2.13"
+        );
+    }
+
+    #[test]
+    fn a_pylock_base_counts_like_a_requirements_base() {
+        let pylock = "lock-version = \"1.0\"\n\n[[packages]]\nname = \"torch\"\nversion = \"2.9.0\"\nwheels = [{ url = \"https://x/torch-2.9.0-py3-none-any.whl\", hashes = { sha256 = \"aa\" } }]\n\n[[packages]]\nname = \"pywin\"\nversion = \"1\"\nmarker = \"sys_platform == 'win32'\"\nwheels = [{ url = \"https://x/pywin-1-py3-none-any.whl\", hashes = { sha256 = \"bb\" } }]\n";
+        let b = bases(&[("pylock.base.toml", pylock)]).unwrap();
+        assert_eq!(version(&b, "torch").as_deref(), Some("2.9.0"));
+        assert!(
+            !b.pins
+                .contains_key(&PackageName::from_str("pywin").unwrap())
+        );
+        assert_eq!(
+            b.pins[&PackageName::from_str("torch").unwrap()].origin,
+            "pylock.base.toml:3"
+        );
+    }
+}

@@ -1,0 +1,241 @@
+//! The lock model every command reads and writes: what a layer pins, with
+//! its hashes and, when known, the files behind them. Formats (a pip
+//! requirements file, PEP 751 `pylock.toml`) are readers and writers of it.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use uv_normalize::PackageName;
+use uv_pep440::{Operator, Version};
+use uv_pep508::{MarkerEnvironment, MarkerTree, Requirement, VerbatimUrl, VersionOrUrl};
+
+use crate::error::LockError;
+
+/// How a lock is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockFormat {
+    /// A pip requirements file (`name==version --hash=…`).
+    Requirements,
+    /// PEP 751 `pylock.toml`.
+    Pylock,
+}
+
+impl LockFormat {
+    /// PEP 751 names lock files `pylock.toml` or `pylock.NAME.toml`; every
+    /// other name is a requirements file.
+    pub fn from_path(path: &Path) -> Self {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let pylock = name == "pylock.toml"
+            || name
+                .strip_prefix("pylock.")
+                .and_then(|rest| rest.strip_suffix(".toml"))
+                .is_some_and(|middle| !middle.is_empty() && !middle.contains('.'));
+        if pylock {
+            Self::Pylock
+        } else {
+            Self::Requirements
+        }
+    }
+}
+
+/// The target a layer was compiled for, as its header names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockTarget {
+    /// `3.12`.
+    pub python: String,
+    /// `x86_64-manylinux_2_28`.
+    pub platform: String,
+}
+
+/// What a lock says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Header {
+    pub target: Option<LockTarget>,
+    /// The base locks it was layered on, as written.
+    pub bases: Vec<String>,
+    /// Packages the image provides at versions no lock names (`--owned`).
+    pub owned: Vec<String>,
+    /// The command that regenerates it.
+    pub command: Option<String>,
+    /// "Python 3.12 on x86_64-manylinux_2_28", for the first comment line.
+    pub description: Option<String>,
+    /// PEP 751 `environments`: where the lock may be installed (empty: not
+    /// said).
+    pub environments: Vec<MarkerTree>,
+}
+
+/// One file of a locked package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockedFile {
+    pub name: String,
+    /// Where it is downloaded from (no credentials).
+    pub url: Option<String>,
+    pub size: Option<u64>,
+    pub upload_time: Option<Timestamp>,
+    /// Lower-case hex.
+    pub sha256: Option<String>,
+}
+
+impl LockedFile {
+    pub fn is_wheel(&self) -> bool {
+        self.name.ends_with(".whl")
+    }
+}
+
+/// One package of a lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockedPackage {
+    pub name: PackageName,
+    pub version: Version,
+    /// When the package applies; true for every package layerlock writes.
+    pub marker: MarkerTree,
+    /// `sha256:HEX` values, sorted.
+    pub hashes: Vec<String>,
+    /// The files behind the hashes, when the format records them.
+    pub files: Vec<LockedFile>,
+    /// What pulled the package in: package names or `-r FILE`.
+    pub via: Vec<String>,
+    /// `lock.txt:12`, for messages.
+    pub origin: String,
+}
+
+impl LockedPackage {
+    /// The sha256 digests the lock allows, lower-case hex.
+    pub fn sha256s(&self) -> impl Iterator<Item = String> + '_ {
+        self.hashes
+            .iter()
+            .filter_map(|h| h.strip_prefix("sha256:"))
+            .map(str::to_ascii_lowercase)
+    }
+}
+
+/// A base package the layer leaned on (written as a comment, not installed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUse {
+    pub name: PackageName,
+    pub version: Option<Version>,
+    /// Where the base pins it.
+    pub origin: String,
+    /// Who needed it.
+    pub via: Vec<String>,
+}
+
+/// A lock: header, packages sorted by name, and the base packages it uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub path: PathBuf,
+    pub format: LockFormat,
+    pub header: Header,
+    pub packages: Vec<LockedPackage>,
+    pub base_used: Vec<BaseUse>,
+}
+
+impl Lock {
+    /// Read a lock in the format its name says.
+    pub fn read(path: &Path) -> Result<Self, LockError> {
+        let text = crate::parse::read_text(path)?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Self, LockError> {
+        match LockFormat::from_path(path) {
+            LockFormat::Requirements => crate::requirements::read(path, text),
+            LockFormat::Pylock => crate::pylock::read(path, text),
+        }
+    }
+
+    /// Render in `format`; the same lock gives the same bytes.
+    pub fn render(&self, format: LockFormat, output: &str) -> String {
+        match format {
+            LockFormat::Requirements => crate::requirements::render(self, output),
+            LockFormat::Pylock => crate::pylock::render(self, output),
+        }
+    }
+
+    /// The packages that apply in `markers` (all of them when a package
+    /// carries no marker).
+    pub fn applicable<'a>(
+        &'a self,
+        markers: Option<&'a MarkerEnvironment>,
+    ) -> impl Iterator<Item = &'a LockedPackage> + 'a {
+        self.packages.iter().filter(move |p| match markers {
+            Some(env) => p.marker.evaluate(env, &[]),
+            None => true,
+        })
+    }
+}
+
+/// A lock's text without its regenerate command, for `compile --check`:
+/// the command says how the lock was made, not what it holds, so another
+/// spelling of it does not make a lock stale.
+pub fn comparable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut skip_next = false;
+    for line in text.lines() {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if line.starts_with('#') && line.ends_with("To regenerate it, run:") {
+            skip_next = true;
+        }
+        // `[tool.layerlock] command = …` in pylock.toml.
+        if line.starts_with("command = ") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The single version a requirement pins with `==V` or `===V`, if any.
+/// `foo>=2` pins nothing: it says what is allowed, not what is there.
+pub fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<Version> {
+    let Some(VersionOrUrl::VersionSpecifier(specs)) = &requirement.version_or_url else {
+        return None;
+    };
+    match specs.iter().collect::<Vec<_>>().as_slice() {
+        // `==2.*` is another operator (a range), so it is not here.
+        [spec] if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) => {
+            Some(spec.version().clone())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn pylock_names_follow_pep_751() {
+        for (name, format) in [
+            ("pylock.toml", LockFormat::Pylock),
+            ("pylock.kv.toml", LockFormat::Pylock),
+            ("dir/pylock.ci-tools.toml", LockFormat::Pylock),
+            ("pylock.a.b.toml", LockFormat::Requirements),
+            ("pylock..toml", LockFormat::Requirements),
+            ("kv.lock.txt", LockFormat::Requirements),
+            ("pyproject.toml", LockFormat::Requirements),
+        ] {
+            assert_eq!(LockFormat::from_path(Path::new(name)), format, "{name}");
+        }
+    }
+
+    #[test]
+    fn only_equality_is_an_exact_version() {
+        let exact = |s: &str| exact_version(&Requirement::from_str(s).unwrap());
+        assert_eq!(exact("foo==2").unwrap().to_string(), "2");
+        assert_eq!(exact("foo===2.0").unwrap().to_string(), "2.0");
+        assert!(exact("foo>=2").is_none());
+        assert!(exact("foo==2.*").is_none());
+        assert!(exact("foo~=2.0").is_none());
+        assert!(exact("foo==2,<3").is_none());
+        assert!(exact("foo").is_none());
+    }
+}

@@ -1,0 +1,546 @@
+//! A lock as PEP 751 `pylock.toml`: what pip, uv and Dependabot read. Each
+//! package lists the files its hashes stand for, with URL, size and upload
+//! time, so `cooldown` can judge a lock without asking an index. The
+//! target, bases and regenerate command go under `[tool.layerlock]`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use toml::Value;
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+use uv_pep508::MarkerTree;
+
+use crate::error::{LockError, Origin};
+use crate::model::{BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage};
+
+/// Read a `pylock.toml`. Packages locked from a VCS, a directory or an
+/// archive URL are refused: layerlock installs index files by hash.
+pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
+    let at = |line: usize| Origin {
+        path: path.to_path_buf(),
+        line,
+        column: 1,
+    };
+    let bad = |line: usize, message: String| LockError::Syntax {
+        origin: at(line),
+        text: String::new(),
+        message,
+    };
+    let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].lines().count().max(1)
+        });
+        bad(line, format!("not valid TOML: {}", e.message()))
+    })?;
+    match doc.get("lock-version").and_then(Value::as_str) {
+        Some(v) if v.split('.').next() == Some("1") => {}
+        Some(v) => {
+            return Err(bad(
+                1,
+                format!("lock-version {v} is not one this layerlock reads (1.x)"),
+            ));
+        }
+        None => {
+            return Err(bad(
+                1,
+                "no `lock-version`; is this a PEP 751 pylock.toml?".to_string(),
+            ));
+        }
+    }
+    // Where each `[[packages]]` table starts, for messages.
+    let starts: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "[[packages]]")
+        .map(|(i, _)| i + 1)
+        .collect();
+    let tool = doc
+        .get("tool")
+        .and_then(|t| t.get("layerlock"))
+        .and_then(Value::as_table);
+    let strings = |value: Option<&Value>| -> Vec<String> {
+        value
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut header = Header {
+        target: tool.and_then(|t| t.get("target")).and_then(|t| {
+            Some(LockTarget {
+                python: t.get("python")?.as_str()?.to_string(),
+                platform: t.get("platform")?.as_str()?.to_string(),
+            })
+        }),
+        bases: strings(tool.and_then(|t| t.get("bases"))),
+        owned: strings(tool.and_then(|t| t.get("owned"))),
+        command: tool
+            .and_then(|t| t.get("command"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        description: None,
+        environments: Vec::new(),
+    };
+    let mut environments = Vec::new();
+    for env in strings(doc.get("environments")) {
+        let marker = MarkerTree::from_str(&env)
+            .map_err(|e| bad(1, format!("environments: `{env}` is not a marker: {e}")))?;
+        environments.push(marker);
+    }
+    header.environments = environments;
+    let empty = Vec::new();
+    let tables = match doc.get("packages") {
+        None => &empty,
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(bad(1, "`packages` is not an array of tables".to_string())),
+    };
+    let mut packages = Vec::with_capacity(tables.len());
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, table) in tables.iter().enumerate() {
+        let line = starts.get(i).copied().unwrap_or(1);
+        let origin = format!("{}:{line}", path.display());
+        let get = |key: &str| table.get(key);
+        let name = get("name")
+            .and_then(Value::as_str)
+            .and_then(|n| PackageName::from_str(n).ok())
+            .ok_or_else(|| bad(line, "a package without a valid `name`".to_string()))?;
+        for kind in ["vcs", "directory", "archive"] {
+            if get(kind).is_some() {
+                return Err(bad(
+                    line,
+                    format!(
+                        "{name} is locked from a {kind}; layerlock installs files from an index by hash (lock a released version)"
+                    ),
+                ));
+            }
+        }
+        let version = get("version")
+            .and_then(Value::as_str)
+            .and_then(|v| Version::from_str(v).ok())
+            .ok_or_else(|| {
+                bad(
+                    line,
+                    format!("{name} has no valid `version`; a lock pins exact versions"),
+                )
+            })?;
+        let marker = match get("marker").and_then(Value::as_str) {
+            Some(m) => MarkerTree::from_str(m)
+                .map_err(|e| bad(line, format!("{name}: `{m}` is not a marker: {e}")))?,
+            None => MarkerTree::TRUE,
+        };
+        if marker.is_true()
+            && let Some(first) = seen.insert(name.clone(), origin.clone())
+        {
+            return Err(bad(
+                line,
+                format!("{name} is locked twice (also at {first}); a lock pins each package once"),
+            ));
+        }
+        let mut files = Vec::new();
+        for wheel in get("wheels")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            files.push(file(wheel, &name, line, &bad)?);
+        }
+        if let Some(sdist) = get("sdist") {
+            files.push(file(sdist, &name, line, &bad)?);
+        }
+        if files.is_empty() {
+            return Err(bad(
+                line,
+                format!("{name} {version} lists no wheels and no sdist"),
+            ));
+        }
+        let mut hashes = Vec::new();
+        for f in &files {
+            let Some(sha) = &f.sha256 else {
+                return Err(bad(
+                    line,
+                    format!(
+                        "{name}: {} has no sha256 hash; a lock is hash-pinned",
+                        f.name
+                    ),
+                ));
+            };
+            hashes.push(format!("sha256:{sha}"));
+        }
+        hashes.sort();
+        hashes.dedup();
+        let via = strings(
+            get("tool")
+                .and_then(|t| t.get("layerlock"))
+                .and_then(|t| t.get("via")),
+        );
+        packages.push(LockedPackage {
+            name,
+            version,
+            marker,
+            hashes,
+            files,
+            via,
+            origin,
+        });
+    }
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Lock {
+        path: path.to_path_buf(),
+        format: LockFormat::Pylock,
+        header,
+        packages,
+        base_used: Vec::new(),
+    })
+}
+
+fn file(
+    value: &Value,
+    package: &PackageName,
+    line: usize,
+    bad: &dyn Fn(usize, String) -> LockError,
+) -> Result<LockedFile, LockError> {
+    let url = value.get("url").and_then(Value::as_str).map(str::to_string);
+    let local = value.get("path").and_then(Value::as_str);
+    let name = value
+        .get("name")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            url.as_deref()
+                .or(local)
+                .and_then(|u| u.rsplit('/').next())
+                .filter(|n| !n.is_empty())
+        })
+        .ok_or_else(|| bad(line, format!("{package}: a file with no name, url or path")))?
+        .to_string();
+    let upload_time = match value.get("upload-time") {
+        None => None,
+        Some(t) => {
+            let text = match t {
+                Value::Datetime(d) => d.to_string(),
+                Value::String(s) => s.clone(),
+                _ => String::new(),
+            };
+            Some(Timestamp::from_str(&text).map_err(|_| {
+                bad(
+                    line,
+                    format!("{package}: {name}: upload-time `{text}` is not a UTC date and time"),
+                )
+            })?)
+        }
+    };
+    Ok(LockedFile {
+        url: url.or_else(|| local.map(str::to_string)),
+        size: value
+            .get("size")
+            .and_then(Value::as_integer)
+            .and_then(|s| u64::try_from(s).ok()),
+        upload_time,
+        sha256: value
+            .get("hashes")
+            .and_then(|h| h.get("sha256"))
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase),
+        name,
+    })
+}
+
+/// A TOML basic string.
+fn q(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| q(i)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// Render `lock` as `pylock.toml`; `output` is how the install line names
+/// the file.
+pub(crate) fn render(lock: &Lock, output: &str) -> String {
+    let mut out = String::new();
+    let h = &lock.header;
+    if let Some(description) = &h.description {
+        let _ = writeln!(
+            out,
+            "# This file was generated by layerlock for {description}."
+        );
+        out.push_str("# It holds only what the base does not provide. To regenerate it, run:\n");
+        let _ = writeln!(out, "#    {}", h.command.as_deref().unwrap_or("layerlock"));
+        out.push_str("# Install it with:\n");
+        let _ = writeln!(out, "#    uv pip install -r {output}");
+    }
+    out.push_str("lock-version = \"1.0\"\n");
+    if !h.environments.is_empty() {
+        let envs: Vec<String> = h
+            .environments
+            .iter()
+            .filter_map(|m| m.contents().map(|c| c.to_string()))
+            .collect();
+        let _ = writeln!(out, "environments = {}", list(&envs));
+    }
+    if let Some(target) = &h.target {
+        let _ = writeln!(
+            out,
+            "requires-python = {}",
+            q(&format!("=={}.*", target.python))
+        );
+    }
+    out.push_str("created-by = \"layerlock\"\n");
+    let mut packages: Vec<&LockedPackage> = lock.packages.iter().collect();
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    for p in packages {
+        out.push_str("\n[[packages]]\n");
+        let _ = writeln!(out, "name = {}", q(p.name.as_ref()));
+        let _ = writeln!(out, "version = {}", q(&p.version.to_string()));
+        if let Some(marker) = p.marker.contents() {
+            let _ = writeln!(out, "marker = {}", q(&marker.to_string()));
+        }
+        let mut files: Vec<&LockedFile> = p.files.iter().collect();
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        for f in files.iter().filter(|f| f.is_wheel()) {
+            out.push_str("\n[[packages.wheels]]\n");
+            write_file(&mut out, f);
+        }
+        // PEP 751 allows one sdist per package.
+        if let Some(sdist) = files.iter().find(|f| !f.is_wheel()) {
+            out.push_str("\n[packages.sdist]\n");
+            write_file(&mut out, sdist);
+        }
+        let mut via = p.via.clone();
+        via.sort();
+        via.dedup();
+        if !via.is_empty() {
+            out.push_str("\n[packages.tool.layerlock]\n");
+            let _ = writeln!(out, "via = {}", list(&via));
+        }
+    }
+    out.push_str("\n[tool.layerlock]\n");
+    if let Some(target) = &h.target {
+        let _ = writeln!(
+            out,
+            "target = {{ python = {}, platform = {} }}",
+            q(&target.python),
+            q(&target.platform)
+        );
+    }
+    let _ = writeln!(out, "bases = {}", list(&h.bases));
+    let _ = writeln!(out, "owned = {}", list(&h.owned));
+    if let Some(command) = &h.command {
+        let _ = writeln!(out, "command = {}", q(command));
+    }
+    for used in &lock.base_used {
+        write_base_use(&mut out, used);
+    }
+    out
+}
+
+fn write_file(out: &mut String, f: &LockedFile) {
+    let _ = writeln!(out, "name = {}", q(&f.name));
+    if let Some(url) = &f.url {
+        let _ = writeln!(out, "url = {}", q(url));
+    }
+    if let Some(time) = f.upload_time {
+        let _ = writeln!(out, "upload-time = {time}");
+    }
+    if let Some(size) = f.size {
+        let _ = writeln!(out, "size = {size}");
+    }
+    if let Some(sha) = &f.sha256 {
+        let _ = writeln!(out, "hashes = {{ sha256 = {} }}", q(sha));
+    }
+}
+
+fn write_base_use(out: &mut String, used: &BaseUse) {
+    out.push_str("\n[[tool.layerlock.base-used]]\n");
+    let _ = writeln!(out, "name = {}", q(used.name.as_ref()));
+    if let Some(version) = &used.version {
+        let _ = writeln!(out, "version = {}", q(&version.to_string()));
+    }
+    let _ = writeln!(out, "origin = {}", q(&used.origin));
+    let _ = writeln!(out, "via = {}", list(&used.via));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Lock {
+        let file = |name: &str, sha: &str, time: &str| LockedFile {
+            name: name.to_string(),
+            url: Some(format!("https://files.example/{name}")),
+            size: Some(1234),
+            upload_time: Some(Timestamp::from_str(time).unwrap()),
+            sha256: Some(sha.to_string()),
+        };
+        Lock {
+            path: "pylock.kv.toml".into(),
+            format: LockFormat::Pylock,
+            header: Header {
+                target: Some(LockTarget {
+                    python: "3.12".into(),
+                    platform: "x86_64-manylinux_2_28".into(),
+                }),
+                bases: vec!["base.txt".into()],
+                owned: vec![],
+                command: Some("layerlock compile in.txt -o \"pylock.kv.toml\"".into()),
+                description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
+                environments: vec![
+                    MarkerTree::from_str("python_version == '3.12' and sys_platform == 'linux'")
+                        .unwrap(),
+                ],
+            },
+            packages: vec![LockedPackage {
+                name: PackageName::from_str("nixl").unwrap(),
+                version: Version::from_str("1.5.2").unwrap(),
+                marker: MarkerTree::TRUE,
+                hashes: vec!["sha256:aa".into(), "sha256:bb".into()],
+                files: vec![
+                    file("nixl-1.5.2.tar.gz", "bb", "2026-11-02T22:49:00Z"),
+                    file(
+                        "nixl-1.5.2-cp312-cp312-manylinux_2_28_x86_64.whl",
+                        "aa",
+                        "2026-11-02T22:49:30.5Z",
+                    ),
+                ],
+                via: vec!["-r in.txt".into()],
+                origin: String::new(),
+            }],
+            base_used: vec![BaseUse {
+                name: PackageName::from_str("torch").unwrap(),
+                version: Some(Version::from_str("2.9.0").unwrap()),
+                origin: "base.txt:3".into(),
+                via: vec!["nixl".into()],
+            }],
+        }
+    }
+
+    #[test]
+    fn writes_pep_751() {
+        insta::assert_snapshot!(sample().render(LockFormat::Pylock, "pylock.kv.toml"), @r#"
+        # This file was generated by layerlock for Python 3.12 on x86_64-manylinux_2_28.
+        # It holds only what the base does not provide. To regenerate it, run:
+        #    layerlock compile in.txt -o "pylock.kv.toml"
+        # Install it with:
+        #    uv pip install -r pylock.kv.toml
+        lock-version = "1.0"
+        environments = ["python_full_version == '3.12.*' and sys_platform == 'linux'"]
+        requires-python = "==3.12.*"
+        created-by = "layerlock"
+
+        [[packages]]
+        name = "nixl"
+        version = "1.5.2"
+
+        [[packages.wheels]]
+        name = "nixl-1.5.2-cp312-cp312-manylinux_2_28_x86_64.whl"
+        url = "https://files.example/nixl-1.5.2-cp312-cp312-manylinux_2_28_x86_64.whl"
+        upload-time = 2026-11-02T22:49:30.5Z
+        size = 1234
+        hashes = { sha256 = "aa" }
+
+        [packages.sdist]
+        name = "nixl-1.5.2.tar.gz"
+        url = "https://files.example/nixl-1.5.2.tar.gz"
+        upload-time = 2026-11-02T22:49:00Z
+        size = 1234
+        hashes = { sha256 = "bb" }
+
+        [packages.tool.layerlock]
+        via = ["-r in.txt"]
+
+        [tool.layerlock]
+        target = { python = "3.12", platform = "x86_64-manylinux_2_28" }
+        bases = ["base.txt"]
+        owned = []
+        command = "layerlock compile in.txt -o \"pylock.kv.toml\""
+
+        [[tool.layerlock.base-used]]
+        name = "torch"
+        version = "2.9.0"
+        origin = "base.txt:3"
+        via = ["nixl"]
+        "#);
+    }
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        let lock = sample();
+        let text = lock.render(LockFormat::Pylock, "pylock.kv.toml");
+        let back = Lock::parse(Path::new("pylock.kv.toml"), &text).unwrap();
+        assert_eq!(back.header.target, lock.header.target);
+        assert_eq!(back.header.bases, lock.header.bases);
+        assert_eq!(back.header.command, lock.header.command);
+        assert_eq!(back.header.environments.len(), 1);
+        let p = &back.packages[0];
+        assert_eq!(p.hashes, ["sha256:aa", "sha256:bb"]);
+        assert_eq!(p.via, ["-r in.txt"]);
+        assert_eq!(p.origin, "pylock.kv.toml:11");
+        let mut want = lock.packages[0].files.clone();
+        want.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(p.files, want);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_install_by_hash() {
+        let read = |text: &str| Lock::parse(Path::new("pylock.toml"), text).unwrap_err();
+        let err = read("lock-version = \"2.0\"\n");
+        assert!(err.to_string().contains("lock-version 2.0"), "{err}");
+        let err = read(
+            "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nvcs = { type = \"git\", url = \"https://x\", commit-id = \"abc\" }\n",
+        );
+        assert!(err.to_string().contains("locked from a vcs"), "{err}");
+        let err = read(
+            "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ url = \"https://x/a-1-py3-none-any.whl\" }]\n",
+        );
+        assert!(err.to_string().contains("no sha256"), "{err}");
+        let err = read("lock-version = \"1.0\"\n[[packages]\n");
+        assert!(err.to_string().contains("pylock.toml:2"), "{err}");
+    }
+
+    #[test]
+    fn reads_uv_output() {
+        let text = r#"# This file was autogenerated by uv via the following command:
+#    uv pip compile in.txt --format pylock.toml
+lock-version = "1.0"
+created-by = "uv"
+requires-python = ">=3.12"
+
+[[packages]]
+name = "idna"
+version = "3.10"
+sdist = { url = "https://files.example/idna-3.10.tar.gz", upload-time = 2024-09-15T18:07:39Z, size = 190490, hashes = { sha256 = "12f6" } }
+wheels = [{ url = "https://files.example/idna-3.10-py3-none-any.whl", upload-time = 2024-09-15T18:07:37Z, size = 70442, hashes = { sha256 = "946d" } }]
+"#;
+        let lock = Lock::parse(Path::new("pylock.toml"), text).unwrap();
+        let p = &lock.packages[0];
+        assert_eq!(p.hashes, ["sha256:12f6", "sha256:946d"]);
+        assert_eq!(p.files[0].name, "idna-3.10-py3-none-any.whl");
+        assert_eq!(
+            p.files[0].upload_time.unwrap().to_string(),
+            "2024-09-15T18:07:37Z"
+        );
+        assert!(lock.header.target.is_none());
+    }
+}

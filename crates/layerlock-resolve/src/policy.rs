@@ -1,0 +1,264 @@
+//! The release-age policy as a verdict per locked package: is the version
+//! old enough at `now`, judged from the upload times of exactly the files
+//! the lock pins? `compile` applies the same policy while resolving
+//! (through [`CooldownPolicy::for_resolver`]).
+
+use jiff::{SignedDuration, Timestamp};
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+
+use crate::Cooldown;
+
+/// A package (or one version of it) the cooldown does not apply to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exemption {
+    pub package: PackageName,
+    /// Only this version: the exemption stops applying when the lock moves
+    /// to another one, so it cannot be forgotten in place.
+    pub version: Option<Version>,
+    pub reason: String,
+    /// The exemption ends at this time.
+    pub until: Option<Timestamp>,
+}
+
+impl Exemption {
+    fn covers(&self, name: &PackageName, version: &Version) -> bool {
+        self.package == *name && self.version.as_ref().is_none_or(|v| v == version)
+    }
+
+    fn in_force(&self, now: Timestamp) -> bool {
+        self.until.is_none_or(|u| u >= now)
+    }
+}
+
+/// The policy: nothing newly introduced younger than `min_age` at `now`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CooldownPolicy {
+    pub min_age: SignedDuration,
+    pub now: Timestamp,
+    pub exemptions: Vec<Exemption>,
+    /// Files whose upload time cannot be found pass (else they fail).
+    pub allow_missing_time: bool,
+}
+
+/// What the policy says about one locked version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Ok,
+    TooYoung,
+    Exempt,
+    ExemptionExpired,
+    UnknownUploadTime,
+    /// A locked file was uploaded after `now`: the lock cannot have been
+    /// made at that time.
+    NotYetUploaded,
+}
+
+impl Verdict {
+    /// The name reports use (stable: part of the JSON report).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::TooYoung => "too young",
+            Self::Exempt => "exempt",
+            Self::ExemptionExpired => "exemption expired",
+            Self::UnknownUploadTime => "unknown upload time",
+            Self::NotYetUploaded => "not yet uploaded",
+        }
+    }
+
+    pub fn fails(self) -> bool {
+        !matches!(self, Self::Ok | Self::Exempt)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The verdict with what it rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub verdict: Verdict,
+    /// When the newest locked file was uploaded.
+    pub uploaded: Option<Timestamp>,
+    /// When the version becomes old enough (the newest file's upload time
+    /// plus the minimum age): a moment, not a day.
+    pub eligible: Option<Timestamp>,
+    /// Age at `now` in days, to a tenth; never negative.
+    pub age_days: Option<f64>,
+    pub note: Option<String>,
+}
+
+impl CooldownPolicy {
+    /// What the resolver needs: the exemptions in force at `now`.
+    pub fn for_resolver(&self) -> Cooldown {
+        Cooldown {
+            now: self.now,
+            min_age: self.min_age,
+            exempt: self
+                .exemptions
+                .iter()
+                .filter(|e| e.in_force(self.now))
+                .map(|e| (e.package.clone(), e.version.clone()))
+                .collect(),
+            allow_missing_time: self.allow_missing_time,
+        }
+    }
+
+    /// Judge `name` `version` whose locked files were uploaded at `times`
+    /// (`None`: no upload time found for that file).
+    pub fn judge(
+        &self,
+        name: &PackageName,
+        version: &Version,
+        times: &[Option<Timestamp>],
+    ) -> Judgement {
+        let missing = times.is_empty() || times.iter().any(Option::is_none);
+        // The set is old enough once its newest file is.
+        let uploaded = times.iter().flatten().max().copied();
+        let eligible = uploaded.and_then(|t| t.checked_add(self.min_age).ok());
+        let age_days = uploaded.map(|t| {
+            let seconds = (self.now.as_second() - t.as_second()).max(0);
+            (seconds as f64 / 8640.0).round() / 10.0
+        });
+        let exemption = self.exemptions.iter().find(|e| e.covers(name, version));
+        let other_version = || {
+            self.exemptions
+                .iter()
+                .find(|e| e.package == *name && e.version.is_some())
+                .and_then(|e| e.version.as_ref())
+                .map(|v| format!("the exemption names version {v}, the lock has {version}"))
+        };
+        let young = eligible.is_some_and(|e| e > self.now);
+        let (verdict, note) = if uploaded.is_some_and(|t| t > self.now) {
+            (
+                Verdict::NotYetUploaded,
+                Some(format!(
+                    "a locked file was uploaded after {}",
+                    self.now.strftime("%Y-%m-%d %H:%M UTC")
+                )),
+            )
+        } else if let Some(e) = exemption.filter(|e| e.in_force(self.now)) {
+            (Verdict::Exempt, Some(e.reason.clone()))
+        } else if missing && !self.allow_missing_time {
+            (
+                Verdict::UnknownUploadTime,
+                Some("no upload time for the locked files (simple API and JSON API)".to_string()),
+            )
+        } else if young {
+            match exemption {
+                Some(e) => (
+                    Verdict::ExemptionExpired,
+                    Some(format!(
+                        "exemption expired on {} ({})",
+                        e.until.map(day).unwrap_or_default(),
+                        e.reason
+                    )),
+                ),
+                None => (Verdict::TooYoung, other_version()),
+            }
+        } else {
+            let note = exemption.map(|e| {
+                format!(
+                    "exemption expired on {}; no longer needed",
+                    e.until.map(day).unwrap_or_default()
+                )
+            });
+            (Verdict::Ok, note)
+        };
+        Judgement {
+            verdict,
+            uploaded,
+            eligible,
+            age_days,
+            note,
+        }
+    }
+}
+
+fn day(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%d").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn ts(s: &str) -> Timestamp {
+        Timestamp::from_str(s).unwrap()
+    }
+
+    fn policy(exemptions: Vec<Exemption>) -> CooldownPolicy {
+        CooldownPolicy {
+            min_age: SignedDuration::from_hours(7 * 24),
+            now: ts("2026-11-09T12:00:00Z"),
+            exemptions,
+            allow_missing_time: false,
+        }
+    }
+
+    fn judge(p: &CooldownPolicy, version: &str, uploaded: &str) -> Judgement {
+        p.judge(
+            &PackageName::from_str("nixl-cu13").unwrap(),
+            &Version::from_str(version).unwrap(),
+            &[Some(ts(uploaded))],
+        )
+    }
+
+    #[test]
+    fn eligible_is_a_moment_not_a_day() {
+        // Uploaded at 22:49: not eligible at midnight seven days later.
+        let j = judge(&policy(vec![]), "1.5.2", "2026-11-02T22:49:00Z");
+        assert_eq!(j.verdict, Verdict::TooYoung);
+        assert_eq!(j.eligible, Some(ts("2026-11-09T22:49:00Z")));
+        assert_eq!(j.age_days, Some(6.5));
+    }
+
+    #[test]
+    fn an_exemption_for_one_version_stops_when_the_lock_moves() {
+        let exemption = Exemption {
+            package: PackageName::from_str("nixl-cu13").unwrap(),
+            version: Some(Version::from_str("1.5.2").unwrap()),
+            reason: "fixes the NIXL hang".into(),
+            until: Some(ts("2026-11-15T00:00:00Z")),
+        };
+        let p = policy(vec![exemption]);
+        let j = judge(&p, "1.5.2", "2026-11-08T00:00:00Z");
+        assert_eq!(j.verdict, Verdict::Exempt);
+        let j = judge(&p, "1.6.0", "2026-11-08T00:00:00Z");
+        assert_eq!(j.verdict, Verdict::TooYoung);
+        assert!(j.note.unwrap().contains("names version 1.5.2"));
+        let resolver = p.for_resolver();
+        assert_eq!(resolver.exempt.len(), 1);
+    }
+
+    #[test]
+    fn a_file_from_after_now_is_not_a_negative_age() {
+        let j = judge(&policy(vec![]), "1.0", "2026-11-09T12:00:30Z");
+        assert_eq!(j.verdict, Verdict::NotYetUploaded);
+        assert!(j.verdict.fails());
+        assert_eq!(j.age_days, Some(0.0));
+        assert!(j.age_days.unwrap().is_sign_positive());
+    }
+
+    #[test]
+    fn unknown_time_fails_closed() {
+        let p = policy(vec![]);
+        let j = p.judge(
+            &PackageName::from_str("a").unwrap(),
+            &Version::from_str("1").unwrap(),
+            &[None],
+        );
+        assert_eq!(j.verdict, Verdict::UnknownUploadTime);
+        let j = p.judge(
+            &PackageName::from_str("a").unwrap(),
+            &Version::from_str("1").unwrap(),
+            &[],
+        );
+        assert_eq!(j.verdict, Verdict::UnknownUploadTime);
+    }
+}
