@@ -4,7 +4,7 @@
 use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, walk};
 
 use crate::finding::{Finding, FindingBuilder, Severity};
-use crate::rules::registry;
+use crate::rules::{RuleId, registry};
 
 /// What the audit found, and what it could not read.
 #[derive(Debug, Default)]
@@ -30,19 +30,23 @@ impl Visitor for RuleVisitor {
 
     fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
         self.findings.push(
-            FindingBuilder::new("script-not-found", Severity::Info, site.location.clone())
-                .job(site.job.map(str::to_string))
-                .command(site.text)
-                .via(site.via.to_vec())
-                .message(format!(
-                    "`{call}` is not in the scanned tree, so its commands were not audited{}",
-                    if call.starts_with('/') && site.mapped_paths == 0 {
-                        " (map container paths with --path-map /workspace=.)"
-                    } else {
-                        ""
-                    }
-                ))
-                .build(),
+            FindingBuilder::new(
+                RuleId::ScriptNotFound,
+                Severity::Info,
+                site.location.clone(),
+            )
+            .job(site.job.map(str::to_string))
+            .command(site.text)
+            .via(site.via.to_vec())
+            .message(format!(
+                "`{call}` is not in the scanned tree, so its commands were not audited{}",
+                if call.starts_with('/') && site.mapped_paths == 0 {
+                    " (map container paths with --path-map /workspace=.)"
+                } else {
+                    ""
+                }
+            ))
+            .build(),
         );
     }
 }

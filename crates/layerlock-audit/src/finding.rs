@@ -1,9 +1,13 @@
 //! Findings: built with a required primary location, carrying the job and
 //! the chain of scripts that led to them.
 
+use std::fmt;
+use std::str::FromStr;
+
 use serde::Serialize;
 
 use crate::install::Class;
+use crate::rules::RuleId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,14 +27,29 @@ impl Severity {
             Self::High => "high",
         }
     }
+}
 
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// A name that is no severity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity `{0}`; the severities are info, low, medium and high")]
+pub struct UnknownSeverity(pub String);
+
+impl FromStr for Severity {
+    type Err = UnknownSeverity;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
             "info" => Self::Info,
             "low" => Self::Low,
             "medium" => Self::Medium,
             "high" => Self::High,
-            _ => return None,
+            _ => return Err(UnknownSeverity(text.to_string())),
         })
     }
 }
@@ -39,7 +58,7 @@ pub use layerlock_walk::Location;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    pub rule: &'static str,
+    pub rule: RuleId,
     pub severity: Severity,
     pub class: Option<Class>,
     #[serde(flatten)]
@@ -57,7 +76,7 @@ pub struct FindingBuilder {
 }
 
 impl FindingBuilder {
-    pub fn new(rule: &'static str, severity: Severity, location: Location) -> Self {
+    pub fn new(rule: RuleId, severity: Severity, location: Location) -> Self {
         Self {
             finding: Finding {
                 rule,

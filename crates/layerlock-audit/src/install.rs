@@ -29,6 +29,12 @@ impl Class {
     }
 }
 
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// A recognised install.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Install {

@@ -14,17 +14,17 @@ mod steps;
 mod tether;
 
 pub use audit::{ScanResult, scan};
-pub use finding::{Finding, Location, Severity};
+pub use finding::{Finding, Location, Severity, UnknownSeverity};
 pub use install::{Class, Install, classify};
 pub use layerlock_walk::{
-    Arg, CommandSite, Container, FileError, RequirementFiles, ScanOptions, Visitor, inventory,
-    pipelines, strip_wrappers, unwrap, walk,
+    Arg, CommandSite, Container, FileError, PathMap, PathMapError, RequirementFiles, ScanOptions,
+    Visitor, inventory, pipelines, strip_wrappers, unwrap, walk,
 };
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
 pub use pytest::{Selection, fnmatch, selection};
 pub use report::{github, json, rule_list, sarif, text};
-pub use rules::{Rule, registry};
-pub use steps::{StepInfo, StepProblem, StepsReport, check_steps};
+pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
+pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
 pub use tether::{
     StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
     collect as collect_runs, diagnose, explain, parse_tether_allowlist,

@@ -5,13 +5,14 @@
 use serde::Serialize;
 
 use crate::finding::Finding;
+use crate::rules::{RuleId, RuleSelector};
 
 /// `path[:line] rule-id [job=KEY]  # reason`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AllowEntry {
     pub path: String,
     pub line: Option<usize>,
-    pub rule: String,
+    pub rule: RuleSelector,
     pub job: Option<String>,
     pub reason: String,
     /// Where the entry is: `.layerlock-allowlist:3`.
@@ -82,19 +83,19 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
             }
             _ => (place.to_string(), None),
         };
-        let known = crate::report::rule_list();
-        if rule != "*" && !known.iter().any(|(id, _)| *id == rule) {
-            return Err(PolicyError {
-                origin,
-                message: format!(
-                    "unknown rule id `{rule}`; `layerlock audit --list-rules` lists them"
-                ),
-            });
-        }
+        let rule = match rule.parse::<RuleSelector>() {
+            Ok(rule) => rule,
+            Err(unknown) => {
+                return Err(PolicyError {
+                    origin,
+                    message: unknown.to_string(),
+                });
+            }
+        };
         out.push(AllowEntry {
             path,
             line: line_no,
-            rule: rule.to_string(),
+            rule,
             job,
             reason: reason.to_string(),
             origin,
@@ -107,7 +108,7 @@ impl AllowEntry {
     fn matches(&self, finding: &Finding) -> bool {
         self.path == finding.location.path
             && self.line.is_none_or(|l| l == finding.location.line)
-            && (self.rule == finding.rule || self.rule == "*")
+            && self.rule.matches(finding.rule)
             && self
                 .job
                 .as_ref()
@@ -140,7 +141,8 @@ pub struct Sorted {
 }
 
 /// An inline `# layerlock: ignore[rule-id] reason` on `line`: the reason.
-fn inline_ignore(line: &str, rule: &str) -> Option<String> {
+/// Names that are no rule id are passed over, not errors.
+fn inline_ignore(line: &str, rule: RuleId) -> Option<String> {
     let at = line.find("layerlock: ignore[")?;
     let rest = &line[at + "layerlock: ignore[".len()..];
     let (rules, reason) = rest.split_once(']')?;
@@ -150,7 +152,11 @@ fn inline_ignore(line: &str, rule: &str) -> Option<String> {
     }
     rules
         .split(',')
-        .any(|r| r.trim() == rule || r.trim() == "*")
+        .any(|r| {
+            r.trim()
+                .parse::<RuleSelector>()
+                .is_ok_and(|selector| selector.matches(rule))
+        })
         .then(|| reason.to_string())
 }
 

@@ -7,11 +7,11 @@ use serde_json::json;
 
 use crate::finding::{Finding, Severity};
 use crate::policy::Sorted;
-use crate::rules::{SCANNER_RULES, registry};
+use crate::rules::{RuleId, SCANNER_RULES, registry};
 use layerlock_walk::FileError;
 
 /// Every rule id with its description, registry first.
-pub fn rule_list() -> Vec<(&'static str, &'static str)> {
+pub fn rule_list() -> Vec<(RuleId, &'static str)> {
     let mut out: Vec<_> = registry()
         .iter()
         .map(|r| (r.id(), r.description()))
@@ -140,7 +140,7 @@ pub fn sarif(sorted: &Sorted) -> String {
             })
         })
         .collect();
-    let ids: Vec<&str> = rule_list().iter().map(|(id, _)| *id).collect();
+    let ids: Vec<RuleId> = rule_list().iter().map(|(id, _)| *id).collect();
     let results: Vec<_> = sorted
         .reported
         .iter()
@@ -210,7 +210,7 @@ pub fn github(sorted: &Sorted) -> String {
             prop(&f.location.path),
             f.location.line,
             f.location.column,
-            prop(f.rule),
+            prop(f.rule.as_str()),
             escape(&f.message)
         );
     }

@@ -18,13 +18,46 @@ pub struct StepProblem {
     pub message: String,
 }
 
+/// What a Buildkite step does, as its YAML says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepKind {
+    /// `command`, `commands`, `plugins`, or only a `label`.
+    Command,
+    Group,
+    Trigger,
+    Block,
+    Input,
+    /// `wait` or `waiter`, as a string or a key.
+    Wait,
+}
+
+impl StepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Command => "command",
+            Self::Group => "group",
+            Self::Trigger => "trigger",
+            Self::Block => "block",
+            Self::Input => "input",
+            Self::Wait => "wait",
+        }
+    }
+}
+
+impl std::fmt::Display for StepKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepInfo {
     pub path: String,
     pub line: usize,
     pub key: Option<String>,
     pub label: Option<String>,
-    pub kind: &'static str,
+    pub kind: StepKind,
     pub depends_on: Vec<String>,
 }
 
@@ -53,17 +86,17 @@ fn valid_key(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == ':')
 }
 
-fn kind_of(step: &Node) -> Option<&'static str> {
+fn kind_of(step: &Node) -> Option<StepKind> {
     if let Some(s) = step.as_str() {
-        return (s == "wait" || s == "waiter").then_some("wait");
+        return (s == "wait" || s == "waiter").then_some(StepKind::Wait);
     }
     for (key, kind) in [
-        ("group", "group"),
-        ("trigger", "trigger"),
-        ("block", "block"),
-        ("input", "input"),
-        ("wait", "wait"),
-        ("waiter", "wait"),
+        ("group", StepKind::Group),
+        ("trigger", StepKind::Trigger),
+        ("block", StepKind::Block),
+        ("input", StepKind::Input),
+        ("wait", StepKind::Wait),
+        ("waiter", StepKind::Wait),
     ] {
         if step.get(key).is_some() {
             return Some(kind);
@@ -74,7 +107,7 @@ fn kind_of(step: &Node) -> Option<&'static str> {
         || step.get("plugins").is_some()
         || step.get("label").is_some()
     {
-        return Some("command");
+        return Some(StepKind::Command);
     }
     None
 }
@@ -144,8 +177,8 @@ impl Walk<'_> {
             .map(str::to_string);
         let deps = depends_on(step);
         match (&key, kind) {
-            (_, "wait") => {}
-            (None, "group") => {}
+            (_, StepKind::Wait) => {}
+            (None, StepKind::Group) => {}
             (None, _) => self.problem(
                 pos,
                 None,

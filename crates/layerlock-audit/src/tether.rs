@@ -150,7 +150,7 @@ impl Collector<'_> {
     /// tree.
     fn resolve(&self, path: &str, cwd: Option<&Path>) -> String {
         let root = &self.options.scan.root;
-        let mapped = self.options.scan.map(path);
+        let mapped = self.options.scan.path_map.map(path);
         let absolute = if mapped.is_absolute() {
             mapped
         } else {

@@ -4,6 +4,7 @@
 //! steps) see commands through [`Visitor`] and never read files themselves.
 
 mod inventory;
+mod path_map;
 mod paths;
 pub mod pipelines;
 mod read;
@@ -12,6 +13,7 @@ mod walker;
 mod wrappers;
 
 pub use inventory::inventory;
+pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
 pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
 pub use site::{Arg, CommandSite, Location, RequirementFiles};

@@ -16,35 +16,18 @@ use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, ShellRun};
 
+use crate::path_map::PathMap;
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
 use crate::read::read_bounded;
 use crate::site::{Arg, CommandSite, Location, RequirementFiles};
 use crate::wrappers::{Container, unwrap};
 
 impl ScanOptions {
-    /// Apply `--path-map` to a path as written in CI.
-    pub fn map(&self, path: &str) -> PathBuf {
-        let mut best: Option<(&String, &PathBuf)> = None;
-        for (prefix, target) in &self.path_map {
-            let matches = path == prefix
-                || path
-                    .strip_prefix(prefix.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'));
-            if matches && best.is_none_or(|(p, _)| prefix.len() > p.len()) {
-                best = Some((prefix, target));
-            }
-        }
-        match best {
-            Some((prefix, target)) => target.join(path[prefix.len()..].trim_start_matches('/')),
-            None => PathBuf::from(path),
-        }
-    }
-
     /// Where a path named in a command is in the tree: mapped, then relative
     /// to the command's directory, then to the root. Only files inside the
     /// root (symlinks resolved) are found.
     pub fn resolve(&self, path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
-        let mapped = self.map(path);
+        let mapped = self.path_map.map(path);
         let candidates: Vec<PathBuf> = if mapped.is_absolute() {
             vec![mapped]
         } else {
@@ -87,9 +70,9 @@ pub struct ScanOptions {
     pub root: PathBuf,
     /// Files or directories to scan (absolute).
     pub targets: Vec<PathBuf>,
-    /// Container path prefix → directory in the repository (absolute),
-    /// e.g. `/vllm-workspace` → the repository root.
-    pub path_map: Vec<(String, PathBuf)>,
+    /// Container paths → directories of the repository, e.g.
+    /// `/vllm-workspace` → the repository root.
+    pub path_map: PathMap,
     /// Where CI jobs run when they do not say (vLLM: `/vllm-workspace/tests`),
     /// already mapped into the tree.
     pub default_working_dir: Option<PathBuf>,
@@ -453,7 +436,7 @@ impl<'a> Scanner<'a> {
         script
             .working_dir
             .as_deref()
-            .map(|d| self.options.map(d))
+            .map(|d| self.options.path_map.map(d))
             .map(|d| normalize(&self.options.root.join(d)))
             .or_else(|| {
                 (script.phase == Phase::JobTime && script.job.is_some())
@@ -900,7 +883,7 @@ impl<'a> Scanner<'a> {
 
     /// A path written in a command, in the repository (it need not exist).
     fn place_path(&self, place: &Place, path: &str) -> PathBuf {
-        let mapped = self.options.map(path);
+        let mapped = self.options.path_map.map(path);
         normalize(
             &place
                 .cwd
@@ -1398,7 +1381,7 @@ fn track_env_and_cwd(
         }
         "cd" | "pushd" => {
             if let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) {
-                let mapped = scanner.options.map(dir);
+                let mapped = scanner.options.path_map.map(dir);
                 *cwd = Some(normalize(
                     &cwd.clone()
                         .unwrap_or_else(|| scanner.options.root.clone())

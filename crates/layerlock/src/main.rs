@@ -39,7 +39,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use settings::Environment;
+use config::Config;
+use settings::{AuditSettings, Environment, StepsSettings, TetherSettings};
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
     match &cli.command {
@@ -48,15 +49,24 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
         Command::Install(args) => commands::install::run(&settings::install(args, env)),
         Command::Verify(args) => commands::verify::run(&settings::verify(args, env)),
         Command::Cooldown(args) => commands::cooldown::run(&settings::cooldown_check(args, env)?),
-        Command::Tether(args) => commands::tether::run(args, env),
-        Command::Steps(args) => commands::steps::run(args, env),
+        Command::Tether(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::tether::run(&TetherSettings::resolve(args, config.as_ref(), env)?)
+        }
+        Command::Steps(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::steps::run(&StepsSettings::resolve(args, config.as_ref(), env)?)
+        }
         Command::Audit(args) if args.list_rules => {
             for (id, description) in layerlock_audit::rule_list() {
                 outln!("{id:<22} {description}");
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Audit(args) => commands::audit::run(&settings::audit(args, env)?),
+        Command::Audit(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::audit::run(&AuditSettings::resolve(args, config.as_ref(), env)?)
+        }
     }
 }
 

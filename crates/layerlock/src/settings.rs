@@ -13,6 +13,10 @@ use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease};
 use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
 use crate::config::{Config, LayerConfig};
 
+mod checks;
+
+pub use checks::{AuditSettings, StepsSettings, TetherSettings};
+
 pub const DEFAULT_INDEX: &str = "https://pypi.org/simple/";
 
 /// A path as the user wrote it (for headers and messages) and as we open it.
@@ -822,109 +826,6 @@ pub fn verify(
         integrity: args.integrity,
         format: args.format,
     }
-}
-
-pub fn audit(
-    args: &crate::cli::AuditArgs,
-    env: &Environment,
-) -> Result<crate::commands::audit::AuditSettings> {
-    let config = Config::find(args.config.as_deref(), &env.cwd)?;
-    let audit = config
-        .as_ref()
-        .and_then(|c| c.file.audit.clone())
-        .unwrap_or_default();
-    let config_root = config.as_ref().map(|c| env.cwd.join(&c.root));
-    let targets: Vec<PathBuf> = if args.paths.is_empty() {
-        vec![env.cwd.clone()]
-    } else {
-        args.paths.iter().map(|p| env.cwd.join(p)).collect()
-    };
-    let targets: Vec<PathBuf> = targets
-        .into_iter()
-        .map(|t| fs_err::canonicalize(&t).unwrap_or(t))
-        .collect();
-    // One directory given: it is the root paths are shown against.
-    let root = match targets.as_slice() {
-        [one] if one.is_dir() => one.clone(),
-        _ => fs_err::canonicalize(&env.cwd).unwrap_or_else(|_| env.cwd.clone()),
-    };
-    let mut path_map = Vec::new();
-    let from_config = audit
-        .path_map
-        .iter()
-        .map(|m| (m, config_root.clone().unwrap_or_else(|| env.cwd.clone())));
-    let from_flags = args.path_map.iter().map(|m| (m, env.cwd.clone()));
-    for (mapping, base) in from_flags.chain(from_config) {
-        let Some((container, dir)) = mapping
-            .split_once('=')
-            .filter(|(c, d)| c.starts_with('/') && c.len() > 1 && !d.is_empty())
-        else {
-            bail!(
-                "--path-map `{mapping}` is not CONTAINER=DIR with an absolute container path (e.g. /vllm-workspace=.)"
-            );
-        };
-        let dir = base.join(dir);
-        let dir = fs_err::canonicalize(&dir).unwrap_or(dir);
-        path_map.push((container.trim_end_matches('/').to_string(), dir));
-    }
-    let allowlist = match (&args.allowlist, &audit.allowlist) {
-        (Some(p), _) => Some(env.cwd.join(p)),
-        (None, found) => {
-            let path = match found {
-                Some(p) => config_root
-                    .clone()
-                    .unwrap_or_else(|| env.cwd.clone())
-                    .join(p),
-                None => root.join(".layerlock-allowlist"),
-            };
-            // An allowlist the repository names (its config, or the default
-            // file, maybe a symlink) must be a file of the repository: its
-            // lines are printed in reports.
-            let exists = fs_err::symlink_metadata(&path).is_ok();
-            if exists {
-                let real = fs_err::canonicalize(&path)
-                    .with_context(|| format!("the allowlist {} cannot be read", path.display()))?;
-                let inside = config_root
-                    .as_deref()
-                    .and_then(|c| fs_err::canonicalize(c).ok())
-                    .unwrap_or_else(|| root.clone());
-                if !real.starts_with(&inside) && !real.starts_with(&root) {
-                    bail!(
-                        "the allowlist {} resolves outside the repository ({}); refusing to read it",
-                        path.display(),
-                        real.display()
-                    );
-                }
-                if !fs_err::metadata(&real).is_ok_and(|m| m.is_file()) {
-                    bail!("the allowlist {} is not a regular file", path.display());
-                }
-            }
-            (exists || found.is_some()).then_some(path)
-        }
-    };
-    let default_working_dir = args
-        .default_working_dir
-        .clone()
-        .or(audit.default_working_dir.clone());
-    let severity = args
-        .min_severity
-        .or(audit.min_severity)
-        .unwrap_or(crate::cli::SeverityArg::Low);
-    Ok(crate::commands::audit::AuditSettings {
-        default_working_dir,
-        root,
-        targets,
-        path_map,
-        allowlist,
-        format: args.format,
-        min_severity: match severity {
-            crate::cli::SeverityArg::Info => layerlock_audit::Severity::Info,
-            crate::cli::SeverityArg::Low => layerlock_audit::Severity::Low,
-            crate::cli::SeverityArg::Medium => layerlock_audit::Severity::Medium,
-            crate::cli::SeverityArg::High => layerlock_audit::Severity::High,
-        },
-        strict: args.strict,
-    })
 }
 
 pub fn cooldown_check(

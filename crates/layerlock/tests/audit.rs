@@ -291,3 +291,36 @@ fn the_config_supplies_path_map_allowlist_and_severity() {
     );
     assert_eq!(report["findings"][0]["class"], "pinned");
 }
+
+/// `--path-map` and `path-map` in the config go through one parser: the
+/// same message, naming the flag or the file and table it came from.
+#[test]
+fn a_bad_path_map_names_the_flag_or_the_config_table() {
+    let work = Work::new();
+    work.write(
+        ".buildkite/p.yml",
+        "steps:\n  - key: a\n    command: pip install x\n",
+    );
+    work.write("tests/test_a.py", "");
+    let expected = "is not CONTAINER=DIR with an absolute container path (e.g. /vllm-workspace=.)";
+    for verb in ["audit", "tether"] {
+        let (code, _, stderr) = run(work.layerlock(&[verb, "--path-map", "ws=."]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!("error: --path-map `ws=.` {expected}")),
+            "{stderr}"
+        );
+    }
+    work.write("layerlock.toml", "[audit]\npath-map = [\"/ws\"]\n");
+    // Tether falls back to the audit's path map.
+    for verb in ["audit", "tether"] {
+        let (code, _, stderr) = run(work.layerlock(&[verb]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "layerlock.toml: [audit] path-map `/ws` {expected}"
+            )),
+            "{stderr}"
+        );
+    }
+}

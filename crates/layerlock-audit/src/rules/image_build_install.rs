@@ -4,7 +4,7 @@
 use layerlock_ci::Phase;
 use layerlock_walk::CommandSite;
 
-use super::{Rule, install_finding};
+use super::{Rule, RuleId, install_finding};
 use crate::finding::{FindingBuilder, Severity};
 use crate::install::Class;
 
@@ -12,8 +12,8 @@ use crate::install::Class;
 pub(crate) struct ImageBuildInstall;
 
 impl Rule for ImageBuildInstall {
-    fn id(&self) -> &'static str {
-        "image-build-install"
+    fn id(&self) -> RuleId {
+        RuleId::ImageBuildInstall
     }
 
     fn description(&self) -> &'static str {

@@ -3,11 +3,12 @@
 
 use layerlock_walk::CommandSite;
 
+use super::RuleId;
 use crate::finding::{FindingBuilder, Severity};
 use crate::install::{Class, classify};
 
 pub(crate) fn install_finding(
-    rule: &'static str,
+    rule: RuleId,
     site: &CommandSite<'_>,
     severity: fn(Class) -> Severity,
 ) -> Vec<FindingBuilder> {
@@ -23,7 +24,7 @@ pub(crate) fn install_finding(
             .message(format!(
                 "{} at {}: {} ({})",
                 install.tool,
-                if rule == "job-time-install" {
+                if rule == RuleId::JobTimeInstall {
                     "job time"
                 } else {
                     "image build"

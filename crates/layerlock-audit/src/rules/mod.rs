@@ -6,16 +6,18 @@ use layerlock_walk::CommandSite;
 use crate::finding::FindingBuilder;
 
 pub trait Rule: Sync {
-    fn id(&self) -> &'static str;
+    fn id(&self) -> RuleId;
     fn description(&self) -> &'static str;
     /// Findings for one command.
     fn check(&self, site: &CommandSite<'_>) -> Vec<FindingBuilder>;
 }
 
+mod id;
 mod image_build_install;
 mod install;
 mod job_time_install;
 
+pub use id::{RuleId, RuleSelector, UnknownRuleId};
 use install::install_finding;
 
 /// Every rule, in a fixed order.
@@ -29,7 +31,21 @@ pub fn registry() -> Vec<&'static dyn Rule> {
 /// Findings the scanner itself makes, listed so their ids are stable too.
 /// (Unparsable files go to the report's `errors`, stale allowlist entries
 /// to its `stale` list: neither is a finding.)
-pub const SCANNER_RULES: &[(&str, &str)] = &[(
-    "script-not-found",
+pub const SCANNER_RULES: &[(RuleId, &str)] = &[(
+    RuleId::ScriptNotFound,
     "A CI command calls a shell script that is not in the scanned tree",
 )];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--list-rules` (snapshotted by the binary's tests) is the list users
+    /// and allowlists go by: every id is on it, once.
+    #[test]
+    fn the_rule_list_names_every_rule_id_once() {
+        let mut listed: Vec<RuleId> = crate::rule_list().iter().map(|(id, _)| *id).collect();
+        listed.sort();
+        assert_eq!(listed, RuleId::ALL);
+    }
+}

@@ -1,59 +1,28 @@
 //! `layerlock audit`: find job-time installs in CI configuration and report
 //! them through the allowlist and inline ignores.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use layerlock_audit::{ScanOptions, Severity, apply, parse_allowlist, scan};
+use layerlock_audit::{apply, parse_allowlist, scan};
 
 use crate::cli::AuditFormat;
-
-#[derive(Debug, Clone)]
-pub struct AuditSettings {
-    /// A container path, mapped through the path map when scanning.
-    pub default_working_dir: Option<String>,
-    pub root: PathBuf,
-    pub targets: Vec<PathBuf>,
-    pub path_map: Vec<(String, PathBuf)>,
-    pub allowlist: Option<PathBuf>,
-    pub format: AuditFormat,
-    pub min_severity: Severity,
-    pub strict: bool,
-}
+use crate::settings::AuditSettings;
 
 pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
     let allowlist = match &settings.allowlist {
-        Some(path) => {
-            let text = layerlock_lock::read_text(path).context("cannot read the allowlist")?;
-            let shown = path
-                .strip_prefix(&settings.root)
-                .unwrap_or(path)
-                .display()
-                .to_string();
-            parse_allowlist(&text, &shown)
-                .with_context(|| format!("the allowlist {shown} cannot be read"))?
+        Some(file) => {
+            let text =
+                layerlock_lock::read_text(&file.path).context("cannot read the allowlist")?;
+            parse_allowlist(&text, &file.shown)
+                .with_context(|| format!("the allowlist {} cannot be read", file.shown))?
         }
         None => Vec::new(),
     };
-    let mut options = ScanOptions {
-        root: settings.root.clone(),
-        targets: settings.targets.clone(),
-        path_map: settings.path_map.clone(),
-        default_working_dir: None,
-    };
-    options.default_working_dir = settings.default_working_dir.as_deref().map(|d| {
-        let mapped = options.map(d);
-        if mapped.is_absolute() {
-            mapped
-        } else {
-            options.root.join(mapped)
-        }
-    });
-    let result = scan(&options);
+    let result = scan(&settings.scan);
     // Each file is read once, however many findings it has.
-    let root = settings.root.clone();
+    let root = settings.scan.root.clone();
     type Lines = Option<std::rc::Rc<Vec<String>>>;
     let cache: std::cell::RefCell<std::collections::BTreeMap<String, Lines>> =
         std::cell::RefCell::default();
