@@ -1,8 +1,10 @@
 //! Installed Python environments: inspecting an interpreter, the
-//! distributions on its path, the install plan for a lock, the drift guard,
-//! RECORD integrity and file clashes.
+//! distributions on its path, the install plan for a lock, carrying it out
+//! (file lock, journal, installer), the drift guard, RECORD integrity and
+//! file clashes.
 
 mod clash;
+mod install;
 mod installed;
 mod integrity;
 mod interpreter;
@@ -11,6 +13,10 @@ mod process;
 mod read;
 
 pub use clash::{Clash, clashes};
+pub use install::{
+    HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus, Installer,
+    InstallerCommand, InstallerProgram, Journal,
+};
 pub use installed::{Installed, RecordEntry, Snapshot, Unreadable, normalise, read_record};
 pub use integrity::{IntegrityProblem, check as check_integrity};
 pub use interpreter::Interpreter;

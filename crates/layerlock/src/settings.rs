@@ -785,7 +785,7 @@ pub fn install(
     args: &crate::cli::InstallArgs,
     env: &Environment,
 ) -> crate::commands::install::InstallSettings {
-    use crate::commands::install::Installer;
+    use layerlock_env::Installer;
     let uv = on_path(env, "uv");
     let installer = match args.installer {
         Some(crate::cli::InstallerArg::Uv) => Installer::Uv,

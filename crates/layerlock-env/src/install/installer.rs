@@ -1,0 +1,438 @@
+//! The installer subprocess: uv or pip, given a requirements file holding
+//! only the entries to install, each with its hashes (`--require-hashes
+//! --no-deps`: nothing is resolved, nothing unhashed is fetched), started so
+//! that it dies with us.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+use tempfile::NamedTempFile;
+
+use super::InstallError;
+
+/// Which installer runs; its name is what reports and messages show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Installer {
+    Uv,
+    Pip,
+}
+
+impl Installer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Uv => "uv",
+            Self::Pip => "pip",
+        }
+    }
+}
+
+impl std::fmt::Display for Installer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The installer to run, found: uv needs its executable, pip is run by the
+/// target Python itself (`python -m pip`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstallerProgram<'a> {
+    Uv(&'a Path),
+    Pip,
+}
+
+impl InstallerProgram<'_> {
+    pub fn installer(&self) -> Installer {
+        match self {
+            Self::Uv(_) => Installer::Uv,
+            Self::Pip => Installer::Pip,
+        }
+    }
+}
+
+/// One requirement handed to the installer: an exact pin and its hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashedPin<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+    /// `sha256:…`, as the lock has them.
+    pub hashes: &'a [String],
+}
+
+/// Everything one installer run needs. The index URLs may carry a password,
+/// so this type has no `Debug`, and they reach the installer only through
+/// its environment.
+pub struct InstallRequest<'a> {
+    pub program: InstallerProgram<'a>,
+    /// The target environment's interpreter.
+    pub python: &'a Path,
+    /// The entries to install: the plan's, nothing else.
+    pub pins: &'a [HashedPin<'a>],
+    /// Names among `pins` that are present at their version and must be
+    /// rewritten anyway (see [`super::Journal::repairs`]).
+    pub reinstall: &'a [String],
+    pub index_url: Option<&'a str>,
+    pub extra_index_urls: &'a [&'a str],
+    pub find_links: &'a [PathBuf],
+    /// Pass `--quiet` to the installer.
+    pub quiet: bool,
+}
+
+/// An installer run, ready to start: its requirements file written, its
+/// command line built.
+pub struct InstallerCommand {
+    installer: Installer,
+    command: Command,
+    /// Kept until the installer has run; removed when dropped.
+    requirements: NamedTempFile,
+}
+
+impl std::fmt::Debug for InstallerCommand {
+    // Not the command: its environment holds the index URLs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstallerCommand")
+            .field("installer", &self.installer)
+            .field("requirements", &self.requirements.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl InstallRequest<'_> {
+    /// Write the requirements file and build the command; nothing runs yet.
+    pub fn prepare(&self) -> Result<InstallerCommand, InstallError> {
+        let installer = self.program.installer();
+        let requirements = self.requirements()?;
+        let mut cmd = match self.program {
+            InstallerProgram::Uv(uv) => {
+                let mut cmd = Command::new(uv);
+                cmd.args([
+                    "pip",
+                    "install",
+                    "--require-hashes",
+                    "--no-deps",
+                    "--python",
+                ])
+                .arg(self.python);
+                cmd
+            }
+            InstallerProgram::Pip => {
+                let mut cmd = Command::new(self.python);
+                cmd.args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--require-hashes",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                ]);
+                cmd
+            }
+        };
+        // Index URLs (which may carry a password) go through the
+        // environment, never the command line, which every user of the
+        // machine can read (`ps`).
+        let (index_var, extra_var) = match installer {
+            Installer::Uv => ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL"),
+            Installer::Pip => ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"),
+        };
+        if let Some(url) = self.index_url {
+            cmd.env(index_var, url);
+        }
+        if !self.extra_index_urls.is_empty() {
+            cmd.env(extra_var, self.extra_index_urls.join(" "));
+        }
+        for dir in self.find_links {
+            cmd.arg("--find-links").arg(dir);
+        }
+        cmd.arg("-r").arg(requirements.path());
+        if !self.reinstall.is_empty() {
+            match installer {
+                Installer::Uv => {
+                    for name in self.reinstall {
+                        cmd.args(["--reinstall-package", name]);
+                    }
+                }
+                // Every entry of the file is planned, so all may be
+                // rewritten.
+                Installer::Pip => {
+                    cmd.arg("--force-reinstall");
+                }
+            }
+        }
+        if self.quiet {
+            cmd.arg("--quiet");
+        }
+        Ok(InstallerCommand {
+            installer,
+            command: dies_with_us(cmd, self.python),
+            requirements,
+        })
+    }
+
+    /// A requirements file of `name==version --hash=…` lines.
+    fn requirements(&self) -> Result<NamedTempFile, InstallError> {
+        let failed = |source| InstallError::Requirements {
+            installer: self.program.installer(),
+            dir: std::env::temp_dir(),
+            source,
+        };
+        let mut file = tempfile::Builder::new()
+            .prefix("layerlock-install-")
+            .suffix(".txt")
+            .tempfile()
+            .map_err(failed)?;
+        let mut text = String::new();
+        for pin in self.pins {
+            text.push_str(&format!("{}=={}", pin.name, pin.version));
+            for hash in pin.hashes {
+                text.push_str(&format!(" --hash={hash}"));
+            }
+            text.push('\n');
+        }
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(failed)?;
+        Ok(file)
+    }
+}
+
+impl InstallerCommand {
+    pub fn installer(&self) -> Installer {
+        self.installer
+    }
+
+    /// Run the installer to its end, its output on our stderr (it is
+    /// progress, not data). Returns its exit code, -1 when a signal ended
+    /// it; a failing installer is the caller's to report, with what it left.
+    pub fn run(mut self) -> Result<i32, InstallError> {
+        let status = self
+            .command
+            .status()
+            .map_err(|source| InstallError::Spawn {
+                installer: self.installer,
+                program: PathBuf::from(self.command.get_program()),
+                source,
+            })?;
+        drop(self.requirements);
+        Ok(status.code().unwrap_or(-1))
+    }
+}
+
+/// Starts a command through the target's Python so that it is killed when
+/// layerlock dies (Linux `PR_SET_PDEATHSIG`): an installer must not go on
+/// changing the environment after the drift guard is gone. If the parent
+/// died before the signal was armed, it exits 70 at once. Elsewhere the
+/// command just runs.
+const LAUNCHER: &str = "import ctypes, os, signal, sys\n\
+try:\n    ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n\
+except Exception:\n    pass\n\
+if os.getppid() == 1:\n    sys.exit(70)\n\
+os.execvp(sys.argv[1], sys.argv[1:])\n";
+
+fn dies_with_us(cmd: Command, python: &Path) -> Command {
+    let mut wrapped = Command::new(python);
+    wrapped
+        .args(["-I", "-c", LAUNCHER])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    // The installer's output is progress: it goes to stderr with ours.
+    wrapped.stdout(Stdio::from(std::io::stderr()));
+    wrapped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::ffi::OsStr;
+
+    const HASHES: &[String] = &[];
+
+    fn args(cmd: &InstallerCommand) -> Vec<String> {
+        cmd.command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn env<'a>(cmd: &'a InstallerCommand, key: &str) -> Option<&'a OsStr> {
+        cmd.command
+            .get_envs()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v)
+    }
+
+    fn request<'a>(program: InstallerProgram<'a>, pins: &'a [HashedPin<'a>]) -> InstallRequest<'a> {
+        InstallRequest {
+            program,
+            python: Path::new("/venv/bin/python"),
+            pins,
+            reinstall: &[],
+            index_url: None,
+            extra_index_urls: &[],
+            find_links: &[],
+            quiet: false,
+        }
+    }
+
+    #[test]
+    fn the_requirements_file_holds_each_pin_with_its_hashes() {
+        let hashes = ["sha256:aa".to_string(), "sha256:bb".to_string()];
+        let pins = [
+            HashedPin {
+                name: "alpha",
+                version: "1.0",
+                hashes: &hashes,
+            },
+            HashedPin {
+                name: "beta",
+                version: "2.0",
+                hashes: HASHES,
+            },
+        ];
+        let cmd = request(InstallerProgram::Pip, &pins).prepare().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(cmd.requirements.path()).unwrap(),
+            "alpha==1.0 --hash=sha256:aa --hash=sha256:bb\nbeta==2.0\n"
+        );
+    }
+
+    #[test]
+    fn uv_is_launched_through_the_target_python_hash_checked_and_without_deps() {
+        let links = [PathBuf::from("wheels")];
+        let reinstall = ["alpha".to_string()];
+        let mut req = request(InstallerProgram::Uv(Path::new("/bin/uv")), &[]);
+        req.find_links = &links;
+        req.reinstall = &reinstall;
+        req.quiet = true;
+        let cmd = req.prepare().unwrap();
+        assert_eq!(cmd.installer(), Installer::Uv);
+        assert_eq!(cmd.command.get_program(), "/venv/bin/python");
+        let requirements = cmd.requirements.path().display().to_string();
+        assert_eq!(
+            args(&cmd),
+            [
+                "-I",
+                "-c",
+                LAUNCHER,
+                "/bin/uv",
+                "pip",
+                "install",
+                "--require-hashes",
+                "--no-deps",
+                "--python",
+                "/venv/bin/python",
+                "--find-links",
+                "wheels",
+                "-r",
+                &requirements,
+                "--reinstall-package",
+                "alpha",
+                "--quiet",
+            ]
+        );
+    }
+
+    #[test]
+    fn pip_runs_as_a_module_of_the_target_and_reinstalls_by_force() {
+        let reinstall = ["alpha".to_string()];
+        let mut req = request(InstallerProgram::Pip, &[]);
+        req.reinstall = &reinstall;
+        let cmd = req.prepare().unwrap();
+        assert_eq!(cmd.installer(), Installer::Pip);
+        let requirements = cmd.requirements.path().display().to_string();
+        assert_eq!(
+            args(&cmd)[3..],
+            [
+                "/venv/bin/python",
+                "-m",
+                "pip",
+                "install",
+                "--require-hashes",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-r",
+                &requirements,
+                "--force-reinstall",
+            ]
+        );
+    }
+
+    #[test]
+    fn index_credentials_go_through_the_environment_not_the_command_line() {
+        let secret = "https://ci:s3cret@example.test/simple";
+        let extras = [secret, "https://mirror.test/simple"];
+        for (program, index_var, extra_var) in [
+            (
+                InstallerProgram::Uv(Path::new("uv")),
+                "UV_INDEX_URL",
+                "UV_EXTRA_INDEX_URL",
+            ),
+            (
+                InstallerProgram::Pip,
+                "PIP_INDEX_URL",
+                "PIP_EXTRA_INDEX_URL",
+            ),
+        ] {
+            let mut req = request(program, &[]);
+            req.index_url = Some(secret);
+            req.extra_index_urls = &extras;
+            let cmd = req.prepare().unwrap();
+            assert!(args(&cmd).iter().all(|a| !a.contains("s3cret")));
+            assert!(!format!("{cmd:?}").contains("s3cret"));
+            assert_eq!(env(&cmd, index_var), Some(OsStr::new(secret)));
+            assert_eq!(
+                env(&cmd, extra_var),
+                Some(OsStr::new(
+                    "https://ci:s3cret@example.test/simple https://mirror.test/simple"
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn a_python_that_cannot_start_is_named() {
+        let python = Path::new("/nonexistent/bin/python");
+        let mut req = request(InstallerProgram::Pip, &[]);
+        req.python = python;
+        let err = req.prepare().unwrap().run().unwrap_err();
+        assert!(
+            matches!(&err, InstallError::Spawn { installer: Installer::Pip, program, .. } if program == python),
+            "{err:?}"
+        );
+        assert_eq!(err.to_string(), "cannot run \"/nonexistent/bin/python\"");
+    }
+
+    /// The launcher hands over to the installer and its exit code comes
+    /// back unchanged. Needs a `python3` on PATH, as the CLI tests do.
+    #[test]
+    fn the_installers_exit_code_comes_back_through_the_launcher() {
+        let python = Path::new("python3");
+        if Command::new(python).arg("-V").output().is_err() {
+            eprintln!("skipped: no python3 on PATH");
+            return;
+        }
+        for (program, code) in [("true", 0), ("false", 1)] {
+            let mut req = request(InstallerProgram::Uv(Path::new(program)), &[]);
+            req.python = python;
+            assert_eq!(req.prepare().unwrap().run().unwrap(), code, "{program}");
+        }
+    }
+
+    #[test]
+    fn installer_names() {
+        assert_eq!(Installer::Uv.to_string(), "uv");
+        assert_eq!(serde_json::to_string(&Installer::Pip).unwrap(), "\"pip\"");
+    }
+}
