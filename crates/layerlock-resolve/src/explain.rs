@@ -6,7 +6,10 @@ use std::collections::BTreeSet;
 use pubgrub::{
     DefaultStringReporter, DerivationTree, Derived, External, Map, ReportFormatter, Reporter, Term,
 };
+use uv_normalize::PackageName;
 use uv_pep440::strip_local_version_sentinels;
+
+use crate::Exclusion;
 
 use crate::provider::{Pkg, Provider, Range};
 
@@ -52,7 +55,7 @@ impl Formatter<'_, '_> {
                     return "your requirements cannot be met".to_string();
                 };
                 if let Some(pin) = self.provider.request.base.get(name) {
-                    let who = if pin.owned {
+                    let who = if pin.source == layerlock_lock::BaseSource::Owned {
                         "the image owns"
                     } else {
                         "the base pins"
@@ -225,32 +228,92 @@ impl ReportFormatter<Pkg, Range, String> for Formatter<'_, '_> {
     }
 }
 
-/// The report, then `hint:` lines on the versions each failing package lost.
+/// Why a package had no usable version, from the leaves of the tree: what
+/// a caller can act on without reading the report.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// A base pin (or an owned package) fixed it.
+    Base(PackageName),
+    /// No index asked lists it.
+    NotFound(PackageName),
+    /// Versions exist, but none has a wheel for the target (only source
+    /// distributions, other platforms, other Pythons).
+    NoWheel(PackageName),
+    /// The cooldown holds back the versions that would do.
+    Cooldown(PackageName),
+    /// Anything else (yanked, `--exclude-newer`, a range nothing meets).
+    Other(PackageName),
+}
+
+/// The report, `hint:` lines on the versions each failing package lost,
+/// and the causes.
 pub(crate) fn explain(
     provider: &Provider<'_>,
     tree: &DerivationTree<Pkg, Range, String>,
-) -> (String, Vec<String>) {
+) -> (String, Vec<String>, Vec<Cause>) {
     let formatter = Formatter { provider };
     let report = DefaultStringReporter::report_with_formatter(tree, &formatter);
     let mut hints = BTreeSet::new();
-    collect_hints(provider, tree, &mut hints);
-    (report, hints.into_iter().collect())
+    let mut causes = BTreeSet::new();
+    collect_hints(provider, tree, &mut hints, &mut causes);
+    (
+        report,
+        hints.into_iter().collect(),
+        causes.into_iter().collect(),
+    )
+}
+
+/// The cause for `name`, whose versions in `range` were all ruled out.
+fn cause(name: &PackageName, range: &Range, candidates: &crate::Candidates) -> Cause {
+    let mut kinds = candidates
+        .versions
+        .iter()
+        .filter(|(v, _)| range.contains(*v))
+        .filter_map(|(_, c)| c.exclusion.as_ref())
+        .peekable();
+    if kinds.peek().is_none() {
+        return Cause::Other(name.clone());
+    }
+    let mut no_wheel = true;
+    let mut cooldown = false;
+    for kind in kinds {
+        match kind {
+            Exclusion::SdistOnly | Exclusion::NoCompatibleWheel | Exclusion::RequiresPython(_) => {}
+            Exclusion::TooYoung { .. } => cooldown = true,
+            _ => no_wheel = false,
+        }
+    }
+    if cooldown {
+        Cause::Cooldown(name.clone())
+    } else if no_wheel {
+        Cause::NoWheel(name.clone())
+    } else {
+        Cause::Other(name.clone())
+    }
 }
 
 fn collect_hints(
     provider: &Provider<'_>,
     tree: &DerivationTree<Pkg, Range, String>,
     hints: &mut BTreeSet<String>,
+    causes: &mut BTreeSet<Cause>,
 ) {
     match tree {
         DerivationTree::External(External::NoVersions(pkg, range)) => {
             let Some(name) = pkg.name() else { return };
             if provider.request.base.contains_key(name) {
+                causes.insert(Cause::Base(name.clone()));
+                return;
+            }
+            if provider.state.borrow().not_found.contains_key(name) {
+                causes.insert(Cause::NotFound(name.clone()));
                 return;
             }
             let Some(candidates) = provider.state.borrow().candidates.get(name).cloned() else {
+                causes.insert(Cause::Other(name.clone()));
                 return;
             };
+            causes.insert(cause(name, range, &candidates));
             let ruled_out: Vec<String> = candidates
                 .versions
                 .iter()
@@ -283,8 +346,8 @@ fn collect_hints(
         }
         DerivationTree::External(_) => {}
         DerivationTree::Derived(derived) => {
-            collect_hints(provider, &derived.cause1, hints);
-            collect_hints(provider, &derived.cause2, hints);
+            collect_hints(provider, &derived.cause1, hints, causes);
+            collect_hints(provider, &derived.cause2, hints, causes);
         }
     }
 }

@@ -17,6 +17,7 @@ use layerlock_dist::{PackageSource, SourceError};
 pub use candidates::{
     Candidate, Candidates, CooldownFilter, Exclusion, Filters, candidates, speculative_wheel,
 };
+pub use explain::Cause;
 pub use policy::{CooldownPolicy, Exemption, Judgement, Verdict};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
@@ -25,7 +26,11 @@ use provider::{Pkg, Provider, root_version};
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     #[error("no layer satisfies the requirements:\n{report}")]
-    NoSolution { report: String, hints: Vec<String> },
+    NoSolution {
+        report: String,
+        hints: Vec<String>,
+        causes: Vec<Cause>,
+    },
     #[error("while looking up {package}")]
     Source {
         package: String,
@@ -45,8 +50,12 @@ pub fn resolve(
         Err(PubGrubError::NoSolution(tree)) => {
             // The tree is not collapsed: its "no versions" leaves are where
             // base pins and platform exclusions get named.
-            let (report, hints) = explain::explain(&provider, &tree);
-            return Err(ResolveError::NoSolution { report, hints });
+            let (report, hints, causes) = explain::explain(&provider, &tree);
+            return Err(ResolveError::NoSolution {
+                report,
+                hints,
+                causes,
+            });
         }
         Err(PubGrubError::ErrorChoosingVersion { package, source }) => {
             return Err(ResolveError::Source {

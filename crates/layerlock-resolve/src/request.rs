@@ -17,16 +17,9 @@ pub struct Direct {
     pub via: String,
 }
 
-/// A package the image already has: a base lock pin or an `--owned` package.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BasePin {
-    /// `None`: provided, version unknown (an `--owned` name, or a base entry
-    /// pinned by URL); requirements on it are taken as satisfied.
-    pub version: Option<Version>,
-    /// Where it is pinned: `requirements/test/cuda.txt:12` or `--owned`.
-    pub origin: String,
-    pub owned: bool,
-}
+/// A package the image already has (the lock model's: a base lock pin, an
+/// installed distribution or an `--owned` package).
+pub use layerlock_lock::BasePin;
 
 /// When pre-releases may be chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

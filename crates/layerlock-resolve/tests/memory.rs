@@ -93,7 +93,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
                     BasePin {
                         version: Some(uv_pep440::Version::from_str(v).unwrap()),
                         origin: format!("base.txt ({n})"),
-                        owned: false,
+                        source: layerlock_lock::BaseSource::Pinned,
                     },
                 )
             })

@@ -220,8 +220,9 @@ pub struct LayerArgs {
     /// Target Python version, e.g. 3.12.
     #[arg(long)]
     pub python_version: Option<String>,
-    /// Target platform, e.g. x86_64-manylinux_2_28.
-    #[arg(long)]
+    /// Target platform, e.g. x86_64-manylinux_2_28, or as uv spells it
+    /// (x86_64-unknown-linux-gnu, aarch64-manylinux2014, linux).
+    #[arg(long, visible_alias = "python-platform")]
     pub platform: Option<String>,
     /// A package the image provides outside the base lock: PKG or PKG==VER.
     #[arg(long = "owned", value_name = "PKG[==VER]")]

@@ -12,12 +12,12 @@ use uv_normalize::PackageName;
 use layerlock_dist::Target;
 use layerlock_env::{Interpreter, Snapshot};
 use layerlock_index::{IndexClient, IndexConfig};
-use layerlock_lock::{BaseSource, Bases, Entry, IndexOptions, RequirementsFile};
+use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
     BasePin, Cooldown, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
 };
 
-use crate::printer::{Hinted, Spinner};
+use crate::printer::{Hinted, Spinner, Unsolvable};
 use crate::settings::{LayerSettings, RunSettings, UserPath};
 
 /// Inputs read and checked, ready to resolve.
@@ -44,21 +44,7 @@ fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<Package
     for owned in &layer.owned {
         bases.add_owned(owned)?;
     }
-    Ok(bases
-        .pins
-        .into_iter()
-        .map(|(name, pin)| {
-            let owned = pin.source == BaseSource::Owned;
-            (
-                name,
-                BasePin {
-                    version: pin.version,
-                    origin: pin.origin,
-                    owned,
-                },
-            )
-        })
-        .collect())
+    Ok(bases.pins)
 }
 
 /// Every distribution installed for `python` becomes a base pin; the
@@ -279,7 +265,11 @@ pub fn resolve(
     };
     let resolution = match outcome {
         Ok(r) => r,
-        Err(ResolveError::NoSolution { report, mut hints }) => {
+        Err(ResolveError::NoSolution {
+            report,
+            mut hints,
+            causes,
+        }) => {
             let mut message = format!(
                 "no layer for {} satisfies the requirements with the base fixed:\n{}",
                 prepared.request.target.describe(),
@@ -305,7 +295,11 @@ pub fn resolve(
                 }
                 hints.push("wait, or exempt a package with --min-age-exempt PKG (in the config: [cooldown] exempt, with a reason)".to_string());
             }
-            return Err(Hinted { message, hints }.into());
+            return Err(Unsolvable {
+                hinted: Hinted { message, hints },
+                causes,
+            }
+            .into());
         }
         Err(err @ ResolveError::Source { .. }) => {
             let mut hints = Vec::new();

@@ -39,16 +39,30 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
+use commands::cooldown::CooldownCheck;
+use commands::install::InstallSettings;
+use commands::verify::VerifySettings;
 use config::Config;
-use settings::{AuditSettings, Environment, StepsSettings, TetherSettings};
+use settings::{
+    AuditSettings, CompileSettings, CoversSettings, Environment, StepsSettings, TetherSettings,
+};
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Compile(args) => commands::compile::run(&settings::compile(args, env)?),
-        Command::Covers(args) => commands::covers::run(&settings::covers(args, env)?),
-        Command::Install(args) => commands::install::run(&settings::install(args, env)),
-        Command::Verify(args) => commands::verify::run(&settings::verify(args, env)),
-        Command::Cooldown(args) => commands::cooldown::run(&settings::cooldown_check(args, env)?),
+        Command::Compile(args) => {
+            let config = Config::find(args.layer.config.as_deref(), &env.cwd)?;
+            commands::compile::run(&CompileSettings::resolve(args, config.as_ref(), env)?)
+        }
+        Command::Covers(args) => {
+            let config = Config::find(args.layer.config.as_deref(), &env.cwd)?;
+            commands::covers::run(&CoversSettings::resolve(args, config.as_ref(), env)?)
+        }
+        Command::Install(args) => commands::install::run(&InstallSettings::resolve(args, env)),
+        Command::Verify(args) => commands::verify::run(&VerifySettings::resolve(args, env)),
+        Command::Cooldown(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::cooldown::run(&CooldownCheck::resolve(args, config.as_ref(), env)?)
+        }
         Command::Tether(args) => {
             let config = Config::find(args.config.as_deref(), &env.cwd)?;
             commands::tether::run(&TetherSettings::resolve(args, config.as_ref(), env)?)

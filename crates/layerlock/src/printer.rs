@@ -47,6 +47,22 @@ impl std::fmt::Display for Hinted {
 
 impl std::error::Error for Hinted {}
 
+/// A layer no version choice satisfies, with the causes a command can act
+/// on (`covers` tells "no wheel for the target" from a base conflict).
+#[derive(Debug)]
+pub struct Unsolvable {
+    pub hinted: Hinted,
+    pub causes: Vec<layerlock_resolve::Cause>,
+}
+
+impl std::fmt::Display for Unsolvable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.hinted.fmt(f)
+    }
+}
+
+impl std::error::Error for Unsolvable {}
+
 /// Progress on stderr while resolving: a spinner on a terminal, nothing
 /// otherwise.
 #[derive(Clone)]
@@ -104,7 +120,10 @@ pub fn print_error(err: &anyhow::Error) {
     for cause in err.chain().skip(1) {
         eprintln!("  caused by: {}", excerpt(&cause.to_string()));
     }
-    if let Some(hinted) = err.downcast_ref::<Hinted>() {
+    let hinted = err
+        .downcast_ref::<Hinted>()
+        .or_else(|| err.downcast_ref::<Unsolvable>().map(|u| &u.hinted));
+    if let Some(hinted) = hinted {
         for hint in &hinted.hints {
             eprintln!("hint: {}", excerpt(hint));
         }

@@ -362,6 +362,7 @@ const PATH_VALUED: &[&str] = &["--base", "--output", "-o", "--find-links", "--ba
 const WITH_VALUE: &[&str] = &[
     "--python-version",
     "--platform",
+    "--python-platform",
     "--owned",
     "--exclude-newer",
     "--prerelease",
@@ -543,6 +544,7 @@ fn need(value: Option<String>, flag: &str, key: &str) -> Result<String> {
 /// from the config file.
 pub fn layers(
     args: &LayerArgs,
+    config: Option<&Config>,
     output: Option<&Path>,
     hashes: Option<HashesArg>,
     env: &Environment,
@@ -593,15 +595,13 @@ pub fn layers(
             cwd: env.cwd.clone(),
             cooldown: cooldown(
                 &args.cooldown,
-                Config::find(args.config.as_deref(), &env.cwd)?
-                    .and_then(|c| c.file.cooldown)
-                    .as_ref(),
+                config.and_then(|c| c.file.cooldown.as_ref()),
                 env,
             )?,
             allow_missing_time: args.cooldown.allow_missing_time,
         }]);
     }
-    let Some(config) = Config::find(args.config.as_deref(), &env.cwd)? else {
+    let Some(config) = config else {
         bail!(
             "no input files given and no layerlock.toml or [tool.layerlock] found in {} or above; pass requirements files or write a config",
             env.cwd.display()
@@ -701,8 +701,28 @@ pub fn layers(
     Ok(out)
 }
 
-pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<CompileSettings> {
-    let mut layers = layers(&args.layer, args.output.as_deref(), args.hashes, env)?;
+impl CompileSettings {
+    pub fn resolve(
+        args: &crate::cli::CompileArgs,
+        config: Option<&Config>,
+        env: &Environment,
+    ) -> Result<Self> {
+        compile(args, config, env)
+    }
+}
+
+fn compile(
+    args: &crate::cli::CompileArgs,
+    config: Option<&Config>,
+    env: &Environment,
+) -> Result<CompileSettings> {
+    let mut layers = layers(
+        &args.layer,
+        config,
+        args.output.as_deref(),
+        args.hashes,
+        env,
+    )?;
     for layer in &mut layers {
         match args.format {
             Some(crate::cli::LockFormatArg::Pylock) => layer.format = LockFormat::Pylock,
@@ -766,11 +786,17 @@ pub fn compile(args: &crate::cli::CompileArgs, env: &Environment) -> Result<Comp
     })
 }
 
-pub fn covers(args: &crate::cli::CoversArgs, env: &Environment) -> Result<CoversSettings> {
-    Ok(CoversSettings {
-        layers: layers(&args.layer, None, None, env)?,
-        run: run_settings(&args.layer, env),
-    })
+impl CoversSettings {
+    pub fn resolve(
+        args: &crate::cli::CoversArgs,
+        config: Option<&Config>,
+        env: &Environment,
+    ) -> Result<Self> {
+        Ok(Self {
+            layers: layers(&args.layer, config, None, None, env)?,
+            run: run_settings(&args.layer, env),
+        })
+    }
 }
 
 /// The first `name` executable on PATH.
@@ -781,7 +807,21 @@ fn on_path(env: &Environment, name: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-pub fn install(
+// `install` and `verify` run in the image and read no config file: their
+// settings come from flags and the environment alone.
+impl crate::commands::install::InstallSettings {
+    pub fn resolve(args: &crate::cli::InstallArgs, env: &Environment) -> Self {
+        install(args, env)
+    }
+}
+
+impl crate::commands::verify::VerifySettings {
+    pub fn resolve(args: &crate::cli::VerifyArgs, env: &Environment) -> Self {
+        verify(args, env)
+    }
+}
+
+fn install(
     args: &crate::cli::InstallArgs,
     env: &Environment,
 ) -> crate::commands::install::InstallSettings {
@@ -814,7 +854,7 @@ pub fn install(
     }
 }
 
-pub fn verify(
+fn verify(
     args: &crate::cli::VerifyArgs,
     env: &Environment,
 ) -> crate::commands::verify::VerifySettings {
@@ -828,12 +868,22 @@ pub fn verify(
     }
 }
 
-pub fn cooldown_check(
+impl crate::commands::cooldown::CooldownCheck {
+    pub fn resolve(
+        args: &crate::cli::CooldownArgs,
+        config: Option<&Config>,
+        env: &Environment,
+    ) -> Result<Self> {
+        cooldown_check(args, config, env)
+    }
+}
+
+fn cooldown_check(
     args: &crate::cli::CooldownArgs,
+    config: Option<&Config>,
     env: &Environment,
 ) -> Result<crate::commands::cooldown::CooldownCheck> {
-    let config = Config::find(args.config.as_deref(), &env.cwd)?;
-    let config_cooldown = config.as_ref().and_then(|c| c.file.cooldown.clone());
+    let config_cooldown = config.and_then(|c| c.file.cooldown.clone());
     let Some(cooldown) = cooldown(&args.cooldown, config_cooldown.as_ref(), env)? else {
         bail!("no minimum age: pass --min-age 7d or set [cooldown] min-age in layerlock.toml");
     };

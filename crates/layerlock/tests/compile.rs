@@ -722,3 +722,136 @@ fn cached_pages_are_revalidated_not_refetched() {
         "{requests}"
     );
 }
+
+#[test]
+fn check_says_a_missing_output_is_missing_not_stale() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, stdout, stderr) =
+        run(work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("out.txt does not exist; create it with:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("stale"), "{stderr}");
+}
+
+#[test]
+fn check_ignores_how_the_command_was_spelled_and_where_it_ran() {
+    let index = layer_index();
+    let work = Work::new();
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    std::fs::create_dir(work.path().join("locks")).unwrap();
+    work.write("in.txt", "app\n");
+    work.write("base.txt", "lib==1.5.0\n");
+    let (code, _, stderr) = run(work.compile(
+        &index.json(),
+        &["in.txt", "--base", "base.txt", "-o", "locks/out.txt"],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("locks/out.txt");
+    assert!(
+        lock.contains("#    layerlock compile in.txt --base base.txt -o locks/out.txt"),
+        "{lock}"
+    );
+    // `./` spellings and `--flag=value` from the root.
+    let (code, stdout, stderr) = run(work.compile(
+        &index.json(),
+        &[
+            "--check",
+            "./in.txt",
+            "--base=./base.txt",
+            "-o",
+            "./locks/out.txt",
+        ],
+    ));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // From a subdirectory, and with flags that do not change the lock.
+    let mut cmd = work.compile(
+        &index.json(),
+        &[
+            "--check",
+            "../in.txt",
+            "--base",
+            "../base.txt",
+            "--output=out.txt",
+            "--timeout",
+            "10",
+        ],
+    );
+    cmd.current_dir(work.path().join("locks"));
+    let (code, stdout, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Written from there, the lock is byte-identical.
+    let mut cmd = work.compile(
+        &index.json(),
+        &["../in.txt", "--base", "../base.txt", "-o", "out.txt"],
+    );
+    cmd.current_dir(work.path().join("locks"));
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(work.read("locks/out.txt"), lock);
+}
+
+#[test]
+fn a_custom_compile_command_goes_into_the_header() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let mut cmd = work.compile(&index.json(), &["in.txt", "-o", "out.txt"]);
+    cmd.env("LAYERLOCK_CUSTOM_COMPILE_COMMAND", "make locks");
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("out.txt");
+    assert!(lock.contains("#    make locks\n"), "{lock}");
+    assert!(!lock.contains("layerlock compile"), "{lock}");
+    // A stale lock names the custom command too.
+    work.write("out.txt", &lock.replace("util==1.0.0", "util==0.9.0"));
+    let mut cmd = work.compile(
+        &index.json(),
+        &[
+            "--check",
+            "in.txt",
+            "-o",
+            "out.txt",
+            "--custom-compile-command",
+            "make locks",
+        ],
+    );
+    cmd.env_remove("LAYERLOCK_CUSTOM_COMPILE_COMMAND");
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("regenerate it with:\n    make locks"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn uv_platform_spellings_are_accepted() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let mut cmd = work.layerlock(&[
+        "compile",
+        "in.txt",
+        "--python-version",
+        "3.12",
+        "--python-platform",
+        "x86_64-unknown-linux-gnu",
+        "-o",
+        "out.txt",
+    ]);
+    cmd.args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        work.read("out.txt")
+            .contains("layerlock-target: python=3.12 platform=x86_64-manylinux_2_28"),
+        "{}",
+        work.read("out.txt")
+    );
+}

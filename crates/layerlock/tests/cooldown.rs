@@ -153,6 +153,58 @@ fn exemptions_and_expired_exemptions_from_the_config() {
         stdout.contains("exemption expired (exemption expired on 2026-11-01 (security fix))"),
         "{stdout}"
     );
+    // An exemption for one version stops applying when the lock moves on.
+    work.write(
+        "layerlock.toml",
+        "[cooldown]\nmin-age = \"7 days\"\nexempt = [{ package = \"fresh\", version = \"2.0.0\", reason = \"security fix\" }]\n",
+    );
+    let (code, stdout, _) = check(&work, &index.json(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("exempt (security fix)"), "{stdout}");
+    work.write(
+        "layerlock.toml",
+        "[cooldown]\nmin-age = \"7 days\"\nexempt = [{ package = \"fresh\", version = \"1.0.0\", reason = \"security fix\" }]\n",
+    );
+    let (code, stdout, _) = check(&work, &index.json(), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("too young (the exemption names version 1.0.0, the lock has 2.0.0)"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = check(&work, &index.json(), &["--min-age-exempt", "fresh==2.0.0"]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn a_base_range_does_not_hide_a_locked_version() {
+    // `fresh>=2.0.0` in a base says what is allowed, not what is there: the
+    // lock's fresh==2.0.0 is still introduced and still judged.
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    work.write("base.txt", "fresh>=2.0.0\n");
+    let (code, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--base", "base.txt"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("too young"), "{stdout}");
+}
+
+#[test]
+fn a_file_uploaded_after_now_is_not_yet_uploaded() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    let mut cmd = work.layerlock(&["cooldown", "lock.txt", "--index-url", &index.json()]);
+    cmd.args(["--now", "2026-11-20", "--min-age", "7d", "--format", "json"]);
+    let (code, stdout, _) = run(cmd);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(!stdout.contains("-0.0"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["packages"][0]["status"], "not yet uploaded");
+    assert_eq!(report["packages"][0]["age_days"], 0.0);
 }
 
 #[test]

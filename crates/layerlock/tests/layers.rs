@@ -74,13 +74,39 @@ fn covers_reports_a_conflict_with_the_base_as_not_covered() {
     .args(["--index-url", &index.json()]);
     let (code, stdout, stderr) = run(cmd);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stdout.contains("not covered"), "{stdout}");
+    assert!(
+        stdout.contains("not covered: the bases conflict with it"),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("the base pins lib==1.0.0 (base.txt:1)"),
         "{stderr}"
     );
     // Nothing was fetched: the requirement is about a base pin.
     assert!(!index.requests().contains("/lib/"));
+}
+
+#[test]
+fn covers_says_when_a_package_has_no_wheel_for_the_target() {
+    let index = Index::start(&["platforms.toml"], &[]);
+    let work = Work::new();
+    work.write("base.txt", "");
+    work.write("in.txt", "srconly\n");
+    let mut cmd = work.layerlock(&["covers", "in.txt", "--base", "base.txt"]);
+    cmd.args([
+        "--python-version",
+        "3.12",
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ])
+    .args(["--index-url", &index.json()]);
+    let (code, stdout, stderr) = run(cmd);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stdout.contains("in.txt: not covered: no wheel for the target (srconly)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("conflict"), "{stdout}");
 }
 
 fn write_config(work: &Work, index: &str) {

@@ -4,9 +4,12 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use uv_normalize::PackageName;
+
+use layerlock_resolve::Cause;
 
 use crate::layer;
-use crate::printer::{Hinted, Spinner};
+use crate::printer::{Spinner, Unsolvable};
 use crate::settings::CoversSettings;
 
 pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
@@ -21,17 +24,16 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         let what = inputs.join(", ");
         let (prepared, resolution) = match outcome {
             Ok(ok) => ok,
-            Err(err) => match err.downcast::<Hinted>() {
-                Ok(hinted) if hinted.message.starts_with("no layer") => {
+            Err(err) => match err.downcast::<Unsolvable>() {
+                Ok(unsolvable) => {
                     covered = false;
-                    outln!("{what}: not covered: the bases conflict with it");
-                    diag!("{}", hinted.message);
-                    for hint in &hinted.hints {
+                    outln!("{what}: not covered: {}", why(&unsolvable.causes));
+                    diag!("{}", unsolvable.hinted.message);
+                    for hint in &unsolvable.hinted.hints {
                         diag!("hint: {hint}");
                     }
                     continue;
                 }
-                Ok(hinted) => return Err(hinted.into()),
                 Err(err) => return Err(err),
             },
         };
@@ -67,4 +69,41 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The cause a reader acts on first: a package with no wheel for the
+/// target or on no index is not a conflict with the bases.
+fn why(causes: &[Cause]) -> String {
+    let names = |pick: fn(&Cause) -> Option<&PackageName>| -> Vec<String> {
+        causes
+            .iter()
+            .filter_map(pick)
+            .map(ToString::to_string)
+            .collect()
+    };
+    let no_wheel = names(|c| match c {
+        Cause::NoWheel(n) => Some(n),
+        _ => None,
+    });
+    if !no_wheel.is_empty() {
+        return format!(
+            "no wheel for the target ({}); layerlock never builds source distributions",
+            no_wheel.join(", ")
+        );
+    }
+    let missing = names(|c| match c {
+        Cause::NotFound(n) => Some(n),
+        _ => None,
+    });
+    if !missing.is_empty() {
+        return format!("not on any index asked ({})", missing.join(", "));
+    }
+    let young = names(|c| match c {
+        Cause::Cooldown(n) => Some(n),
+        _ => None,
+    });
+    if !young.is_empty() {
+        return format!("the cooldown holds back {}", young.join(", "));
+    }
+    "the bases conflict with it".to_string()
 }
