@@ -2,28 +2,51 @@
 """Online differential suite: layerlock compile against `uv pip compile`.
 
 For every case both tools resolve the same inputs for the same target against
-the same base, with a fixed --exclude-newer, and the results are compared:
-the same package names (PEP 503 normalised), the same versions and the same
-sha256 sets.
+the same base, with a fixed --exclude-newer, and the results are compared
+twice, once per lock format:
+
+* requirements: the same package names (PEP 503 normalised), the same
+  versions and the same sha256 sets. Both tools list every file of the
+  version here (layerlock's default `--hashes all`, uv's --generate-hashes),
+  so the sets are compared whole.
+
+* pylock (PEP 751 `pylock.toml`): the same names and versions, and the same
+  sha256 set over the files installable on the case's target. uv's
+  pylock.toml lists only those (the wheels whose tags the target accepts,
+  and the sdist, which uv counts as installable since it can build it),
+  while layerlock's default `--hashes all` lists every file of the version;
+  so layerlock's files are filtered with the target's PEP 425 tags (computed
+  here the way uv and layerlock compute them, see `TargetTags`) before the
+  sets are compared. layerlock's pylock.toml must also say
+  `lock-version = "1.0"` and `created-by = "layerlock"`, and each file it
+  locks must be one of the release's files on PyPI with that sha256, with
+  the `size` and `upload-time` PyPI's JSON API gives for it.
+
+The pylock variant of a case runs right after its requirements variant, in
+the same worker, so both tools find their caches warm.
 
 The reference is
 
     uv pip compile IN -c BASE_WITHOUT_LOCAL_LABELS --python-platform P \
         --python-version V --exclude-newer TS --generate-hashes --no-header
 
-after which every package the base pins (and every --owned package) is dropped
-from uv's output, since layerlock never emits those. Local version labels
-(`+cu130`) are stripped from the base for uv: uv is only given PyPI, where
-those versions carry no label.
+(with `--format pylock.toml` instead of --generate-hashes for the pylock
+variant), after which every package the base pins (and every --owned
+package) is dropped from uv's output, since layerlock never emits those.
+Local version labels (`+cu130`) are stripped from the base for uv: uv is
+only given PyPI, where those versions carry no label.
 
 This talks to PyPI. If PyPI cannot be reached the suite fails loudly; it never
-skips.
+skips. Cases whose inputs are vLLM's corpus are skipped (both variants) when
+that corpus is not beside the checkout.
 
     python3 tests/online/differential.py --layerlock target/release/layerlock \
         [--cache-dir DIR] [-k CASE] [--uv uv] [--jobs 2] [--keep DIR]
 
-Prints `PASS case` or `FAIL case: details` per case, then `N passed, M failed`.
-Exits 1 on any failure. Python 3.11 standard library only.
+Prints `PASS case`, `FAIL case: details` or `SKIP case: why` for the
+requirements comparison of each case and `PASS case [pylock]` (etc.) for its
+pylock.toml comparison, then `N passed, M failed, K skipped` counting those
+lines. Exits 1 on any failure. Python 3.11 standard library only.
 """
 
 from __future__ import annotations
@@ -31,14 +54,19 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
+import datetime
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import tomllib
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -50,6 +78,9 @@ VLLM_REQ = REPO.parent / "shared" / "corpus" / "vllm" / "requirements"
 
 EXCLUDE_NEWER = "2026-11-01T00:00:00Z"
 PYPI_PROBE = "https://pypi.org/simple/pip/"
+# A project's releases, with their files' sizes and upload times. (The
+# per-release /pypi/NAME/VERSION/json is not served by every PyPI mirror.)
+PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 COMMAND_TIMEOUT = 900  # seconds, per tool invocation
 
 
@@ -221,6 +252,9 @@ HASH_RE = re.compile(r"--hash=sha256:([0-9a-fA-F]{64})")
 class Pin:
     version: str
     hashes: set[str]
+    # sha256 -> file name, where the lock names its files (pylock.toml), so
+    # that a hash difference can say which files differ.
+    files: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def parse_lock(text: str) -> dict[str, Pin]:
@@ -281,6 +315,201 @@ def base_pins(path: Path) -> list[tuple[str, str, bool]]:
 
 def owned_names(case: Case) -> set[str]:
     return {normalize(re.split(r"[=<>!~ ]", o, 1)[0]) for o in case.owned}
+
+
+# --------------------------------------------------------------------------
+# pylock.toml (PEP 751)
+
+
+@dataclasses.dataclass
+class LockedFile:
+    """One file of a pylock.toml package: a wheel or the sdist."""
+
+    name: str
+    sha256: str | None
+    # As the lock gives them (None when absent); checked against PyPI.
+    size: object
+    upload_time: object
+
+
+@dataclasses.dataclass
+class LockedPackage:
+    version: str
+    files: list[LockedFile]
+
+
+def locked_file(entry: object, package: str) -> LockedFile:
+    """A `wheels` item or the `sdist` table. Its file name is `name`, else
+    the last segment of its `url` or `path` (PEP 751); uv writes no `name`."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{package}: a file entry is not a table")
+    name = entry.get("name")
+    if not isinstance(name, str):
+        where = entry.get("url") or entry.get("path") or ""
+        name = urllib.parse.unquote(urllib.parse.urlsplit(where).path.rsplit("/", 1)[-1])
+    if not name:
+        raise ValueError(f"{package}: a file with no name, url or path")
+    hashes = entry.get("hashes")
+    sha256 = hashes.get("sha256") if isinstance(hashes, dict) else None
+    return LockedFile(
+        name=name,
+        sha256=sha256.lower() if isinstance(sha256, str) else None,
+        size=entry.get("size"),
+        upload_time=entry.get("upload-time"),
+    )
+
+
+def parse_pylock(text: str) -> tuple[dict, dict[str, LockedPackage]]:
+    """Read a pylock.toml (as uv or layerlock writes it): its top-level
+    table, and its packages by normalised name. tomllib reads uv's inline
+    `sdist = {...}` / `wheels = [{...}]` and layerlock's `[packages.sdist]` /
+    `[[packages.wheels]]` tables alike."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"not valid TOML: {exc}") from None
+    packages: dict[str, LockedPackage] = {}
+    for entry in doc.get("packages", []):
+        if not isinstance(entry.get("name"), str) or not isinstance(entry.get("version"), str):
+            raise ValueError("a package without a `name` or a `version`")
+        name = normalize(entry["name"])
+        if name in packages:
+            raise ValueError(f"{name} is locked twice")
+        for kind in ("vcs", "directory", "archive"):
+            if kind in entry:
+                raise ValueError(f"{name} is locked from a {kind}, not from the index")
+        files = [locked_file(w, name) for w in entry.get("wheels", [])]
+        if "sdist" in entry:
+            files.append(locked_file(entry["sdist"], name))
+        packages[name] = LockedPackage(entry["version"], files)
+    return doc, packages
+
+
+def pylock_pins(
+    packages: dict[str, LockedPackage], keep: TargetTags | None = None
+) -> dict[str, Pin]:
+    """The packages as pins whose hashes are those of their files (only the
+    ones `keep` says are installable on the target, when given)."""
+    pins = {}
+    for name, package in packages.items():
+        files = [f for f in package.files if keep is None or keep.installable(f.name)]
+        pins[name] = Pin(
+            package.version,
+            {f.sha256 for f in files if f.sha256},
+            {f.sha256: f.name for f in files if f.sha256},
+        )
+    return pins
+
+
+# The platform names the cases use, as `uv pip compile --python-platform`
+# and layerlock's --platform spell them, the aliases mapped first.
+PLATFORM_ALIASES = {
+    "linux": "x86_64-manylinux_2_28",
+    "macos": "aarch64-apple-darwin",
+    "windows": "x86_64-pc-windows-msvc",
+    "x86_64-unknown-linux-gnu": "x86_64-manylinux_2_28",
+    "aarch64-unknown-linux-gnu": "aarch64-manylinux_2_28",
+    "x86_64-unknown-linux-musl": "x86_64-musllinux_1_2",
+    "aarch64-unknown-linux-musl": "aarch64-musllinux_1_2",
+}
+# The legacy manylinux names, as the glibc minor version they stand for.
+LEGACY_MANYLINUX = {"manylinux1": 5, "manylinux2010": 12, "manylinux2014": 17}
+# macOS wheel architectures a CPU runs, and uv's default deployment target
+# (which layerlock uses too) per CPU.
+MACOS_FORMATS = {
+    "arm64": ["arm64", "universal2"],
+    "x86_64": ["x86_64", "intel", "fat64", "fat32", "universal2", "universal"],
+}
+MACOS_DEFAULT = {"arm64": 13, "x86_64": 12}
+WINDOWS = {"x86_64": "win_amd64", "aarch64": "win_arm64", "i686": "win32"}
+
+
+def platform_tags(platform: str) -> frozenset[str]:
+    """The PEP 425 platform tags a target platform accepts (besides `any`),
+    as uv's platform-tags crate computes them (layerlock uses that crate)."""
+    platform = PLATFORM_ALIASES.get(platform, platform)
+    arch, _, rest = platform.partition("-")
+    arch = {"amd64": "x86_64", "arm64": "aarch64", "x86": "i686"}.get(arch, arch)
+    if rest in LEGACY_MANYLINUX:
+        rest = f"manylinux_2_{LEGACY_MANYLINUX[rest]}"
+    if match := re.fullmatch(r"manylinux_2_(\d+)", rest):
+        # Every glibc from the oldest manylinux for the CPU up to the
+        # target's, with the legacy names of 2.5, 2.12 and 2.17, and the
+        # bare `linux_ARCH`.
+        oldest = 5 if arch in ("x86_64", "i686") else 17
+        tags = {f"linux_{arch}"}
+        for minor in range(oldest, int(match.group(1)) + 1):
+            tags.add(f"manylinux_2_{minor}_{arch}")
+            for legacy, legacy_minor in LEGACY_MANYLINUX.items():
+                if minor == legacy_minor:
+                    tags.add(f"{legacy}_{arch}")
+        return frozenset(tags)
+    if match := re.fullmatch(r"musllinux_1_(\d+)", rest):
+        tags = {f"musllinux_1_{minor}_{arch}" for minor in range(int(match.group(1)) + 1)}
+        return frozenset(tags | {f"linux_{arch}"})
+    if rest == "apple-darwin" and arch in ("aarch64", "x86_64"):
+        cpu = "arm64" if arch == "aarch64" else "x86_64"
+        formats = MACOS_FORMATS[cpu]
+        # macOS 11 and later by major version; 10.4-10.16 only for the
+        # formats that carry an x86_64 part (just universal2 on Apple silicon).
+        tags = {
+            f"macosx_{major}_0_{fmt}"
+            for major in range(11, MACOS_DEFAULT[cpu] + 1)
+            for fmt in formats
+        }
+        older = formats if cpu == "x86_64" else ["universal2"]
+        tags |= {f"macosx_10_{minor}_{fmt}" for minor in range(4, 17) for fmt in older}
+        return frozenset(tags)
+    if rest == "pc-windows-msvc" and arch in WINDOWS:
+        return frozenset({WINDOWS[arch]})
+    raise ValueError(f"no platform tags known for `{platform}`; teach platform_tags() about it")
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetTags:
+    """Which wheels CPython `python` (3.Y) on `platform` can install: the
+    PEP 425 tag triples uv (and layerlock) accept for the target."""
+
+    major: int
+    minor: int
+    platforms: frozenset[str]
+
+    @classmethod
+    def of(cls, case: Case) -> "TargetTags":
+        major, minor = (int(p) for p in case.python.split(".")[:2])
+        return cls(major, minor, platform_tags(case.platform))
+
+    def supports(self, py: str, abi: str, plat: str) -> bool:
+        """Whether one (python, abi, platform) tag triple is accepted."""
+        cp = f"cp{self.major}{self.minor}"
+        # py3 and py3N for every N up to the target's minor version.
+        generic = {f"py{self.major}"} | {f"py{self.major}{m}" for m in range(self.minor + 1)}
+        if plat == "any":
+            # Pure wheels: no ABI, for any Python 3 up to this one, or this CPython.
+            return abi == "none" and (py == cp or py in generic)
+        if plat not in self.platforms:
+            return False
+        if abi == cp:
+            return py == cp
+        if abi == "abi3":
+            # The stable ABI from CPython 3.2 up to the target.
+            return py in {f"cp{self.major}{m}" for m in range(2, self.minor + 1)}
+        if abi == "none":
+            return py == cp or py in generic
+        return False
+
+    def installable(self, filename: str) -> bool:
+        """A wheel whose tags the target accepts, or an sdist (uv's
+        pylock.toml lists the sdist: uv would build it on the target)."""
+        if not filename.endswith(".whl"):
+            return True
+        # name-version[-build]-python-abi-platform.whl; each tag may be a
+        # `.`-separated set.
+        parts = filename[: -len(".whl")].split("-")
+        if len(parts) not in (5, 6):
+            return False
+        pys, abis, plats = (part.lower().split(".") for part in parts[-3:])
+        return any(self.supports(py, abi, plat) for py in pys for abi in abis for plat in plats)
 
 
 # --------------------------------------------------------------------------
@@ -368,7 +597,38 @@ def applying_pins(
     return set(parse_lock(proc.stdout))
 
 
-def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tuple[bool, str]:
+# The two comparisons of a case, in the order they run, and how they are
+# reported: the requirements one under the case's name (as before the
+# pylock.toml one existed), the other as `case [pylock]`.
+VARIANTS = ("requirements", "pylock")
+
+
+def label(name: str, variant: str) -> str:
+    return name if variant == "requirements" else f"{name} [{variant}]"
+
+
+@dataclasses.dataclass
+class Result:
+    label: str
+    ok: bool
+    detail: str
+    # Why PyPI could not be reached, when that is why this failed.
+    unreachable: str | None = None
+
+
+@dataclasses.dataclass
+class Setup:
+    """What both comparisons of a case share."""
+
+    cdir: Path
+    env: dict[str, str]
+    constraints: Path  # the base (and owned pins) as uv's -c file
+    skip: set[str]  # dropped from uv's output: in the base, or owned
+
+
+def prepare(name: str, case: Case, args: argparse.Namespace, work: Path) -> Setup | str:
+    """Check the case's inputs and work out uv's view of the base. Returns a
+    failure message instead when that cannot be done."""
     cdir = work / name
     cdir.mkdir(parents=True, exist_ok=True)
     env = tool_env()
@@ -379,7 +639,7 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
             # cases are skipped, said so, never failed or passed.
             if not VLLM_REQ.is_dir() and VLLM_REQ in (case.cwd / rel).parents:
                 raise Skipped("vLLM's corpus is not beside this checkout (../shared/corpus/vllm)")
-            return False, f"missing input file {case.cwd / rel}"
+            return f"missing input file {case.cwd / rel}"
 
     # uv's view of the base: the same pins without local labels.
     base_names: set[str] = set()
@@ -402,11 +662,28 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
         # so the layer may have to provide it: ask uv which markers hold.
         applying = applying_pins(marked, case, args, cdir, env)
         if isinstance(applying, str):
-            return False, applying
+            return applying
         base_names |= applying
-    skip = base_names | owned_names(case)
+    return Setup(cdir, env, constraints, base_names | owned_names(case))
 
-    ll_out = cdir / "layerlock.txt"
+
+def run_tools(
+    name: str, case: Case, args: argparse.Namespace, setup: Setup, variant: str
+) -> tuple[Run, Run, str]:
+    """Run layerlock, then uv, writing the variant's format. Returns both
+    runs and a note of their times."""
+    cdir = setup.cdir
+    if variant == "requirements":
+        ll_out, uv_out = cdir / "layerlock.txt", cdir / "uv.txt"
+        ll_err, uv_err = cdir / "layerlock.stderr", cdir / "uv.stderr"
+        uv_format = ["--generate-hashes"]
+    else:
+        # layerlock picks PEP 751 from the output's name (pylock.NAME.toml);
+        # uv is told, and lists hashes in that format without being asked.
+        ll_out, uv_out = cdir / "pylock.layerlock.toml", cdir / "pylock.uv.toml"
+        ll_err, uv_err = cdir / "layerlock.pylock.stderr", cdir / "uv.pylock.stderr"
+        uv_format = ["--format", "pylock.toml"]
+
     ll_cmd = [args.layerlock, "compile", *case.inputs]
     for rel in case.bases:
         ll_cmd += ["--base", rel]
@@ -418,10 +695,9 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
     ll_cmd += ["--exclude-newer", EXCLUDE_NEWER, "--quiet", "-o", str(ll_out)]
     ll_cmd += ["--cache-dir", str(args.cache_root / "layerlock")]
 
-    uv_out = cdir / "uv.txt"
-    uv_cmd = [args.uv, "pip", "compile", *case.inputs, "-c", str(constraints)]
+    uv_cmd = [args.uv, "pip", "compile", *case.inputs, "-c", str(setup.constraints)]
     uv_cmd += ["--python-platform", case.platform, "--python-version", case.python]
-    uv_cmd += ["--exclude-newer", EXCLUDE_NEWER, "--generate-hashes", "--no-header"]
+    uv_cmd += ["--exclude-newer", EXCLUDE_NEWER, *uv_format, "--no-header"]
     uv_cmd += ["--index-url", "https://pypi.org/simple"]
     if case.prerelease:
         uv_cmd += ["--prerelease", case.prerelease]
@@ -432,44 +708,39 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
     for stale in (ll_out, uv_out):
         stale.unlink(missing_ok=True)
 
-    ll = run(ll_cmd, case.cwd, ll_out, env)
-    uv = run(uv_cmd, case.cwd, uv_out, env)
-    (cdir / "layerlock.stderr").write_text(ll.stderr)
-    (cdir / "uv.stderr").write_text(uv.stderr)
+    ll = run(ll_cmd, case.cwd, ll_out, setup.env)
+    uv = run(uv_cmd, case.cwd, uv_out, setup.env)
+    ll_err.write_text(ll.stderr)
+    uv_err.write_text(uv.stderr)
 
     if uv.code != 0 and NETWORK_ERROR_RE.search(uv.stderr):
         raise Unreachable(f"uv could not reach PyPI in case {name}: {last_lines(uv.stderr, 3)}")
+    return ll, uv, f"layerlock {ll.seconds:.1f}s, uv {uv.seconds:.1f}s"
 
-    timing = f"layerlock {ll.seconds:.1f}s, uv {uv.seconds:.1f}s"
 
-    if case.expect_failure is not None:
-        problems = []
-        if ll.code != 2:
-            problems.append(f"layerlock exited {ll.code}, expected 2")
-        elif not re.search(case.expect_failure, ll.stderr):
-            problems.append(
-                f"layerlock stderr does not match /{case.expect_failure}/: {last_lines(ll.stderr)}"
-            )
-        if uv.code == 0:
-            problems.append("uv succeeded, expected it to fail too")
-        if problems:
-            return False, "; ".join(problems)
-        return True, f"both fail as expected ({timing})"
+def expected_failure(case: Case, ll: Run, uv: Run, timing: str) -> tuple[bool, str]:
+    """The verdict on a case both tools must refuse."""
+    assert case.expect_failure is not None
+    problems = []
+    if ll.code != 2:
+        problems.append(f"layerlock exited {ll.code}, expected 2")
+    elif not re.search(case.expect_failure, ll.stderr):
+        problems.append(
+            f"layerlock stderr does not match /{case.expect_failure}/: {last_lines(ll.stderr)}"
+        )
+    if uv.code == 0:
+        problems.append("uv succeeded, expected it to fail too")
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"both fail as expected ({timing})"
 
-    if ll.code != 0 or ll.output is None:
-        return False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
-    if uv.code != 0 or uv.output is None:
-        return False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"
 
-    try:
-        mine = parse_lock(ll.output)
-    except ValueError as exc:
-        return False, f"cannot parse layerlock output: {exc}"
-    try:
-        theirs = {k: v for k, v in parse_lock(uv.output).items() if k not in skip}
-    except ValueError as exc:
-        return False, f"cannot parse uv output: {exc}"
-
+def compare_pins(
+    name: str, mine: dict[str, Pin], theirs: dict[str, Pin], skip: set[str]
+) -> tuple[list[str], str]:
+    """Compare layerlock's pins with uv's (base/owned already dropped from
+    uv's): names, versions, hash sets. Returns the differences not listed in
+    DIVERGENCES, and a note on the listed ones."""
     known = {normalize(k): v for k, v in DIVERGENCES.get(name, {}).items()}
     diffs: list[str] = []
     seen_known: set[str] = set()
@@ -479,6 +750,14 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
             seen_known.add(pkg)
         else:
             diffs.append(text)
+
+    def some(files: dict[str, str], hashes: set[str]) -> str:
+        # Name up to three of the files behind `hashes`, when the lock names them.
+        names = sorted(files[h] for h in hashes if h in files)
+        if not names:
+            return ""
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        return ": " + ", ".join(names[:3]) + more
 
     leaked = sorted(set(mine) & skip)
     for pkg in leaked:
@@ -492,23 +771,242 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> tup
         if a.version != b.version:
             differ(pkg, f"{pkg}: layerlock {a.version}, uv {b.version}")
         elif a.hashes != b.hashes:
+            only_a, only_b = a.hashes - b.hashes, b.hashes - a.hashes
             differ(
                 pkg,
                 f"{pkg}=={a.version}: hashes differ "
-                f"(layerlock-only {len(a.hashes - b.hashes)}, uv-only {len(b.hashes - a.hashes)})",
+                f"(layerlock-only {len(only_a)}{some(a.files, only_a)}, "
+                f"uv-only {len(only_b)}{some(b.files, only_b)})",
             )
         elif not a.hashes:
             differ(pkg, f"{pkg}=={a.version}: no hashes")
 
-    if diffs:
-        return False, f"{len(diffs)} difference(s): " + "; ".join(diffs)
     extra = ""
     if seen_known:
         extra = f", {len(seen_known)} known divergence(s): {', '.join(sorted(seen_known))}"
     stale = sorted(set(known) - seen_known)
     if stale:
         extra += f", listed divergence(s) no longer seen: {', '.join(stale)}"
+    return diffs, extra
+
+
+def compare_requirements(
+    name: str, case: Case, args: argparse.Namespace, setup: Setup
+) -> tuple[bool, str]:
+    """Hash-pinned requirements files: every file of each version on both sides."""
+    ll, uv, timing = run_tools(name, case, args, setup, "requirements")
+    if case.expect_failure is not None:
+        return expected_failure(case, ll, uv, timing)
+    if ll.code != 0 or ll.output is None:
+        return False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
+    if uv.code != 0 or uv.output is None:
+        return False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"
+
+    try:
+        mine = parse_lock(ll.output)
+    except ValueError as exc:
+        return False, f"cannot parse layerlock output: {exc}"
+    try:
+        theirs = {k: v for k, v in parse_lock(uv.output).items() if k not in setup.skip}
+    except ValueError as exc:
+        return False, f"cannot parse uv output: {exc}"
+
+    diffs, extra = compare_pins(name, mine, theirs, setup.skip)
+    if diffs:
+        return False, f"{len(diffs)} difference(s): " + "; ".join(diffs)
     return True, f"{len(mine)} packages agree ({timing}{extra})"
+
+
+def compare_pylock(
+    name: str, case: Case, args: argparse.Namespace, setup: Setup
+) -> tuple[bool, str]:
+    """PEP 751 pylock.toml: the files installable on the target on both
+    sides, layerlock's header, and layerlock's file data against PyPI."""
+    ll, uv, timing = run_tools(name, case, args, setup, "pylock")
+    if case.expect_failure is not None:
+        return expected_failure(case, ll, uv, timing)
+    if ll.code != 0 or ll.output is None:
+        return False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
+    if uv.code != 0 or uv.output is None:
+        return False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"
+
+    try:
+        doc, packages = parse_pylock(ll.output)
+    except ValueError as exc:
+        return False, f"cannot parse layerlock's pylock.toml: {exc}"
+    try:
+        _, uv_packages = parse_pylock(uv.output)
+    except ValueError as exc:
+        return False, f"cannot parse uv's pylock.toml: {exc}"
+
+    # layerlock lists every file of a version (--hashes all), uv only those
+    # installable on the target: compare on uv's basis.
+    target = TargetTags.of(case)
+    mine = pylock_pins(packages, keep=target)
+    theirs = {k: v for k, v in pylock_pins(uv_packages).items() if k not in setup.skip}
+    diffs, extra = compare_pins(name, mine, theirs, setup.skip)
+
+    # What PEP 751 asks of the file as a whole.
+    for key, want in (("lock-version", "1.0"), ("created-by", "layerlock")):
+        if doc.get(key) != want:
+            diffs.append(f"{key} is {doc.get(key)!r}, expected {want!r}")
+
+    start = time.monotonic()
+    diffs += check_against_pypi(packages, args)
+    files = sum(len(p.files) for p in packages.values())
+    timing += f", PyPI JSON {time.monotonic() - start:.1f}s"
+
+    if diffs:
+        return False, f"{len(diffs)} difference(s): " + "; ".join(diffs)
+    return True, (
+        f"{len(mine)} packages agree, {files} files match PyPI ({timing}{extra})"
+    )
+
+
+def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> list[Result]:
+    """Both comparisons of one case, one Result each, in VARIANTS order. The
+    pylock.toml one runs right after the requirements one, so that both
+    tools find their caches warm. Raises Skipped for a case that cannot run
+    here."""
+    try:
+        setup = prepare(name, case, args, work)
+    except Unreachable as exc:
+        return [
+            Result(label(name, v), False, f"PyPI unreachable: {exc}", str(exc)) for v in VARIANTS
+        ]
+    if isinstance(setup, str):
+        return [Result(label(name, v), False, setup) for v in VARIANTS]
+    compare = {"requirements": compare_requirements, "pylock": compare_pylock}
+    results = []
+    for variant in VARIANTS:
+        # One variant's trouble must not hide the other's verdict.
+        try:
+            ok, detail = compare[variant](name, case, args, setup)
+            results.append(Result(label(name, variant), ok, detail))
+        except Unreachable as exc:
+            detail = f"PyPI unreachable: {exc}"
+            results.append(Result(label(name, variant), False, detail, str(exc)))
+        except Exception as exc:  # a bug in this script: report, don't hide
+            detail = f"harness error: {type(exc).__name__}: {exc}"
+            results.append(Result(label(name, variant), False, detail))
+    return results
+
+
+# --------------------------------------------------------------------------
+# PyPI's JSON API: the sizes and upload times a pylock.toml should carry
+
+
+@dataclasses.dataclass
+class IndexFile:
+    sha256: str | None
+    size: int | None
+    upload_time: datetime.datetime | None
+
+
+# (name, version) -> {file name: IndexFile}, or None when PyPI has no such
+# release; shared by all cases of a run (and kept under the cache root).
+_releases: dict[tuple[str, str], dict[str, IndexFile] | None] = {}
+_releases_lock = threading.Lock()
+
+
+def parse_time(text: str | None) -> datetime.datetime | None:
+    # PyPI writes `2024-05-28T17:01:53.112046Z`.
+    return datetime.datetime.fromisoformat(text) if text else None
+
+
+def pypi_release(name: str, version: str, cache: Path) -> dict[str, IndexFile] | None:
+    """The files PyPI's JSON API lists for one release, by file name."""
+    key = (name, version)
+    with _releases_lock:
+        if key in _releases:
+            return _releases[key]
+    cached = cache / f"{name}=={version}.json"
+    if cached.is_file():
+        data = json.loads(cached.read_text())
+    else:
+        url = PYPI_JSON.format(name=urllib.parse.quote(name))
+        data = None
+        last: Exception | None = None
+        for attempt in range(3):
+            try:
+                with urllib.request.urlopen(url, timeout=30) as resp:
+                    releases = json.load(resp).get("releases", {})
+                # PyPI keys releases by version as uploaded; layerlock writes
+                # the normalised form, which is nearly always the same.
+                by_version = {v.lower(): v for v in releases}
+                files = releases.get(version, releases.get(by_version.get(version.lower(), "")))
+                if files is not None:
+                    # Keep only what is checked: the release's files.
+                    data = {
+                        u["filename"]: [
+                            u.get("digests", {}).get("sha256"),
+                            u.get("size"),
+                            u.get("upload_time_iso_8601"),
+                        ]
+                        for u in files
+                    }
+                break  # data stays None when PyPI has no such release
+            except urllib.error.HTTPError as exc:
+                if exc.code == 404:
+                    break  # PyPI does not know this project: data stays None
+                last = exc
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                last = exc
+            if attempt < 2:
+                time.sleep(2 * (attempt + 1))
+        else:
+            raise Unreachable(f"{url}: {last}")
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(cached)
+    files = None
+    if data is not None:
+        files = {
+            filename: IndexFile(sha.lower() if sha else None, size, parse_time(uploaded))
+            for filename, (sha, size, uploaded) in data.items()
+        }
+    with _releases_lock:
+        _releases[key] = files
+    return files
+
+
+def check_against_pypi(packages: dict[str, LockedPackage], args: argparse.Namespace) -> list[str]:
+    """Each file layerlock's pylock.toml locks is one of the release's files
+    on PyPI, with PyPI's sha256, and carries `size` and `upload-time` equal to
+    PyPI's wherever PyPI gives them. Returns the problems found."""
+    cache = args.cache_root / "pypi-json"
+    keys = sorted((name, p.version) for name, p in packages.items())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        releases = dict(zip(keys, pool.map(lambda k: pypi_release(*k, cache), keys)))
+    problems = []
+    for (name, version), release in releases.items():
+        if release is None:
+            problems.append(f"{name}=={version}: PyPI's JSON API does not know this release")
+            continue
+        for f in packages[name].files:
+            index = release.get(f.name)
+            where = f"{name}=={version}: {f.name}"
+            if index is None:
+                problems.append(f"{where}: not one of the release's files on PyPI")
+                continue
+            if index.sha256 and f.sha256 != index.sha256:
+                problems.append(f"{where}: sha256 {f.sha256}, PyPI {index.sha256}")
+            if index.size is not None:
+                if f.size is None:
+                    problems.append(f"{where}: no size (PyPI: {index.size})")
+                elif f.size != index.size:
+                    problems.append(f"{where}: size {f.size!r}, PyPI {index.size}")
+            if index.upload_time is not None:
+                got = f.upload_time
+                if got is None:
+                    problems.append(f"{where}: no upload-time (PyPI: {index.upload_time})")
+                elif not isinstance(got, datetime.datetime) or got.tzinfo is None:
+                    # PEP 751: a TOML offset date-time, in UTC.
+                    problems.append(f"{where}: upload-time {got!r} is not a UTC date-time")
+                elif got != index.upload_time:
+                    problems.append(f"{where}: upload-time {got}, PyPI {index.upload_time}")
+    return problems
 
 
 def probe_pypi() -> str | None:
@@ -542,7 +1040,7 @@ def main() -> int:
         help="run only cases whose name contains this (repeatable)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
-    parser.add_argument("--keep", type=Path, help="keep both outputs of every case here")
+    parser.add_argument("--keep", type=Path, help="keep every output of every case here")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args()
 
@@ -569,7 +1067,7 @@ def main() -> int:
     if problems:
         for p in problems:
             print(f"error: {p}")
-        print(f"0 passed, {len(selected)} failed")
+        print(f"0 passed, {len(selected) * len(VARIANTS)} failed")
         return 1
     args.layerlock = str(Path(layerlock).resolve())
     args.uv = uv
@@ -579,7 +1077,7 @@ def main() -> int:
     unreachable = probe_pypi()
     if unreachable:
         print(f"error: PyPI is unreachable, so the differential suite cannot run: {unreachable}")
-        print(f"0 passed, {len(selected)} failed")
+        print(f"0 passed, {len(selected) * len(VARIANTS)} failed")
         return 1
 
     tmp = tempfile.TemporaryDirectory(prefix="layerlock-differential-")
@@ -595,27 +1093,28 @@ def main() -> int:
                 pool.submit(run_case, name, case, args, work): name
                 for name, case in selected.items()
             }
-            results: dict[str, tuple[bool, str]] = {}
             for future in concurrent.futures.as_completed(futures):
                 name = futures[future]
                 try:
-                    ok, detail = future.result()
+                    results = future.result()
                 except Skipped as exc:
-                    skipped += 1
-                    print(f"SKIP {name}: {exc}", flush=True)
+                    # Neither comparison can run; each says so.
+                    for variant in VARIANTS:
+                        skipped += 1
+                        print(f"SKIP {label(name, variant)}: {exc}", flush=True)
                     continue
-                except Unreachable as exc:
-                    net_error = str(exc)
-                    ok, detail = False, f"PyPI unreachable: {exc}"
                 except Exception as exc:  # a bug in this script: report, don't hide
-                    ok, detail = False, f"harness error: {type(exc).__name__}: {exc}"
-                results[name] = (ok, detail)
-                if ok:
-                    passed += 1
-                    print(f"PASS {name} ({detail})", flush=True)
-                else:
-                    failed += 1
-                    print(f"FAIL {name}: {detail}", flush=True)
+                    detail = f"harness error: {type(exc).__name__}: {exc}"
+                    results = [Result(label(name, v), False, detail) for v in VARIANTS]
+                for result in results:
+                    if result.unreachable:
+                        net_error = result.unreachable
+                    if result.ok:
+                        passed += 1
+                        print(f"PASS {result.label} ({result.detail})", flush=True)
+                    else:
+                        failed += 1
+                        print(f"FAIL {result.label}: {result.detail}", flush=True)
     finally:
         tmp.cleanup()
     if net_error:

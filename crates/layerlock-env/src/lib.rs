@@ -4,6 +4,7 @@
 //! file clashes.
 
 mod clash;
+mod imports;
 mod install;
 mod installed;
 mod integrity;
@@ -13,6 +14,7 @@ mod process;
 mod read;
 
 pub use clash::{Clash, clashes};
+pub use imports::{IMPORT_LIMIT, ImportResult, import_modules};
 pub use install::{
     HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus, Installer,
     InstallerCommand, InstallerProgram, Journal,
@@ -33,4 +35,10 @@ pub enum EnvError {
     },
     #[error("cannot inspect {python}: {message}")]
     Inspect { python: String, message: String },
+    #[error("importing {modules} with {python} took over {seconds} s; a module hangs on import")]
+    ImportHang {
+        modules: String,
+        python: String,
+        seconds: u64,
+    },
 }

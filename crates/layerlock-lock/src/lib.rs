@@ -9,6 +9,7 @@ mod model;
 mod parse;
 mod pylock;
 mod requirements;
+mod write;
 
 pub use bases::{BaseError, BasePin, BaseSource, Bases};
 pub use error::{LockError, Origin};
@@ -17,3 +18,4 @@ pub use model::{
     exact_version,
 };
 pub use parse::{Entry, IndexOptions, RequirementsFile, names, read_text};
+pub use write::{WriteError, write_atomic};

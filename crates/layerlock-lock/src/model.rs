@@ -147,6 +147,38 @@ impl Lock {
         }
     }
 
+    /// The exact pins of a lock or of any requirements file: what a file
+    /// says is there. Ranges and URLs pin nothing and are skipped (`foo>=2`
+    /// says what is allowed, not which version is installed).
+    pub fn parse_pins(path: &Path, text: &str) -> Result<Self, LockError> {
+        if let Ok(lock) = Self::parse(path, text) {
+            return Ok(lock);
+        }
+        let parsed = crate::parse::RequirementsFile::parse(path, text)?;
+        let packages = parsed
+            .entries
+            .iter()
+            .filter_map(|e| {
+                Some(LockedPackage {
+                    name: e.requirement.name.clone(),
+                    version: exact_version(&e.requirement)?,
+                    marker: e.requirement.marker,
+                    hashes: Vec::new(),
+                    files: Vec::new(),
+                    via: Vec::new(),
+                    origin: format!("{}:{}", e.origin.path.display(), e.origin.line),
+                })
+            })
+            .collect();
+        Ok(Self {
+            path: path.to_path_buf(),
+            format: LockFormat::Requirements,
+            header: Header::default(),
+            packages,
+            base_used: Vec::new(),
+        })
+    }
+
     /// Render in `format`; the same lock gives the same bytes.
     pub fn render(&self, format: LockFormat, output: &str) -> String {
         match format {
@@ -225,6 +257,21 @@ mod tests {
         ] {
             assert_eq!(LockFormat::from_path(Path::new(name)), format, "{name}");
         }
+    }
+
+    #[test]
+    fn pins_of_a_loose_file_are_its_exact_pins() {
+        let lock = Lock::parse_pins(
+            Path::new("base.txt"),
+            "foo>=2.0.0\nbar==1.0\nbaz @ https://example.com/baz-1.0.tar.gz\n",
+        )
+        .unwrap();
+        let pins: Vec<String> = lock
+            .packages
+            .iter()
+            .map(|p| format!("{}=={}", p.name, p.version))
+            .collect();
+        assert_eq!(pins, ["bar==1.0"]);
     }
 
     #[test]

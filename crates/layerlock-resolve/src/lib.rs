@@ -3,6 +3,7 @@
 
 mod candidates;
 mod explain;
+mod lock;
 mod policy;
 mod provider;
 mod request;
@@ -18,7 +19,8 @@ pub use candidates::{
     Candidate, Candidates, CooldownFilter, Exclusion, Filters, candidates, speculative_wheel,
 };
 pub use explain::Cause;
-pub use policy::{CooldownPolicy, Exemption, Judgement, Verdict};
+pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
+pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
 use provider::{Pkg, Provider, root_version};

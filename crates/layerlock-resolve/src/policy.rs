@@ -7,7 +7,7 @@ use jiff::{SignedDuration, Timestamp};
 use uv_normalize::PackageName;
 use uv_pep440::Version;
 
-use crate::Cooldown;
+use crate::{Cooldown, Resolution, Resolved};
 
 /// A package (or one version of it) the cooldown does not apply to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +177,45 @@ impl CooldownPolicy {
             note,
         }
     }
+}
+
+/// A package the cooldown held back from a newer version.
+#[derive(Debug, Clone)]
+pub struct HeldBack {
+    pub name: PackageName,
+    pub chosen: Option<uv_pep440::Version>,
+    pub skipped: uv_pep440::Version,
+    pub eligible: Option<jiff::Timestamp>,
+}
+
+/// When the newest of `resolved`'s files becomes old enough: the version
+/// counts once its earliest file does.
+pub fn eligible_on(resolved: &Resolved, cooldown: &Cooldown) -> Option<jiff::Timestamp> {
+    resolved
+        .files
+        .iter()
+        .filter_map(|f| f.upload_time)
+        .min()
+        .and_then(|t| t.checked_add(cooldown.min_age).ok())
+}
+
+/// What the same resolution picks without the cooldown, compared with what
+/// it picked under it.
+pub fn held_back(with: &Resolution, without: &Resolution, cooldown: &Cooldown) -> Vec<HeldBack> {
+    let mut out = Vec::new();
+    for (name, free) in &without.packages {
+        let chosen = with.packages.get(name).map(|r| r.version.clone());
+        if chosen.as_ref() == Some(&free.version) {
+            continue;
+        }
+        out.push(HeldBack {
+            name: name.clone(),
+            chosen,
+            skipped: free.version.clone(),
+            eligible: eligible_on(free, cooldown),
+        });
+    }
+    out
 }
 
 fn day(t: Timestamp) -> String {

@@ -14,7 +14,8 @@ use layerlock_env::{Interpreter, Snapshot};
 use layerlock_index::{IndexClient, IndexConfig};
 use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
-    BasePin, Cooldown, Direct, Resolution, ResolveError, ResolveRequest, speculative_wheel,
+    BasePin, Direct, Resolution, ResolveError, ResolveRequest, eligible_on, held_back,
+    speculative_wheel,
 };
 
 use crate::printer::{Hinted, Spinner, Unsolvable};
@@ -200,48 +201,6 @@ pub fn client(
 }
 
 /// Resolve one layer; a resolution failure becomes an error with hints.
-/// A package the cooldown held back from a newer version.
-#[derive(Debug, Clone)]
-pub struct HeldBack {
-    pub name: PackageName,
-    pub chosen: Option<uv_pep440::Version>,
-    pub skipped: uv_pep440::Version,
-    pub eligible: Option<jiff::Timestamp>,
-}
-
-/// When the newest of `resolved`'s files becomes old enough: the version
-/// counts once its earliest file does.
-fn eligible_on(
-    resolved: &layerlock_resolve::Resolved,
-    cooldown: &Cooldown,
-) -> Option<jiff::Timestamp> {
-    resolved
-        .files
-        .iter()
-        .filter_map(|f| f.upload_time)
-        .min()
-        .and_then(|t| t.checked_add(cooldown.min_age).ok())
-}
-
-/// What the same resolution picks without the cooldown, compared with what
-/// it picked under it.
-fn held_back(with: &Resolution, without: &Resolution, cooldown: &Cooldown) -> Vec<HeldBack> {
-    let mut out = Vec::new();
-    for (name, free) in &without.packages {
-        let chosen = with.packages.get(name).map(|r| r.version.clone());
-        if chosen.as_ref() == Some(&free.version) {
-            continue;
-        }
-        out.push(HeldBack {
-            name: name.clone(),
-            chosen,
-            skipped: free.version.clone(),
-            eligible: eligible_on(free, cooldown),
-        });
-    }
-    out
-}
-
 /// A moment as reports show it: `2026-11-09 22:49 UTC`.
 pub fn moment(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%d %H:%M UTC").to_string()

@@ -17,7 +17,7 @@ use uv_pep440::Version;
 
 use layerlock_dist::{PackageSource, ProjectAnswer};
 use layerlock_index::{IndexClient, IndexConfig};
-use layerlock_lock::{Lock, RequirementsFile, exact_version};
+use layerlock_lock::Lock;
 use layerlock_resolve::Verdict;
 
 use crate::cli::FormatArg;
@@ -67,7 +67,7 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Vers
     };
     for base in &settings.bases {
         let text = layerlock_lock::read_text(base)?;
-        add(&lenient(base, &text)?);
+        add(&Lock::parse_pins(base, &text)?);
     }
     if let Some(rev) = &settings.since {
         let dir = settings
@@ -88,7 +88,7 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Vers
             .context("cannot run git")?;
         if output.status.success() {
             let text = String::from_utf8_lossy(&output.stdout);
-            add(&lenient(&settings.lock, &text)?);
+            add(&Lock::parse_pins(&settings.lock, &text)?);
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             // A lock that did not exist at the revision introduces everything.
@@ -103,37 +103,6 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Vers
         }
     }
     Ok(out)
-}
-
-/// A base for the cooldown: a lock, or any requirements file whose exact
-/// pins count (its ranges and URLs are skipped: they pin nothing).
-fn lenient(path: &Path, text: &str) -> Result<Lock> {
-    if let Ok(lock) = Lock::parse(path, text) {
-        return Ok(lock);
-    }
-    let parsed = RequirementsFile::parse(path, text)?;
-    let packages = parsed
-        .entries
-        .iter()
-        .filter_map(|e| {
-            Some(layerlock_lock::LockedPackage {
-                name: e.requirement.name.clone(),
-                version: exact_version(&e.requirement)?,
-                marker: e.requirement.marker,
-                hashes: Vec::new(),
-                files: Vec::new(),
-                via: Vec::new(),
-                origin: String::new(),
-            })
-        })
-        .collect();
-    Ok(Lock {
-        path: path.to_path_buf(),
-        format: layerlock_lock::LockFormat::Requirements,
-        header: layerlock_lock::Header::default(),
-        packages,
-        base_used: Vec::new(),
-    })
 }
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {

@@ -2,12 +2,15 @@
 //! their pinned versions and intact. Never installs, never resolves.
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
+use anyhow::Result;
+use serde::Serialize;
 
-use layerlock_env::{Clash, IntegrityProblem, Snapshot, check_integrity, clashes, same_version};
+use layerlock_env::{
+    Clash, IMPORT_LIMIT, ImportResult, IntegrityProblem, Snapshot, check_integrity, clashes,
+    import_modules, same_version,
+};
 
 use crate::cli::FormatArg;
 use crate::environment;
@@ -31,13 +34,6 @@ struct Mismatch {
     origin: String,
 }
 
-#[derive(Serialize, Deserialize, Clone)]
-struct ImportResult {
-    module: String,
-    ok: bool,
-    error: Option<String>,
-}
-
 #[derive(Serialize)]
 struct Report {
     version: u32,
@@ -52,64 +48,6 @@ struct Report {
     imports: Vec<ImportResult>,
     clashes: Vec<Clash>,
     unreadable: Vec<String>,
-}
-
-/// Imports each module in turn in one interpreter, reporting the real
-/// exception of each failure.
-const IMPORT_SCRIPT: &str = r#"
-import importlib, json, sys, traceback
-results = []
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-        results.append({"module": name, "ok": True, "error": None})
-    except BaseException as exc:
-        line = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        results.append({"module": name, "ok": False, "error": line})
-print(json.dumps(results))
-"#;
-
-fn run_imports(python: &PathBuf, modules: &[String]) -> Result<Vec<ImportResult>> {
-    if modules.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Importing runs package code: bounded, so a module that hangs on
-    // import fails the check instead of holding the job.
-    let limit = std::time::Duration::from_secs(600);
-    let Some(output) = layerlock_env::output_within(
-        Command::new(python)
-            .args(["-I", "-c", IMPORT_SCRIPT])
-            .args(modules),
-        limit,
-    )
-    .with_context(|| format!("cannot run {}", python.display()))?
-    else {
-        anyhow::bail!(
-            "importing {} with {} took over {} s; a module hangs on import",
-            modules.join(", "),
-            python.display(),
-            limit.as_secs()
-        );
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    match serde_json::from_str(last) {
-        Ok(results) => Ok(results),
-        // The interpreter died (a crash in an extension module): every
-        // module is reported with what it printed.
-        Err(_) => Ok(modules
-            .iter()
-            .map(|m| ImportResult {
-                module: m.clone(),
-                ok: false,
-                error: Some(format!(
-                    "the interpreter exited with {}: {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )),
-            })
-            .collect()),
-    }
 }
 
 pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
@@ -147,7 +85,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
             }
         }
     }
-    let imports = run_imports(&interpreter.executable, &settings.imports)?;
+    let imports = import_modules(&interpreter.executable, &settings.imports, IMPORT_LIMIT)?;
     let clashes = clashes(&snapshot);
     let ok = missing.is_empty()
         && different.is_empty()

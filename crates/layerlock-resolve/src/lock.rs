@@ -1,0 +1,144 @@
+//! A resolution as a lock: each package with the hashes of its files (all
+//! of the version's files, or only those installable on the target), the
+//! files behind them, and the base packages the layer leans on.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use uv_pep508::MarkerTree;
+
+use layerlock_dist::{DistKind, Target};
+use layerlock_lock::{BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage};
+
+use crate::{Resolution, ResolveRequest};
+
+/// Which files' hashes a lock lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashSelection {
+    /// Every file of the version (an install elsewhere still verifies).
+    All,
+    /// Only the wheels installable on the target.
+    Target,
+}
+
+/// What the lock says about itself besides its packages.
+#[derive(Debug, Clone)]
+pub struct LockSpec {
+    pub hashes: HashSelection,
+    pub format: LockFormat,
+    /// Where it is written (for the model; empty for stdout).
+    pub path: PathBuf,
+    /// Its bases as shown in its header.
+    pub bases: Vec<String>,
+    pub owned: Vec<String>,
+    /// The command that regenerates it.
+    pub command: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{listed_by} lists {filename} without a sha256, so it cannot be hash-pinned; use an index that publishes hashes"
+)]
+pub struct UnhashedFile {
+    pub listed_by: String,
+    pub filename: String,
+}
+
+/// The lock of `resolution`.
+pub fn to_lock(
+    request: &ResolveRequest,
+    resolution: &Resolution,
+    spec: LockSpec,
+) -> Result<Lock, UnhashedFile> {
+    let target = &request.target;
+    let mut packages = Vec::with_capacity(resolution.packages.len());
+    for (name, resolved) in &resolution.packages {
+        let mut hashes = Vec::new();
+        let mut files = Vec::new();
+        for file in &resolved.files {
+            if spec.hashes == HashSelection::Target {
+                let installable = match file.kind(name) {
+                    DistKind::Wheel(wheel) => {
+                        wheel.is_compatible(target.tags())
+                            && file
+                                .requires_python
+                                .as_ref()
+                                .is_none_or(|r| r.contains(target.python()))
+                    }
+                    _ => false,
+                };
+                if !installable {
+                    continue;
+                }
+            }
+            let Some(sha) = &file.sha256 else {
+                return Err(UnhashedFile {
+                    listed_by: file.listed_by.clone(),
+                    filename: file.filename.clone(),
+                });
+            };
+            hashes.push(format!("sha256:{sha}"));
+            files.push(LockedFile {
+                name: file.filename.clone(),
+                url: Some(file.url.clone()),
+                size: file.size,
+                upload_time: file.upload_time,
+                sha256: Some(sha.clone()),
+            });
+        }
+        hashes.sort();
+        hashes.dedup();
+        packages.push(LockedPackage {
+            name: name.clone(),
+            version: resolved.version.clone(),
+            marker: MarkerTree::TRUE,
+            hashes,
+            files,
+            via: resolved.via.iter().cloned().collect(),
+            origin: String::new(),
+        });
+    }
+    let base_used = resolution
+        .base_used
+        .iter()
+        .filter_map(|(name, via)| {
+            let pin = request.base.get(name)?;
+            Some(BaseUse {
+                name: name.clone(),
+                version: pin.version.clone(),
+                origin: pin.origin.clone(),
+                via: via.iter().cloned().collect(),
+            })
+        })
+        .collect();
+    Ok(Lock {
+        path: spec.path,
+        format: spec.format,
+        header: Header {
+            target: Some(LockTarget {
+                python: target.python_short(),
+                platform: target.platform_name().to_string(),
+            }),
+            bases: spec.bases,
+            owned: spec.owned,
+            command: Some(spec.command),
+            description: Some(target.describe()),
+            environments: vec![environment(target)],
+        },
+        packages,
+        base_used,
+    })
+}
+
+/// PEP 751 `environments`: the target's Python, OS and machine (the glibc
+/// version has no marker; the lock's wheels carry it in their tags).
+fn environment(target: &Target) -> MarkerTree {
+    let m = target.markers();
+    let text = format!(
+        "python_version == '{}' and sys_platform == '{}' and platform_machine == '{}'",
+        target.python_short(),
+        m.sys_platform(),
+        m.platform_machine()
+    );
+    MarkerTree::from_str(&text).unwrap_or(MarkerTree::TRUE)
+}
