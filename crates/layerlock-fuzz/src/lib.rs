@@ -13,7 +13,7 @@ mod shell;
 
 pub use ci::{dockerfile, yaml_ci};
 pub use index::{simple_html, simple_json, wheel_zip};
-pub use requirements::requirements;
+pub use requirements::{pylock, requirements};
 pub use shell::shell;
 
 /// A fuzz target: any bytes in, nothing out, no panic.
@@ -23,6 +23,7 @@ pub type Target = fn(&[u8]);
 /// spell it.
 pub const TARGETS: &[(&str, Target)] = &[
     ("requirements", requirements),
+    ("pylock", pylock),
     ("simple_json", simple_json),
     ("simple_html", simple_html),
     ("wheel_zip", wheel_zip),

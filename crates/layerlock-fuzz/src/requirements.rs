@@ -31,3 +31,25 @@ pub fn requirements(data: &[u8]) {
         Err(error) => crate::render_error(&error),
     }
 }
+
+/// The `pylock` target: PEP 751 lock files read by `install`, `verify`,
+/// `cooldown` and as bases, then written back (a lock read from anywhere
+/// must render without panicking, and its rendering must read again).
+pub fn pylock(data: &[u8]) {
+    let text = crate::text(data);
+    let path = Path::new("/nonexistent/pylock.toml");
+    match layerlock_lock::Lock::parse(path, &text) {
+        Ok(lock) => {
+            for package in &lock.packages {
+                black_box(package.sha256s().count());
+                black_box(package.marker.try_to_string());
+            }
+            let written = lock.render(layerlock_lock::LockFormat::Pylock, "pylock.toml");
+            if let Err(error) = layerlock_lock::Lock::parse(path, &written) {
+                panic!("a rendered pylock.toml does not read back: {error}\n{written}");
+            }
+            black_box(lock.render(layerlock_lock::LockFormat::Requirements, "lock.txt"));
+        }
+        Err(error) => crate::render_error(&error),
+    }
+}

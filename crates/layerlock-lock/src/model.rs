@@ -73,6 +73,9 @@ pub struct LockedFile {
     pub name: String,
     /// Where it is downloaded from (no credentials).
     pub url: Option<String>,
+    /// A local file, relative to the lock's directory (PEP 751 `path`):
+    /// a find-links wheel, so the lock names no machine's absolute path.
+    pub path: Option<String>,
     pub size: Option<u64>,
     pub upload_time: Option<Timestamp>,
     /// Lower-case hex.

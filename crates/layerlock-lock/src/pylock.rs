@@ -236,7 +236,8 @@ fn file(
         }
     };
     Ok(LockedFile {
-        url: url.or_else(|| local.map(str::to_string)),
+        url,
+        path: local.map(str::to_string),
         size: value
             .get("size")
             .and_then(Value::as_integer)
@@ -361,6 +362,9 @@ fn write_file(out: &mut String, f: &LockedFile) {
     if let Some(url) = &f.url {
         let _ = writeln!(out, "url = {}", q(url));
     }
+    if let Some(path) = &f.path {
+        let _ = writeln!(out, "path = {}", q(path));
+    }
     if let Some(time) = f.upload_time {
         let _ = writeln!(out, "upload-time = {time}");
     }
@@ -390,6 +394,7 @@ mod tests {
         let file = |name: &str, sha: &str, time: &str| LockedFile {
             name: name.to_string(),
             url: Some(format!("https://files.example/{name}")),
+            path: None,
             size: Some(1234),
             upload_time: Some(Timestamp::from_str(time).unwrap()),
             sha256: Some(sha.to_string()),

@@ -2,7 +2,7 @@
 //! of the version's files, or only those installable on the target), the
 //! files behind them, and the base packages the layer leans on.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use uv_pep508::MarkerTree;
@@ -33,6 +33,9 @@ pub struct LockSpec {
     pub owned: Vec<String>,
     /// The command that regenerates it.
     pub command: String,
+    /// The lock's directory, absolute: local (find-links) files are
+    /// written relative to it, so no machine's path reaches the lock.
+    pub directory: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,9 +81,11 @@ pub fn to_lock(
                 });
             };
             hashes.push(format!("sha256:{sha}"));
+            let local = local_path(&file.url).map(|p| relative(&p, &spec.directory));
             files.push(LockedFile {
                 name: file.filename.clone(),
-                url: Some(file.url.clone()),
+                url: local.is_none().then(|| file.url.clone()),
+                path: local,
                 size: file.size,
                 upload_time: file.upload_time,
                 sha256: Some(sha.clone()),
@@ -141,4 +146,60 @@ fn environment(target: &Target) -> MarkerTree {
         m.platform_machine()
     );
     MarkerTree::from_str(&text).unwrap_or(MarkerTree::TRUE)
+}
+
+/// The file a `file://` URL names, percent-decoded.
+fn local_path(url: &str) -> Option<PathBuf> {
+    let encoded = url.strip_prefix("file://")?;
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = encoded.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Some(PathBuf::from(String::from_utf8(out).ok()?))
+}
+
+/// `path` relative to `dir` (both absolute), with `..` where needed.
+fn relative(path: &Path, dir: &Path) -> String {
+    let path: Vec<_> = path.components().collect();
+    let dir: Vec<_> = dir.components().collect();
+    let common = path.iter().zip(&dir).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..dir.len() {
+        out.push("..");
+    }
+    for part in &path[common..] {
+        out.push(part.as_os_str());
+    }
+    out.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_files_are_named_from_the_lock() {
+        let path = local_path("file:///repo/wheels/a%20b-1.0-py3-none-any.whl").unwrap();
+        assert_eq!(path, Path::new("/repo/wheels/a b-1.0-py3-none-any.whl"));
+        assert_eq!(
+            relative(&path, Path::new("/repo/locks")),
+            "../wheels/a b-1.0-py3-none-any.whl"
+        );
+        assert_eq!(
+            relative(&path, Path::new("/repo")),
+            "wheels/a b-1.0-py3-none-any.whl"
+        );
+        assert!(local_path("https://x/a.whl").is_none());
+    }
 }

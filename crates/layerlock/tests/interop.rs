@@ -304,3 +304,69 @@ fn an_unnamed_editable_base_line_says_what_to_do() {
     );
     assert!(stderr.contains("--owned"), "{stderr}");
 }
+
+#[test]
+fn find_links_files_are_named_from_the_lock_and_install_with_uv() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--index-url",
+        ])
+        .arg(index.json())
+        .args(["-d", "wheels", "alpha==2.0.0", "beta==1.0.0"])
+        .current_dir(work.path())
+        .status()
+        .expect("pip download");
+    assert!(status.success());
+    std::fs::create_dir(work.path().join("locks")).unwrap();
+    work.write("layer.in", "beta\n");
+    let mut cmd = work.layerlock(&[
+        "compile",
+        "layer.in",
+        "--no-index",
+        "--find-links",
+        "wheels",
+        "--python-version",
+        &host_python(),
+        "--platform",
+        "x86_64-manylinux_2_28",
+        "-o",
+        "locks/pylock.local.toml",
+    ]);
+    cmd.env_remove("LAYERLOCK_INDEX_URL");
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let text = work.read("locks/pylock.local.toml");
+    assert!(
+        text.contains("path = \"../wheels/alpha-2.0.0-py3-none-any.whl\""),
+        "{text}"
+    );
+    assert!(!text.contains("file://"), "{text}");
+    assert!(!text.contains(&work.path().display().to_string()), "{text}");
+    let python = venv(&work, "env");
+    let (code, _, stderr) = uv(
+        &work,
+        &[
+            "pip",
+            "install",
+            "--python",
+            python.to_str().unwrap(),
+            "-r",
+            "locks/pylock.local.toml",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(work.layerlock(&[
+        "verify",
+        "locks/pylock.local.toml",
+        "--python",
+        python.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

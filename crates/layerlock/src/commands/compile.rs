@@ -1,6 +1,7 @@
 //! `layerlock compile`: write (or `--check`) a hash-pinned lock of what the
 //! bases lack.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -11,7 +12,7 @@ use layerlock_resolve::{HashSelection, LockSpec, Resolution, to_lock};
 use crate::cli::HashesArg;
 use crate::layer::{self, Prepared};
 use crate::printer::Spinner;
-use crate::settings::{CompileSettings, LayerSettings};
+use crate::settings::{CompileSettings, LayerSettings, normalize};
 
 pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     let mut stale = false;
@@ -111,6 +112,12 @@ fn lock(layer: &LayerSettings, prepared: &Prepared, resolution: &Resolution) -> 
         bases,
         owned: layer.owned.clone(),
         command: layer.command.clone(),
+        directory: match &layer.output {
+            Some(o) => normalize(&layer.cwd.join(&o.path))
+                .parent()
+                .map_or_else(|| layer.display_root.clone(), Path::to_path_buf),
+            None => layer.display_root.clone(),
+        },
     };
     Ok(to_lock(&prepared.request, resolution, spec)?)
 }
