@@ -4,7 +4,6 @@
 use std::str::FromStr;
 
 use serde::Serialize;
-use uv_pep440::Operator;
 use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 /// How much an install can change from run to run.
@@ -152,10 +151,8 @@ const VALUE_OPTIONS: &[&str] = &[
 
 fn exact(requirement: &Requirement<VerbatimUrl>) -> bool {
     match &requirement.version_or_url {
-        Some(VersionOrUrl::VersionSpecifier(specs)) => {
-            let specs: Vec<_> = specs.iter().collect();
-            specs.len() == 1
-                && matches!(specs[0].operator(), Operator::Equal | Operator::ExactEqual)
+        Some(VersionOrUrl::VersionSpecifier(_)) => {
+            layerlock_lock::exact_version(requirement).is_some()
         }
         Some(VersionOrUrl::Url(url)) => url_pinned(&url.to_string()),
         None => false,
