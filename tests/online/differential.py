@@ -603,6 +603,9 @@ def applying_pins(
 VARIANTS = ("requirements", "pylock")
 
 
+SIDE_BY_SIDE = {"requirements": os.environ.get("SBS_REQ") == "1", "pylock": True}
+
+
 def label(name: str, variant: str) -> str:
     return name if variant == "requirements" else f"{name} [{variant}]"
 
@@ -708,8 +711,16 @@ def run_tools(
     for stale in (ll_out, uv_out):
         stale.unlink(missing_ok=True)
 
-    ll = run(ll_cmd, case.cwd, ll_out, setup.env)
-    uv = run(uv_cmd, case.cwd, uv_out, setup.env)
+    if SIDE_BY_SIDE[variant]:
+        # The tools do not share anything: run them at once (layerlock
+        # spends its time computing, uv waiting on the network).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as side:
+            uv_run = side.submit(run, uv_cmd, case.cwd, uv_out, setup.env)
+            ll = run(ll_cmd, case.cwd, ll_out, setup.env)
+            uv = uv_run.result()
+    else:
+        ll = run(ll_cmd, case.cwd, ll_out, setup.env)
+        uv = run(uv_cmd, case.cwd, uv_out, setup.env)
     ll_err.write_text(ll.stderr)
     uv_err.write_text(uv.stderr)
 
@@ -883,6 +894,8 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> lis
         try:
             ok, detail = compare[variant](name, case, args, setup)
             results.append(Result(label(name, variant), ok, detail))
+            if variant == "requirements":
+                prefetch_releases(setup.cdir / "layerlock.txt", args)
         except Unreachable as exc:
             detail = f"PyPI unreachable: {exc}"
             results.append(Result(label(name, variant), False, detail, str(exc)))
@@ -903,10 +916,13 @@ class IndexFile:
     upload_time: datetime.datetime | None
 
 
-# (name, version) -> {file name: IndexFile}, or None when PyPI has no such
-# release; shared by all cases of a run (and kept under the cache root).
-_releases: dict[tuple[str, str], dict[str, IndexFile] | None] = {}
+# (name, version) -> the lookup of that release's files: a future of
+# {file name: IndexFile}, or of None when PyPI has no such release. Shared by
+# all cases of a run, so that each release is fetched once, and started early
+# (see prefetch_releases) so that the lookups overlap the tools' runs.
+_releases: dict[tuple[str, str], concurrent.futures.Future] = {}
 _releases_lock = threading.Lock()
+_fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="pypi-json")
 
 
 def parse_time(text: str | None) -> datetime.datetime | None:
@@ -914,12 +930,30 @@ def parse_time(text: str | None) -> datetime.datetime | None:
     return datetime.datetime.fromisoformat(text) if text else None
 
 
-def pypi_release(name: str, version: str, cache: Path) -> dict[str, IndexFile] | None:
-    """The files PyPI's JSON API lists for one release, by file name."""
+def pypi_release(name: str, version: str, args: argparse.Namespace) -> concurrent.futures.Future:
+    """The lookup of one release's files on PyPI, started if it was not yet."""
     key = (name, version)
     with _releases_lock:
-        if key in _releases:
-            return _releases[key]
+        if key not in _releases:
+            cache = args.cache_root / "pypi-json"
+            _releases[key] = _fetcher.submit(fetch_release, name, version, cache)
+        return _releases[key]
+
+
+def prefetch_releases(lock: Path, args: argparse.Namespace) -> None:
+    """Start looking up the releases layerlock's requirements output pins:
+    its pylock.toml for the same case pins the same ones."""
+    try:
+        pins = parse_lock(lock.read_text())
+    except (OSError, ValueError):
+        return  # the requirements comparison has said what is wrong
+    for name, pin in pins.items():
+        pypi_release(name, pin.version, args)
+
+
+def fetch_release(name: str, version: str, cache: Path) -> dict[str, IndexFile] | None:
+    """The files PyPI's JSON API lists for one release, by file name. Kept
+    under the cache root, for a later run given the same --cache-dir."""
     cached = cache / f"{name}=={version}.json"
     if cached.is_file():
         data = json.loads(cached.read_text())
@@ -960,25 +994,20 @@ def pypi_release(name: str, version: str, cache: Path) -> dict[str, IndexFile] |
         tmp = cached.with_suffix(f".{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(cached)
-    files = None
-    if data is not None:
-        files = {
-            filename: IndexFile(sha.lower() if sha else None, size, parse_time(uploaded))
-            for filename, (sha, size, uploaded) in data.items()
-        }
-    with _releases_lock:
-        _releases[key] = files
-    return files
+    if data is None:
+        return None
+    return {
+        filename: IndexFile(sha.lower() if sha else None, size, parse_time(uploaded))
+        for filename, (sha, size, uploaded) in data.items()
+    }
 
 
 def check_against_pypi(packages: dict[str, LockedPackage], args: argparse.Namespace) -> list[str]:
     """Each file layerlock's pylock.toml locks is one of the release's files
     on PyPI, with PyPI's sha256, and carries `size` and `upload-time` equal to
     PyPI's wherever PyPI gives them. Returns the problems found."""
-    cache = args.cache_root / "pypi-json"
-    keys = sorted((name, p.version) for name, p in packages.items())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        releases = dict(zip(keys, pool.map(lambda k: pypi_release(*k, cache), keys)))
+    lookups = {(name, p.version): pypi_release(name, p.version, args) for name, p in packages.items()}
+    releases = {key: lookups[key].result() for key in sorted(lookups)}
     problems = []
     for (name, version), release in releases.items():
         if release is None:

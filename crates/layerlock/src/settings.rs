@@ -48,7 +48,7 @@ impl UserPath {
 /// `root/sub` is `in.txt`. A path outside `root` is shown as given.
 pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
     let absolute = normalize(&cwd.join(path));
-    match absolute.strip_prefix(root) {
+    match absolute.strip_prefix(normalize(&cwd.join(root))) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         _ => path.display().to_string(),
     }
@@ -932,6 +932,25 @@ mod tests {
         assert_eq!(
             regenerate_command(&argv, Path::new("/repo"), Path::new("/repo")),
             "layerlock compile in.txt --owned nccl==2.1 --exclude-newer 2026-01-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn paths_show_from_a_relative_root_too() {
+        // `--config examples/x/layerlock.toml`: the config root is relative.
+        let cwd = Path::new("/repo");
+        let root = Path::new("examples/x");
+        assert_eq!(
+            shown_from(Path::new("examples/x/in.txt"), cwd, root),
+            "in.txt"
+        );
+        assert_eq!(
+            shown_from(Path::new("/repo/examples/x/a/b.txt"), cwd, root),
+            "a/b.txt"
+        );
+        assert_eq!(
+            shown_from(Path::new("/elsewhere/c.txt"), cwd, root),
+            "/elsewhere/c.txt"
         );
     }
 

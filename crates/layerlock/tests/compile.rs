@@ -855,3 +855,34 @@ fn uv_platform_spellings_are_accepted() {
         work.read("out.txt")
     );
 }
+
+#[test]
+fn check_into_a_closed_pipe_ends_quietly() {
+    // `layerlock compile --check | head`: the reader goes away mid-diff.
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let mut stale = String::new();
+    for i in 0..50_000 {
+        stale.push_str(&format!("p{i}==1.0 --hash=sha256:00\n"));
+    }
+    work.write("out.txt", &stale);
+    let cmd = work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]);
+    let mut child = std::process::Command::new(cmd.get_program())
+        .args(cmd.get_args())
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
