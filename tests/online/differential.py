@@ -19,11 +19,14 @@ twice, once per lock format:
   here the way uv and layerlock compute them, see `TargetTags`) before the
   sets are compared. layerlock's pylock.toml must also say
   `lock-version = "1.0"` and `created-by = "layerlock"`, and each file it
-  locks must be one of the release's files on PyPI with that sha256, with
-  the `size` and `upload-time` PyPI's JSON API gives for it.
+  locks must be one of the project's files on PyPI with that sha256, with
+  the `size` and `upload-time` PyPI's JSON index (PEP 691/700) gives for it.
 
 The pylock variant of a case runs right after its requirements variant, in
-the same worker, so both tools find their caches warm.
+the same worker, so both tools find their caches warm. uv is run --offline
+there, on the cache its requirements run has just filled from PyPI (uv
+revalidates every cached page otherwise, and a mirror that sends no ETag
+re-sends each one whole); if that fails it is run online. See run_tools.
 
 The reference is
 
@@ -55,10 +58,12 @@ import argparse
 import concurrent.futures
 import dataclasses
 import datetime
+import http.client
 import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -78,9 +83,10 @@ VLLM_REQ = REPO.parent / "shared" / "corpus" / "vllm" / "requirements"
 
 EXCLUDE_NEWER = "2026-11-01T00:00:00Z"
 PYPI_PROBE = "https://pypi.org/simple/pip/"
-# A project's releases, with their files' sizes and upload times. (The
-# per-release /pypi/NAME/VERSION/json is not served by every PyPI mirror.)
-PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+# A project's files, with their sha256, size and upload time (PEP 691/700).
+PYPI_HOST = "pypi.org"
+PYPI_SIMPLE_PATH = "/simple/{name}/"
+PYPI_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 COMMAND_TIMEOUT = 900  # seconds, per tool invocation
 
 
@@ -603,9 +609,6 @@ def applying_pins(
 VARIANTS = ("requirements", "pylock")
 
 
-SIDE_BY_SIDE = {"requirements": os.environ.get("SBS_REQ") == "1", "pylock": True}
-
-
 def label(name: str, variant: str) -> str:
     return name if variant == "requirements" else f"{name} [{variant}]"
 
@@ -627,6 +630,9 @@ class Setup:
     env: dict[str, str]
     constraints: Path  # the base (and owned pins) as uv's -c file
     skip: set[str]  # dropped from uv's output: in the base, or owned
+    # Whether uv's requirements run succeeded, so that its cache now holds
+    # everything resolving this case takes.
+    uv_cached: bool = False
 
 
 def prepare(name: str, case: Case, args: argparse.Namespace, work: Path) -> Setup | str:
@@ -674,7 +680,15 @@ def run_tools(
     name: str, case: Case, args: argparse.Namespace, setup: Setup, variant: str
 ) -> tuple[Run, Run, str]:
     """Run layerlock, then uv, writing the variant's format. Returns both
-    runs and a note of their times."""
+    runs and a note of their times.
+
+    The pylock variant runs right after the requirements one, so layerlock
+    finds its cache warm. uv would too, but it revalidates every cached page,
+    and an index that sends no ETag or max-age (as some PyPI mirrors do)
+    answers each revalidation with the whole page again. So uv is run
+    --offline on the cache its requirements run just filled from PyPI: the
+    same index data, fetched moments ago. Should that fail (something not
+    cached), uv is run again online, and that run is the one compared."""
     cdir = setup.cdir
     if variant == "requirements":
         ll_out, uv_out = cdir / "layerlock.txt", cdir / "uv.txt"
@@ -711,22 +725,35 @@ def run_tools(
     for stale in (ll_out, uv_out):
         stale.unlink(missing_ok=True)
 
-    if SIDE_BY_SIDE[variant]:
-        # The tools do not share anything: run them at once (layerlock
-        # spends its time computing, uv waiting on the network).
+    def run_uv() -> tuple[Run, str]:
+        """uv's run, and a note on how it ran."""
+        if variant != "pylock" or not setup.uv_cached:
+            return run(uv_cmd, case.cwd, uv_out, setup.env), ""
+        offline = run([*uv_cmd, "--offline"], case.cwd, uv_out, setup.env)
+        if offline.code == 0:
+            return offline, " offline"
+        uv_out.unlink(missing_ok=True)
+        online = run(uv_cmd, case.cwd, uv_out, setup.env)
+        return online, f" (offline failed in {offline.seconds:.1f}s: {last_lines(offline.stderr, 1)})"
+
+    if variant == "pylock":
+        # Nothing is shared between the two runs: uv's (offline, light on
+        # both CPU and network) runs beside layerlock's.
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as side:
-            uv_run = side.submit(run, uv_cmd, case.cwd, uv_out, setup.env)
+            uv_run = side.submit(run_uv)
             ll = run(ll_cmd, case.cwd, ll_out, setup.env)
-            uv = uv_run.result()
+            uv, uv_note = uv_run.result()
     else:
         ll = run(ll_cmd, case.cwd, ll_out, setup.env)
-        uv = run(uv_cmd, case.cwd, uv_out, setup.env)
+        uv, uv_note = run_uv()
+    if variant == "requirements":
+        setup.uv_cached = uv.code == 0
     ll_err.write_text(ll.stderr)
     uv_err.write_text(uv.stderr)
 
     if uv.code != 0 and NETWORK_ERROR_RE.search(uv.stderr):
         raise Unreachable(f"uv could not reach PyPI in case {name}: {last_lines(uv.stderr, 3)}")
-    return ll, uv, f"layerlock {ll.seconds:.1f}s, uv {uv.seconds:.1f}s"
+    return ll, uv, f"layerlock {ll.seconds:.1f}s, uv {uv.seconds:.1f}s{uv_note}"
 
 
 def expected_failure(case: Case, ll: Run, uv: Run, timing: str) -> tuple[bool, str]:
@@ -863,9 +890,9 @@ def compare_pylock(
             diffs.append(f"{key} is {doc.get(key)!r}, expected {want!r}")
 
     start = time.monotonic()
-    diffs += check_against_pypi(packages, args)
+    diffs += check_against_pypi(packages)
     files = sum(len(p.files) for p in packages.values())
-    timing += f", PyPI JSON {time.monotonic() - start:.1f}s"
+    timing += f", PyPI index {time.monotonic() - start:.1f}s"
 
     if diffs:
         return False, f"{len(diffs)} difference(s): " + "; ".join(diffs)
@@ -895,7 +922,7 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> lis
             ok, detail = compare[variant](name, case, args, setup)
             results.append(Result(label(name, variant), ok, detail))
             if variant == "requirements":
-                prefetch_releases(setup.cdir / "layerlock.txt", args)
+                prefetch_projects(setup.cdir / "layerlock.txt")
         except Unreachable as exc:
             detail = f"PyPI unreachable: {exc}"
             results.append(Result(label(name, variant), False, detail, str(exc)))
@@ -906,7 +933,8 @@ def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> lis
 
 
 # --------------------------------------------------------------------------
-# PyPI's JSON API: the sizes and upload times a pylock.toml should carry
+# PyPI's JSON index (PEP 691/700): the sizes and upload times a pylock.toml
+# should carry
 
 
 @dataclasses.dataclass
@@ -916,13 +944,37 @@ class IndexFile:
     upload_time: datetime.datetime | None
 
 
-# (name, version) -> the lookup of that release's files: a future of
-# {file name: IndexFile}, or of None when PyPI has no such release. Shared by
-# all cases of a run, so that each release is fetched once, and started early
-# (see prefetch_releases) so that the lookups overlap the tools' runs.
-_releases: dict[tuple[str, str], concurrent.futures.Future] = {}
-_releases_lock = threading.Lock()
-_fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="pypi-json")
+# Normalised project name -> the lookup of its files on PyPI: a future of
+# {file name: IndexFile}, or of None when PyPI has no such project. Shared by
+# all cases of a run, so that each project is fetched once, and started early
+# (see prefetch_projects) so that the lookups overlap the tools' runs.
+_projects: dict[str, concurrent.futures.Future] = {}
+_projects_lock = threading.Lock()
+_fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="pypi-index")
+# Each fetcher thread keeps one connection to PyPI open: a DNS lookup and a
+# TLS handshake per request cost far more than the page (and a burst of
+# lookups makes some resolvers fail).
+_connection = threading.local()
+_tls = ssl.create_default_context()
+
+
+def pypi_project(name: str) -> concurrent.futures.Future:
+    """The lookup of one project's files on PyPI, started if it was not yet."""
+    with _projects_lock:
+        if name not in _projects:
+            _projects[name] = _fetcher.submit(fetch_project, name)
+        return _projects[name]
+
+
+def prefetch_projects(lock: Path) -> None:
+    """Start looking up the projects layerlock's requirements output pins:
+    its pylock.toml for the same case pins the same ones."""
+    try:
+        pins = parse_lock(lock.read_text())
+    except (OSError, ValueError):
+        return  # the requirements comparison has said what is wrong
+    for name in pins:
+        pypi_project(name)
 
 
 def parse_time(text: str | None) -> datetime.datetime | None:
@@ -930,94 +982,70 @@ def parse_time(text: str | None) -> datetime.datetime | None:
     return datetime.datetime.fromisoformat(text) if text else None
 
 
-def pypi_release(name: str, version: str, args: argparse.Namespace) -> concurrent.futures.Future:
-    """The lookup of one release's files on PyPI, started if it was not yet."""
-    key = (name, version)
-    with _releases_lock:
-        if key not in _releases:
-            cache = args.cache_root / "pypi-json"
-            _releases[key] = _fetcher.submit(fetch_release, name, version, cache)
-        return _releases[key]
-
-
-def prefetch_releases(lock: Path, args: argparse.Namespace) -> None:
-    """Start looking up the releases layerlock's requirements output pins:
-    its pylock.toml for the same case pins the same ones."""
+def get_json(path: str) -> tuple[int, object]:
+    """GET https://PYPI_HOST/path as PEP 691 JSON on this thread's kept-alive
+    connection. Returns the status and, for a 200, the parsed body."""
+    conn = getattr(_connection, "conn", None)
+    if conn is None:
+        conn = _connection.conn = http.client.HTTPSConnection(PYPI_HOST, timeout=60, context=_tls)
     try:
-        pins = parse_lock(lock.read_text())
-    except (OSError, ValueError):
-        return  # the requirements comparison has said what is wrong
-    for name, pin in pins.items():
-        pypi_release(name, pin.version, args)
+        conn.request("GET", path, headers={"Accept": PYPI_SIMPLE_JSON})
+        resp = conn.getresponse()
+        body = resp.read()
+    except (OSError, http.client.HTTPException):
+        # The next request starts over on a new connection.
+        conn.close()
+        _connection.conn = None
+        raise
+    return resp.status, (json.loads(body) if resp.status == 200 else None)
 
 
-def fetch_release(name: str, version: str, cache: Path) -> dict[str, IndexFile] | None:
-    """The files PyPI's JSON API lists for one release, by file name. Kept
-    under the cache root, for a later run given the same --cache-dir."""
-    cached = cache / f"{name}=={version}.json"
-    if cached.is_file():
-        data = json.loads(cached.read_text())
-    else:
-        url = PYPI_JSON.format(name=urllib.parse.quote(name))
-        data = None
-        last: Exception | None = None
-        for attempt in range(3):
-            try:
-                with urllib.request.urlopen(url, timeout=30) as resp:
-                    releases = json.load(resp).get("releases", {})
-                # PyPI keys releases by version as uploaded; layerlock writes
-                # the normalised form, which is nearly always the same.
-                by_version = {v.lower(): v for v in releases}
-                files = releases.get(version, releases.get(by_version.get(version.lower(), "")))
-                if files is not None:
-                    # Keep only what is checked: the release's files.
-                    data = {
-                        u["filename"]: [
-                            u.get("digests", {}).get("sha256"),
-                            u.get("size"),
-                            u.get("upload_time_iso_8601"),
-                        ]
-                        for u in files
-                    }
-                break  # data stays None when PyPI has no such release
-            except urllib.error.HTTPError as exc:
-                if exc.code == 404:
-                    break  # PyPI does not know this project: data stays None
-                last = exc
-            except (urllib.error.URLError, OSError, ValueError) as exc:
-                last = exc
-            if attempt < 2:
-                time.sleep(2 * (attempt + 1))
-        else:
-            raise Unreachable(f"{url}: {last}")
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(cached)
-    if data is None:
-        return None
-    return {
-        filename: IndexFile(sha.lower() if sha else None, size, parse_time(uploaded))
-        for filename, (sha, size, uploaded) in data.items()
-    }
+def fetch_project(name: str) -> dict[str, IndexFile] | None:
+    """The files PyPI's JSON simple index lists for a project, by file name,
+    with the sha256, `size` and `upload-time` it gives for each."""
+    path = PYPI_SIMPLE_PATH.format(name=urllib.parse.quote(name))
+    last: object = None
+    for attempt in range(3):
+        if attempt:
+            time.sleep(2 * attempt)
+        try:
+            status, page = get_json(path)
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            last = exc  # a dropped connection, a timeout, a truncated page
+            continue
+        if status == 404:
+            return None
+        if status != 200:
+            last = f"HTTP {status}"
+            continue
+        return {
+            f["filename"]: IndexFile(
+                (f.get("hashes") or {}).get("sha256", "").lower() or None,
+                f.get("size"),
+                parse_time(f.get("upload-time")),
+            )
+            for f in page["files"]
+        }
+    raise Unreachable(f"https://{PYPI_HOST}{path}: {last}")
 
 
-def check_against_pypi(packages: dict[str, LockedPackage], args: argparse.Namespace) -> list[str]:
-    """Each file layerlock's pylock.toml locks is one of the release's files
+def check_against_pypi(packages: dict[str, LockedPackage]) -> list[str]:
+    """Each file layerlock's pylock.toml locks is one of the project's files
     on PyPI, with PyPI's sha256, and carries `size` and `upload-time` equal to
     PyPI's wherever PyPI gives them. Returns the problems found."""
-    lookups = {(name, p.version): pypi_release(name, p.version, args) for name, p in packages.items()}
-    releases = {key: lookups[key].result() for key in sorted(lookups)}
+    lookups = {name: pypi_project(name) for name in packages}
     problems = []
-    for (name, version), release in releases.items():
-        if release is None:
-            problems.append(f"{name}=={version}: PyPI's JSON API does not know this release")
+    for name in sorted(packages):
+        version = packages[name].version
+        index_files = lookups[name].result()
+        if index_files is None:
+            problems.append(f"{name}=={version}: PyPI's index does not know this project")
             continue
         for f in packages[name].files:
-            index = release.get(f.name)
+            index = index_files.get(f.name)
             where = f"{name}=={version}: {f.name}"
             if index is None:
-                problems.append(f"{where}: not one of the release's files on PyPI")
+                problems.append(f"{where}: not one of the project's files on PyPI")
                 continue
             if index.sha256 and f.sha256 != index.sha256:
                 problems.append(f"{where}: sha256 {f.sha256}, PyPI {index.sha256}")

@@ -62,3 +62,11 @@ pub struct ProjectFiles {
     /// The index URLs (redacted) or directories asked.
     pub asked: Vec<String>,
 }
+
+/// A sha256 digest as a lock may carry it: 64 hex digits, lower-cased.
+/// Anything else (a short value, or text with a newline that would become
+/// a live line in a requirements file) is refused by every reader.
+pub fn sha256_digest(text: &str) -> Option<String> {
+    (text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_ascii_lowercase())
+}

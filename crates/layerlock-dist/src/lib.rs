@@ -7,7 +7,7 @@ mod metadata;
 mod source;
 mod target;
 
-pub use files::{DistKind, IndexFile, ProjectFiles};
+pub use files::{DistKind, IndexFile, ProjectFiles, sha256_digest};
 pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, paren_depth};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use target::{Target, TargetError};

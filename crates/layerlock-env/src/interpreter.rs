@@ -312,6 +312,27 @@ impl Interpreter {
         (!os_matches).then(|| format!("the lock is for {platform}, the interpreter runs on {here}"))
     }
 
+    /// A platform name whose marker values (`sys_platform`,
+    /// `platform_machine`) are this interpreter's, for evaluating a lock's
+    /// markers: `x86_64-manylinux_2_17`, `aarch64-apple-darwin`, …. `None`
+    /// for a machine layerlock has no name for.
+    pub fn marker_platform(&self) -> Option<String> {
+        let arch = normalise_arch(&self.platform_machine);
+        if !matches!(
+            arch.as_str(),
+            "x86_64" | "aarch64" | "i686" | "ppc64le" | "s390x" | "riscv64"
+        ) {
+            return None;
+        }
+        Some(match self.sys_platform.as_str() {
+            "linux" if self.libc.is_empty() => format!("{arch}-musllinux_1_2"),
+            "linux" => format!("{arch}-manylinux_2_17"),
+            "darwin" => format!("{arch}-apple-darwin"),
+            "win32" => format!("{arch}-pc-windows-msvc"),
+            _ => return None,
+        })
+    }
+
     pub fn describe_platform(&self) -> String {
         let libc = if self.libc.is_empty() {
             String::new()

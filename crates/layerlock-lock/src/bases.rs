@@ -14,7 +14,7 @@ use uv_pep440::Version;
 use uv_pep508::{MarkerEnvironment, Requirement, VerbatimUrl, VersionOrUrl};
 
 use crate::error::LockError;
-use crate::model::{Lock, LockFormat, exact_version};
+use crate::model::{LockFormat, exact_version};
 use crate::parse::RequirementsFile;
 
 /// Where a base pin comes from.
@@ -98,14 +98,16 @@ impl Bases {
         markers: &MarkerEnvironment,
     ) -> Result<(), BaseError> {
         if LockFormat::from_path(path) == LockFormat::Pylock {
-            let lock = Lock::read(path)?;
-            for package in lock.applicable(Some(markers)) {
-                let line = package.origin.rsplit(':').next().unwrap_or_default();
+            let text = crate::parse::read_text(path)?;
+            for entry in crate::pylock::base_entries(path, &text)? {
+                if !entry.marker.evaluate(markers, &[]) {
+                    continue;
+                }
                 self.add(
-                    package.name.clone(),
+                    entry.name,
                     BasePin {
-                        version: Some(package.version.clone()),
-                        origin: format!("{shown}:{line}"),
+                        version: entry.version,
+                        origin: format!("{shown}:{}", entry.line),
                         source: BaseSource::Pinned,
                     },
                 )?;
@@ -188,8 +190,10 @@ impl Bases {
         Ok(())
     }
 
-    /// `--owned NAME` or `--owned NAME==VERSION`: replaces whatever a base
-    /// says about it.
+    /// `--owned NAME` or `--owned NAME==VERSION`: a package the image has
+    /// outside its locks. It never overrides what a base lock or the
+    /// environment knows: a version that disagrees is an error, and a bare
+    /// name leaves a known version in place.
     pub fn add_owned(&mut self, spec: &str) -> Result<(), BaseError> {
         let requirement = Requirement::<VerbatimUrl>::from_str(spec)
             .map_err(|_| BaseError::Owned(spec.to_string()))?;
@@ -200,15 +204,18 @@ impl Bases {
         {
             return Err(BaseError::Owned(spec.to_string()));
         }
-        self.pins.insert(
-            requirement.name,
-            BasePin {
-                version,
-                origin: "--owned".to_string(),
-                source: BaseSource::Owned,
-            },
-        );
-        Ok(())
+        let pin = BasePin {
+            version,
+            origin: "--owned".to_string(),
+            source: BaseSource::Owned,
+        };
+        match self.pins.get(&requirement.name) {
+            Some(known) if known.version.is_some() => self.add(requirement.name, pin),
+            _ => {
+                self.pins.insert(requirement.name, pin);
+                Ok(())
+            }
+        }
     }
 
     /// A distribution installed in the base environment.
@@ -234,7 +241,7 @@ impl Bases {
             self.pins.insert(name, pin);
             return Ok(());
         };
-        if previous.source == BaseSource::Owned {
+        if previous.source == BaseSource::Owned && previous.version.is_none() {
             return Ok(());
         }
         // A version nobody wrote down agrees with any; the known one wins.
@@ -408,8 +415,20 @@ vcs-thing @ git+https://example.com/vcs-thing@abc123
     }
 
     #[test]
+    fn owned_never_overrides_a_known_version() {
+        let mut b = bases(&[("base.txt", "beta==1.0.0\n")]).unwrap();
+        b.add_owned("beta").unwrap();
+        assert_eq!(version(&b, "beta").as_deref(), Some("1.0.0"));
+        b.add_owned("beta==1.0.0").unwrap();
+        let err = b.add_owned("beta==1.1.0").unwrap_err();
+        assert!(err.to_string().contains("disagree on beta"), "{err}");
+        b.add_owned("gamma==2").unwrap();
+        assert_eq!(version(&b, "gamma").as_deref(), Some("2"));
+    }
+
+    #[test]
     fn a_pylock_base_counts_like_a_requirements_base() {
-        let pylock = "lock-version = \"1.0\"\n\n[[packages]]\nname = \"torch\"\nversion = \"2.9.0\"\nwheels = [{ url = \"https://x/torch-2.9.0-py3-none-any.whl\", hashes = { sha256 = \"aa\" } }]\n\n[[packages]]\nname = \"pywin\"\nversion = \"1\"\nmarker = \"sys_platform == 'win32'\"\nwheels = [{ url = \"https://x/pywin-1-py3-none-any.whl\", hashes = { sha256 = \"bb\" } }]\n";
+        let pylock = "lock-version = \"1.0\"\n\n[[packages]]\nname = \"torch\"\nversion = \"2.9.0\"\nwheels = [{ url = \"https://x/torch-2.9.0-py3-none-any.whl\", hashes = { sha256 = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" } }]\n\n[[packages]]\nname = \"pywin\"\nversion = \"1\"\nmarker = \"sys_platform == 'win32'\"\nwheels = [{ url = \"https://x/pywin-1-py3-none-any.whl\", hashes = { sha256 = \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\" } }]\n";
         let b = bases(&[("pylock.base.toml", pylock)]).unwrap();
         assert_eq!(version(&b, "torch").as_deref(), Some("2.9.0"));
         assert!(

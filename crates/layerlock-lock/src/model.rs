@@ -65,6 +65,9 @@ pub struct Header {
     /// PEP 751 `environments`: where the lock may be installed (empty: not
     /// said).
     pub environments: Vec<MarkerTree>,
+    /// PEP 751 `requires-python`, as read (a written lock derives it from
+    /// the target).
+    pub requires_python: Option<String>,
 }
 
 /// One file of a locked package.
@@ -157,6 +160,31 @@ impl Lock {
         if let Ok(lock) = Self::parse(path, text) {
             return Ok(lock);
         }
+        if LockFormat::from_path(path) == LockFormat::Pylock {
+            // A pylock.toml of an environment (a project from a directory,
+            // a VCS package): its versioned packages, without hashes.
+            let packages = crate::pylock::base_entries(path, text)?
+                .into_iter()
+                .filter_map(|e| {
+                    Some(LockedPackage {
+                        version: e.version?,
+                        name: e.name,
+                        marker: e.marker,
+                        hashes: Vec::new(),
+                        files: Vec::new(),
+                        via: Vec::new(),
+                        origin: format!("{}:{}", path.display(), e.line),
+                    })
+                })
+                .collect();
+            return Ok(Self {
+                path: path.to_path_buf(),
+                format: LockFormat::Pylock,
+                header: Header::default(),
+                packages,
+                base_used: Vec::new(),
+            });
+        }
         let parsed = crate::parse::RequirementsFile::parse(path, text)?;
         let packages = parsed
             .entries
@@ -205,26 +233,51 @@ impl Lock {
 
 /// A lock's text without its regenerate command, for `compile --check`:
 /// the command says how the lock was made, not what it holds, so another
-/// spelling of it does not make a lock stale.
+/// spelling of it does not make a lock stale. Only the command's own place
+/// is skipped: the comment line after "To regenerate it, run:" in the
+/// leading comment block, and `command = …` inside `[tool.layerlock]`.
+/// Any other line, wherever it is, is compared.
 pub fn comparable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut header = true;
     let mut skip_next = false;
+    let mut table = "";
     for line in text.lines() {
-        if skip_next {
-            skip_next = false;
+        header &= line.starts_with('#');
+        if std::mem::take(&mut skip_next) && header {
             continue;
         }
-        if line.starts_with('#') && line.ends_with("To regenerate it, run:") {
+        if header && line.ends_with("To regenerate it, run:") {
             skip_next = true;
         }
-        // `[tool.layerlock] command = …` in pylock.toml.
-        if line.starts_with("command = ") {
+        if line.starts_with('[') {
+            table = line.trim();
+        }
+        if table == "[tool.layerlock]" && line.starts_with("command = ") {
             continue;
         }
         out.push_str(line);
         out.push('\n');
     }
     out
+}
+
+/// `text` on one line: control characters (a newline in a file name or a
+/// custom command) are written as escapes, so a value can never start a
+/// line of its own in a lock.
+pub(crate) fn one_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The single version a requirement pins with `==V` or `===V`, if any.
@@ -275,6 +328,26 @@ mod tests {
             .map(|p| format!("{}=={}", p.name, p.version))
             .collect();
         assert_eq!(pins, ["bar==1.0"]);
+    }
+
+    #[test]
+    fn comparable_skips_only_the_command() {
+        let lock =
+            "# x\n# It holds … To regenerate it, run:\n#    layerlock compile a\n# tail\nfoo==1\n";
+        let other = lock.replace("compile a", "compile ./a");
+        assert_eq!(comparable(lock), comparable(&other));
+        // A live line where the command was is a difference.
+        let injected = lock.replace(
+            "#    layerlock compile a",
+            "--extra-index-url https://evil/",
+        );
+        assert_ne!(comparable(lock), comparable(&injected));
+        // After the header, the same comment text protects nothing.
+        let late = format!("{lock}# To regenerate it, run:\nbar==1\n");
+        assert!(comparable(&late).contains("bar==1"));
+        let pylock = "lock-version = \"1.0\"\n[[packages]]\ncommand = \"x\"\n[tool.layerlock]\ncommand = \"y\"\n";
+        assert!(comparable(pylock).contains("command = \"x\""));
+        assert!(!comparable(pylock).contains("command = \"y\""));
     }
 
     #[test]

@@ -418,14 +418,17 @@ fn parse_requirement(
         match flag {
             "--hash" => {
                 let value = value.unwrap_or_default();
-                if !value.contains(':') {
+                let Some(hash) = hash_option(&value) else {
                     return Err(LockError::Syntax {
                         origin: origin.clone(),
-                        text: text.to_string(),
-                        message: format!("`--hash` wants ALGORITHM:DIGEST, got `{value}`"),
+                        text: text.chars().take(200).collect(),
+                        message: format!(
+                            "`--hash` wants sha256:HEX (or sha384/sha512), got `{}`",
+                            value.chars().take(80).collect::<String>()
+                        ),
                     });
-                }
-                hashes.push(value);
+                };
+                hashes.push(hash);
             }
             "--config-settings" | "--global-option" | "--install-option" => {}
             _ => {
@@ -471,6 +474,21 @@ fn parse_requirement(
         hashes,
         editable: false,
     })
+}
+
+/// `sha256:HEX` as pip accepts it (sha256, sha384, sha512, with a digest
+/// of the right length), lower-cased; anything else is refused.
+fn hash_option(value: &str) -> Option<String> {
+    let (algorithm, digest) = value.split_once(':')?;
+    let algorithm = algorithm.to_ascii_lowercase();
+    let length = match algorithm.as_str() {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return None,
+    };
+    (digest.len() == length && digest.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| format!("{algorithm}:{}", digest.to_ascii_lowercase()))
 }
 
 /// A local directory or a VCS URL, as `pip freeze` writes after `-e`.
@@ -531,11 +549,17 @@ mod tests {
     #[test]
     fn continuations_comments_and_hashes() {
         let file = parse(
-            "# header\nalpha==1.0 \\\n    --hash=sha256:aa \\\n    --hash sha256:bb\n  # via x\nbeta[x]>=2 ; python_version >= '3.8'  # why\n",
+            "# header\nalpha==1.0 \\\n    --hash=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa \\\n    --hash sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n  # via x\nbeta[x]>=2 ; python_version >= '3.8'  # why\n",
         )
         .unwrap();
         assert_eq!(file.entries.len(), 2);
-        assert_eq!(file.entries[0].hashes, vec!["sha256:aa", "sha256:bb"]);
+        assert_eq!(
+            file.entries[0].hashes,
+            vec![
+                "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+            ]
+        );
         assert_eq!(file.entries[0].origin.line, 2);
         assert_eq!(file.entries[1].requirement.name.as_ref(), "beta");
         assert_eq!(file.entries[1].origin.line, 6);

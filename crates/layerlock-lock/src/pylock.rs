@@ -13,50 +13,20 @@ use uv_normalize::PackageName;
 use uv_pep440::Version;
 use uv_pep508::MarkerTree;
 
-use crate::error::{LockError, Origin};
-use crate::model::{BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage};
+use layerlock_dist::sha256_digest;
+
+use crate::error::LockError;
+use crate::model::{
+    BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, one_line,
+};
 
 /// Read a `pylock.toml`. Packages locked from a VCS, a directory or an
 /// archive URL are refused: layerlock installs index files by hash.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
-    let at = |line: usize| Origin {
-        path: path.to_path_buf(),
-        line,
-        column: 1,
-    };
-    let bad = |line: usize, message: String| LockError::Syntax {
-        origin: at(line),
-        text: String::new(),
-        message,
-    };
-    let doc: toml::Table = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| {
-            text[..s.start.min(text.len())].lines().count().max(1)
-        });
-        bad(line, format!("not valid TOML: {}", e.message()))
-    })?;
-    match doc.get("lock-version").and_then(Value::as_str) {
-        Some(v) if v.split('.').next() == Some("1") => {}
-        Some(v) => {
-            return Err(bad(
-                1,
-                format!("lock-version {v} is not one this layerlock reads (1.x)"),
-            ));
-        }
-        None => {
-            return Err(bad(
-                1,
-                "no `lock-version`; is this a PEP 751 pylock.toml?".to_string(),
-            ));
-        }
-    }
+    let bad = |line: usize, message: String| invalid(path, line, message);
+    let doc = document(path, text)?;
     // Where each `[[packages]]` table starts, for messages.
-    let starts: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim() == "[[packages]]")
-        .map(|(i, _)| i + 1)
-        .collect();
+    let starts = package_lines(text);
     let tool = doc
         .get("tool")
         .and_then(|t| t.get("layerlock"))
@@ -72,13 +42,29 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             })
             .unwrap_or_default()
     };
+    // A target that is there but unreadable must not count as no target:
+    // it is what install and verify check the interpreter against.
+    let target = match tool.and_then(|t| t.get("target")) {
+        None => None,
+        Some(t) => Some(
+            t.get("python")
+                .and_then(Value::as_str)
+                .zip(t.get("platform").and_then(Value::as_str))
+                .map(|(python, platform)| LockTarget {
+                    python: python.to_string(),
+                    platform: platform.to_string(),
+                })
+                .ok_or_else(|| {
+                    bad(
+                        1,
+                        "[tool.layerlock] target must be { python = \"3.12\", platform = \"…\" }"
+                            .to_string(),
+                    )
+                })?,
+        ),
+    };
     let mut header = Header {
-        target: tool.and_then(|t| t.get("target")).and_then(|t| {
-            Some(LockTarget {
-                python: t.get("python")?.as_str()?.to_string(),
-                platform: t.get("platform")?.as_str()?.to_string(),
-            })
-        }),
+        target,
         bases: strings(tool.and_then(|t| t.get("bases"))),
         owned: strings(tool.and_then(|t| t.get("owned"))),
         command: tool
@@ -87,6 +73,10 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             .map(str::to_string),
         description: None,
         environments: Vec::new(),
+        requires_python: doc
+            .get("requires-python")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     };
     let mut environments = Vec::new();
     for env in strings(doc.get("environments")) {
@@ -144,15 +134,25 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             ));
         }
         let mut files = Vec::new();
-        for wheel in get("wheels")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-        {
+        let wheels = match get("wheels") {
+            None => &[][..],
+            Some(Value::Array(wheels)) => wheels.as_slice(),
+            Some(_) => {
+                return Err(bad(
+                    line,
+                    format!("{name}: `wheels` must be an array of tables ([[packages.wheels]])"),
+                ));
+            }
+        };
+        for wheel in wheels {
             files.push(file(wheel, &name, line, &bad)?);
         }
-        if let Some(sdist) = get("sdist") {
-            files.push(file(sdist, &name, line, &bad)?);
+        match get("sdist") {
+            None => {}
+            Some(sdist @ Value::Table(_)) => files.push(file(sdist, &name, line, &bad)?),
+            Some(_) => {
+                return Err(bad(line, format!("{name}: `sdist` must be a table")));
+            }
         }
         if files.is_empty() {
             return Err(bad(
@@ -200,6 +200,119 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     })
 }
 
+fn invalid(path: &Path, line: usize, message: String) -> LockError {
+    LockError::Invalid {
+        at: format!("{}:{line}", path.display()),
+        message,
+    }
+}
+
+/// Parse the TOML and check its `lock-version`.
+fn document(path: &Path, text: &str) -> Result<toml::Table, LockError> {
+    let bad = |line: usize, message: String| invalid(path, line, message);
+    let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        // The line holding the error's first byte.
+        let line = e.span().map_or(1, |s| {
+            text.as_bytes()[..s.start.min(text.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        });
+        bad(line, format!("not valid TOML: {}", e.message().trim()))
+    })?;
+    match doc.get("lock-version") {
+        Some(Value::String(v)) if major_one(v) => {}
+        Some(Value::String(v)) => {
+            return Err(bad(
+                1,
+                format!("lock-version `{v}` is not one this layerlock reads (1.x)"),
+            ));
+        }
+        Some(_) => {
+            return Err(bad(
+                1,
+                "`lock-version` must be a string such as \"1.0\"".to_string(),
+            ));
+        }
+        None => {
+            return Err(bad(
+                1,
+                "no `lock-version`; is this a PEP 751 pylock.toml?".to_string(),
+            ));
+        }
+    }
+    Ok(doc)
+}
+
+/// Line numbers of the `[[packages]]` headers, in order, for messages.
+fn package_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "[[packages]]")
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// One package of a pylock.toml read as a base: what the image has.
+pub(crate) struct BaseEntry {
+    pub name: PackageName,
+    /// `None` for a project installed from a directory, VCS or archive
+    /// without a version.
+    pub version: Option<Version>,
+    pub marker: MarkerTree,
+    pub line: usize,
+}
+
+/// A pylock.toml as a base. Unlike a lock to install, any package counts,
+/// however it was installed (uv writes the project itself as a
+/// `directory` package).
+pub(crate) fn base_entries(path: &Path, text: &str) -> Result<Vec<BaseEntry>, LockError> {
+    let doc = document(path, text)?;
+    let starts = package_lines(text);
+    let Some(tables) = doc.get("packages") else {
+        return Ok(Vec::new());
+    };
+    let Some(tables) = tables.as_array() else {
+        return Err(invalid(
+            path,
+            1,
+            "`packages` is not an array of tables".to_string(),
+        ));
+    };
+    let mut out = Vec::with_capacity(tables.len());
+    for (i, table) in tables.iter().enumerate() {
+        let line = starts.get(i).copied().unwrap_or(1);
+        let name = table
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|n| PackageName::from_str(n).ok())
+            .ok_or_else(|| invalid(path, line, "a package without a valid `name`".to_string()))?;
+        let version = match table.get("version") {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .and_then(|v| Version::from_str(v).ok())
+                    .ok_or_else(|| {
+                        invalid(path, line, format!("{name}: `version` is not a version"))
+                    })?,
+            ),
+        };
+        let marker = match table.get("marker").and_then(Value::as_str) {
+            Some(m) => MarkerTree::from_str(m)
+                .map_err(|e| invalid(path, line, format!("{name}: `{m}` is not a marker: {e}")))?,
+            None => MarkerTree::TRUE,
+        };
+        out.push(BaseEntry {
+            name,
+            version,
+            marker,
+            line,
+        });
+    }
+    Ok(out)
+}
+
 fn file(
     value: &Value,
     package: &PackageName,
@@ -243,12 +356,28 @@ fn file(
             .and_then(Value::as_integer)
             .and_then(|s| u64::try_from(s).ok()),
         upload_time,
-        sha256: value
+        sha256: match value
             .get("hashes")
             .and_then(|h| h.get("sha256"))
             .and_then(Value::as_str)
-            .map(str::to_ascii_lowercase),
+        {
+            None => None,
+            Some(sha) => Some(sha256_digest(sha).ok_or_else(|| {
+                bad(
+                    line,
+                    format!("{package}: {name}: the sha256 hash is not 64 hex digits"),
+                )
+            })?),
+        },
         name,
+    })
+}
+
+/// `1.0`, `1.3`: a 1.x lock-version (PEP 751: a reader refuses another
+/// major version).
+fn major_one(version: &str) -> bool {
+    version.split_once('.').is_some_and(|(major, minor)| {
+        major == "1" && !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit())
     })
 }
 
@@ -285,12 +414,14 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     if let Some(description) = &h.description {
         let _ = writeln!(
             out,
-            "# This file was generated by layerlock for {description}."
+            "# This file was generated by layerlock for {}.",
+            one_line(description)
         );
         out.push_str("# It holds only what the base does not provide. To regenerate it, run:\n");
-        let _ = writeln!(out, "#    {}", h.command.as_deref().unwrap_or("layerlock"));
+        let command = h.command.as_deref().unwrap_or("layerlock");
+        let _ = writeln!(out, "#    {}", one_line(command));
         out.push_str("# Install it with:\n");
-        let _ = writeln!(out, "#    uv pip install -r {output}");
+        let _ = writeln!(out, "#    uv pip install -r {}", one_line(output));
     }
     out.push_str("lock-version = \"1.0\"\n");
     if !h.environments.is_empty() {
@@ -411,6 +542,7 @@ mod tests {
                 owned: vec![],
                 command: Some("layerlock compile in.txt -o \"pylock.kv.toml\"".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
+                requires_python: None,
                 environments: vec![
                     MarkerTree::from_str("python_version == '3.12' and sys_platform == 'linux'")
                         .unwrap(),
@@ -420,12 +552,21 @@ mod tests {
                 name: PackageName::from_str("nixl").unwrap(),
                 version: Version::from_str("1.5.2").unwrap(),
                 marker: MarkerTree::TRUE,
-                hashes: vec!["sha256:aa".into(), "sha256:bb".into()],
+                hashes: vec![
+                    "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                        .into(),
+                    "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                        .into(),
+                ],
                 files: vec![
-                    file("nixl-1.5.2.tar.gz", "bb", "2026-11-02T22:49:00Z"),
+                    file(
+                        "nixl-1.5.2.tar.gz",
+                        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                        "2026-11-02T22:49:00Z",
+                    ),
                     file(
                         "nixl-1.5.2-cp312-cp312-manylinux_2_28_x86_64.whl",
-                        "aa",
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                         "2026-11-02T22:49:30.5Z",
                     ),
                 ],
@@ -463,14 +604,14 @@ mod tests {
         url = "https://files.example/nixl-1.5.2-cp312-cp312-manylinux_2_28_x86_64.whl"
         upload-time = 2026-11-02T22:49:30.5Z
         size = 1234
-        hashes = { sha256 = "aa" }
+        hashes = { sha256 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" }
 
         [packages.sdist]
         name = "nixl-1.5.2.tar.gz"
         url = "https://files.example/nixl-1.5.2.tar.gz"
         upload-time = 2026-11-02T22:49:00Z
         size = 1234
-        hashes = { sha256 = "bb" }
+        hashes = { sha256 = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" }
 
         [packages.tool.layerlock]
         via = ["-r in.txt"]
@@ -499,7 +640,13 @@ mod tests {
         assert_eq!(back.header.command, lock.header.command);
         assert_eq!(back.header.environments.len(), 1);
         let p = &back.packages[0];
-        assert_eq!(p.hashes, ["sha256:aa", "sha256:bb"]);
+        assert_eq!(
+            p.hashes,
+            [
+                "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+            ]
+        );
         assert_eq!(p.via, ["-r in.txt"]);
         assert_eq!(p.origin, "pylock.kv.toml:11");
         let mut want = lock.packages[0].files.clone();
@@ -511,7 +658,23 @@ mod tests {
     fn refuses_what_it_cannot_install_by_hash() {
         let read = |text: &str| Lock::parse(Path::new("pylock.toml"), text).unwrap_err();
         let err = read("lock-version = \"2.0\"\n");
-        assert!(err.to_string().contains("lock-version 2.0"), "{err}");
+        assert!(err.to_string().contains("lock-version `2.0`"), "{err}");
+        let err = read("lock-version = \"1.x\"\n");
+        assert!(err.to_string().contains("lock-version `1.x`"), "{err}");
+        let err = read("lock-version = 1.0\n");
+        assert!(err.to_string().contains("must be a string"), "{err}");
+        let err = read(
+            "lock-version = \"1.0\"\n[tool.layerlock]\ntarget = { python = 3.12, platform = \"linux\" }\n",
+        );
+        assert!(err.to_string().contains("target must be"), "{err}");
+        let err = read(
+            "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n[packages.wheels]\nurl = \"https://x/a-1-py3-none-any.whl\"\n",
+        );
+        assert!(err.to_string().contains("must be an array"), "{err}");
+        let err = read(
+            "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ url = \"https://x/a-1-py3-none-any.whl\", hashes = { sha256 = \"aa\\n--index-url http://evil/\" } }]\n",
+        );
+        assert!(err.to_string().contains("not 64 hex digits"), "{err}");
         let err = read(
             "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nvcs = { type = \"git\", url = \"https://x\", commit-id = \"abc\" }\n",
         );
@@ -521,7 +684,10 @@ mod tests {
         );
         assert!(err.to_string().contains("no sha256"), "{err}");
         let err = read("lock-version = \"1.0\"\n[[packages]\n");
-        assert!(err.to_string().contains("pylock.toml:2"), "{err}");
+        assert!(err.to_string().contains("pylock.toml:2:"), "{err}");
+        assert!(!err.to_string().ends_with(' '), "{err:?}");
+        let err = read("lock-version = \"1.0\"\na = 1\na = 2\n");
+        assert!(err.to_string().contains("pylock.toml:3:"), "{err}");
     }
 
     #[test]
@@ -535,12 +701,18 @@ requires-python = ">=3.12"
 [[packages]]
 name = "idna"
 version = "3.10"
-sdist = { url = "https://files.example/idna-3.10.tar.gz", upload-time = 2024-09-15T18:07:39Z, size = 190490, hashes = { sha256 = "12f6" } }
-wheels = [{ url = "https://files.example/idna-3.10-py3-none-any.whl", upload-time = 2024-09-15T18:07:37Z, size = 70442, hashes = { sha256 = "946d" } }]
+sdist = { url = "https://files.example/idna-3.10.tar.gz", upload-time = 2024-09-15T18:07:39Z, size = 190490, hashes = { sha256 = "12f612f612f612f612f612f612f612f612f612f612f612f612f612f612f612f6" } }
+wheels = [{ url = "https://files.example/idna-3.10-py3-none-any.whl", upload-time = 2024-09-15T18:07:37Z, size = 70442, hashes = { sha256 = "946d946d946d946d946d946d946d946d946d946d946d946d946d946d946d946d" } }]
 "#;
         let lock = Lock::parse(Path::new("pylock.toml"), text).unwrap();
         let p = &lock.packages[0];
-        assert_eq!(p.hashes, ["sha256:12f6", "sha256:946d"]);
+        assert_eq!(
+            p.hashes,
+            [
+                "sha256:12f612f612f612f612f612f612f612f612f612f612f612f612f612f612f612f6",
+                "sha256:946d946d946d946d946d946d946d946d946d946d946d946d946d946d946d946d"
+            ]
+        );
         assert_eq!(p.files[0].name, "idna-3.10-py3-none-any.whl");
         assert_eq!(
             p.files[0].upload_time.unwrap().to_string(),

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{LockError, Origin};
-use crate::model::{Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version};
+use crate::model::{Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version, one_line};
 use crate::parse::RequirementsFile;
 
 /// Read a requirements-file lock: every entry pinned with `==`, each
@@ -121,7 +121,7 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         if line.is_empty() {
             out.push_str("#\n");
         } else {
-            let _ = writeln!(out, "# {line}");
+            let _ = writeln!(out, "# {}", one_line(line));
         }
     };
     let h = &lock.header;
@@ -171,12 +171,12 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         match via.as_slice() {
             [] => {}
             [one] => {
-                let _ = writeln!(out, "    # via {one}");
+                let _ = writeln!(out, "    # via {}", one_line(one));
             }
             many => {
                 out.push_str("    # via\n");
                 for item in many {
-                    let _ = writeln!(out, "    #   {item}");
+                    let _ = writeln!(out, "    #   {}", one_line(item));
                 }
             }
         }
@@ -192,8 +192,8 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
                 out,
                 "#   {}{version} ({}) via {}",
                 used.name,
-                used.origin,
-                used.via.join(", ")
+                one_line(&used.origin),
+                one_line(&used.via.join(", "))
             );
         }
     }
@@ -234,10 +234,24 @@ mod tests {
                 command: Some("layerlock compile in.txt -b base.txt -o kv.lock.txt".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
                 environments: Vec::new(),
+                requires_python: None,
             },
             packages: vec![
-                package("zeta", "1.0", &["sha256:bb", "sha256:aa"], &["-r in.txt"]),
-                package("alpha", "2.0", &["sha256:cc"], &["zeta", "beta"]),
+                package(
+                    "zeta",
+                    "1.0",
+                    &[
+                        "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                        "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                    ],
+                    &["-r in.txt"],
+                ),
+                package(
+                    "alpha",
+                    "2.0",
+                    &["sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"],
+                    &["zeta", "beta"],
+                ),
             ],
             base_used: Vec::new(),
         }
@@ -255,13 +269,13 @@ mod tests {
         # layerlock-base: base.txt
         # layerlock-owned: torch
         alpha==2.0 \
-            --hash=sha256:cc
+            --hash=sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc
             # via
             #   beta
             #   zeta
         zeta==1.0 \
-            --hash=sha256:aa \
-            --hash=sha256:bb
+            --hash=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa \
+            --hash=sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
             # via -r in.txt
         ");
     }
@@ -277,7 +291,13 @@ mod tests {
         assert_eq!(back.header.command, lock.header.command);
         let names: Vec<_> = back.packages.iter().map(|p| p.name.to_string()).collect();
         assert_eq!(names, ["alpha", "zeta"]);
-        assert_eq!(back.packages[1].hashes, ["sha256:aa", "sha256:bb"]);
+        assert_eq!(
+            back.packages[1].hashes,
+            [
+                "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+            ]
+        );
         assert_eq!(back.packages[1].origin, "kv.lock.txt:14");
     }
 

@@ -84,7 +84,7 @@ pub fn to_lock(
             let local = local_path(&file.url).map(|p| relative(&p, &spec.directory));
             files.push(LockedFile {
                 name: file.filename.clone(),
-                url: local.is_none().then(|| file.url.clone()),
+                url: local.is_none().then(|| public_url(&file.url)),
                 path: local,
                 size: file.size,
                 upload_time: file.upload_time,
@@ -129,6 +129,7 @@ pub fn to_lock(
             command: Some(spec.command),
             description: Some(target.describe()),
             environments: vec![environment(target)],
+            requires_python: None,
         },
         packages,
         base_used,
@@ -146,6 +147,21 @@ fn environment(target: &Target) -> MarkerTree {
         m.platform_machine()
     );
     MarkerTree::from_str(&text).unwrap_or(MarkerTree::TRUE)
+}
+
+/// A file URL as a lock may show it: no user-info and no query (signed
+/// URLs carry their secret there), no fragment.
+fn public_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}://{host}{path}")
 }
 
 /// The file a `file://` URL names, percent-decoded.
@@ -201,5 +217,17 @@ mod tests {
             "wheels/a b-1.0-py3-none-any.whl"
         );
         assert!(local_path("https://x/a.whl").is_none());
+    }
+
+    #[test]
+    fn credentials_in_a_file_url_never_reach_the_lock() {
+        assert_eq!(
+            public_url("https://tok:secret@files.example/p/a-1.whl?X-Amz-Signature=s#sha256=ab"),
+            "https://files.example/p/a-1.whl"
+        );
+        assert_eq!(
+            public_url("https://files.example/a@b/a-1.whl"),
+            "https://files.example/a@b/a-1.whl"
+        );
     }
 }

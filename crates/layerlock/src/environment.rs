@@ -1,9 +1,12 @@
-//! What `install` and `verify` share: reading a layer lock, inspecting the
-//! interpreter, and the target check that fails fast on the wrong image.
+//! What `install` and `verify` share: reading a lock (requirements file or
+//! `pylock.toml`), inspecting the interpreter, the target check that fails
+//! fast on the wrong image, and choosing the lock's packages for it.
 
 use std::path::Path;
+use std::str::FromStr;
 
 use anyhow::{Context, Result, bail};
+use uv_pep440::{Version, VersionSpecifiers};
 
 use layerlock_env::{Interpreter, Wanted};
 
@@ -17,66 +20,65 @@ pub struct LockEntry {
 }
 
 pub struct Lock {
+    /// Every package of the lock until [`inspect`] keeps those whose
+    /// markers hold for the interpreter.
     pub entries: Vec<LockEntry>,
     /// (python, platform) from the header.
     pub target: Option<(String, String)>,
+    model: layerlock_lock::Lock,
 }
 
-/// Read a lock (requirements file or `pylock.toml`) for `install` and
-/// `verify`: the packages that apply to its target.
+fn entry(p: &layerlock_lock::LockedPackage) -> LockEntry {
+    LockEntry {
+        wanted: Wanted {
+            name: p.name.to_string(),
+            version: p.version.to_string(),
+            origin: p.origin.clone(),
+        },
+        hashes: p.hashes.clone(),
+    }
+}
+
+/// Read a lock for `install` and `verify`.
 pub fn read_lock(path: &Path) -> Result<Lock> {
     let model = layerlock_lock::Lock::read(path)?;
-    // The target's markers matter only to a package that carries markers
-    // (an unknown platform is reported by the target check, with hints).
-    let markers = model.packages.iter().any(|p| !p.marker.is_true());
-    let target = match &model.header.target {
-        Some(t) if markers => Some(
-            layerlock_dist::Target::new(&t.python, &t.platform)
-                .with_context(|| format!("{}: the lock's target", path.display()))?,
-        ),
-        _ => None,
-    };
-    if let Some(package) = model.packages.iter().find(|p| !p.marker.is_true())
-        && target.is_none()
-    {
-        // Fail closed: without a target nothing says whether it applies.
-        bail!(
-            "{}: {} carries the marker `{}` and the lock names no target, so layerlock cannot tell whether it applies; compile the lock for one target",
-            package.origin,
-            package.name,
-            package.marker.try_to_string().unwrap_or_default()
-        );
-    }
-    let entries = model
-        .applicable(target.as_ref().map(layerlock_dist::Target::markers))
-        .map(|p| LockEntry {
-            wanted: Wanted {
-                name: p.name.to_string(),
-                version: p.version.to_string(),
-                origin: p.origin.clone(),
-            },
-            hashes: p.hashes.clone(),
-        })
-        .collect();
     Ok(Lock {
-        entries,
+        entries: model.packages.iter().map(entry).collect(),
         target: model
             .header
             .target
             .as_ref()
             .map(|t| (t.python.clone(), t.platform.clone())),
+        model,
     })
 }
 
-/// Inspect `python`, and refuse at once when the lock names another target.
+/// Inspect `python`, refuse at once when the lock names another target (or
+/// PEP 751 `environments` / `requires-python` that exclude it), and keep
+/// the packages whose markers hold for this interpreter.
 pub fn inspect(
     python: &Path,
     cache: Option<&Path>,
-    lock: &Lock,
+    lock: &mut Lock,
     lock_path: &Path,
 ) -> Result<Interpreter> {
     let interpreter = Interpreter::inspect_cached(python, cache)
         .with_context(|| format!("cannot inspect the interpreter {}", python.display()))?;
+    let refuse = |why: String| -> anyhow::Error {
+        Hinted {
+            message: format!(
+                "{} cannot be installed with {} (Python {} on {}): {why}",
+                lock_path.display(),
+                interpreter.executable.display(),
+                interpreter.python_short(),
+                interpreter.describe_platform()
+            ),
+            hints: vec![
+                "compile a layer for this image's target (layerlock compile --python-version … --platform …), or run on the image the lock was made for".to_string(),
+            ],
+        }
+        .into()
+    };
     if let Some((py, platform)) = &lock.target
         && let Some(why) = interpreter.mismatch(py, platform)
     {
@@ -93,6 +95,58 @@ pub fn inspect(
                 ],
             }
             .into());
+    }
+    let header = &lock.model.header;
+    let needs_markers =
+        !header.environments.is_empty() || lock.model.packages.iter().any(|p| !p.marker.is_true());
+    if needs_markers {
+        let (major, minor, patch) = interpreter.version;
+        // Markers are judged for the interpreter itself (its full Python
+        // version, OS and machine), not for what the lock says it targets.
+        let platform = interpreter.marker_platform().ok_or_else(|| {
+            refuse(format!(
+                "the lock has markers and layerlock cannot tell the marker values of {}",
+                interpreter.describe_platform()
+            ))
+        })?;
+        let here = layerlock_dist::Target::new(&format!("{major}.{minor}.{patch}"), &platform)
+            .with_context(|| format!("the marker values of {}", python.display()))?;
+        let markers = here.markers();
+        if !header.environments.is_empty()
+            && !header.environments.iter().any(|m| m.evaluate(markers, &[]))
+        {
+            let envs: Vec<String> = header
+                .environments
+                .iter()
+                .filter_map(|m| m.try_to_string())
+                .collect();
+            return Err(refuse(format!(
+                "its environments ({}) do not include this interpreter",
+                envs.join("; ")
+            )));
+        }
+        let mut chosen: Vec<LockEntry> = Vec::new();
+        let mut seen = std::collections::BTreeMap::new();
+        for p in lock.model.applicable(Some(markers)) {
+            if let Some(first) = seen.insert(p.name.clone(), p.origin.clone()) {
+                bail!(
+                    "{}: {} applies twice on this interpreter (also at {first}); a lock pins each package once per environment",
+                    p.origin,
+                    p.name
+                );
+            }
+            chosen.push(entry(p));
+        }
+        lock.entries = chosen;
+    }
+    if let Some(spec) = &header.requires_python {
+        let (major, minor, patch) = interpreter.version;
+        let version = Version::new([u64::from(major), u64::from(minor), u64::from(patch)]);
+        let specifiers = VersionSpecifiers::from_str(spec)
+            .with_context(|| format!("{}: requires-python `{spec}`", lock_path.display()))?;
+        if !specifiers.contains(&version) {
+            return Err(refuse(format!("it requires Python {spec}")));
+        }
     }
     Ok(interpreter)
 }

@@ -45,12 +45,29 @@ impl UserPath {
 }
 
 /// `path` (relative to `cwd`) as shown from `root`: `../in.txt` run from
-/// `root/sub` is `in.txt`. A path outside `root` is shown as given.
+/// `root/sub` is `in.txt`, and a relative path outside `root` is written
+/// from it with `..`, so it reads the same from any directory. An
+/// absolute path outside `root` is shown as given.
 pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
     let absolute = normalize(&cwd.join(path));
-    match absolute.strip_prefix(normalize(&cwd.join(root))) {
+    let root = normalize(&cwd.join(root));
+    match absolute.strip_prefix(&root) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
+        Ok(_) => ".".to_string(),
+        Err(_) if path.is_absolute() => path.display().to_string(),
+        Err(_) => {
+            let to: Vec<_> = absolute.components().collect();
+            let from: Vec<_> = root.components().collect();
+            let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+            let mut out = PathBuf::new();
+            for _ in common..from.len() {
+                out.push("..");
+            }
+            for part in &to[common..] {
+                out.push(part.as_os_str());
+            }
+            out.display().to_string()
+        }
     }
 }
 
@@ -409,7 +426,10 @@ fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
         }
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ if arg.starts_with("-o") && arg.len() > 2 => ("-o", Some(&arg[2..])),
+            _ if arg.starts_with("-o") && arg.len() > 2 => {
+                let value = &arg[2..];
+                ("-o", Some(value.strip_prefix('=').unwrap_or(value)))
+            }
             _ => (arg, None),
         };
         let flag = if flag == "--output" { "-o" } else { flag };
@@ -454,6 +474,20 @@ fn shell_quote(arg: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]".contains(c));
     if plain {
         arg.to_string()
+    } else if arg.chars().any(char::is_control) {
+        // A newline must not end the header's command line: bash's $'…'
+        // keeps the argument on one line and means the same bytes.
+        let mut out = String::from("$'");
+        for c in arg.chars() {
+            match c {
+                '\'' => out.push_str("\\'"),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", arg.replace('\'', "'\\''"))
     }
@@ -736,6 +770,11 @@ fn compile(
             .as_deref()
             .filter(|c| !c.is_empty())
         {
+            if custom.chars().any(char::is_control) {
+                bail!(
+                    "--custom-compile-command (or LAYERLOCK_CUSTOM_COMPILE_COMMAND) holds a newline or another control character; the lock header names one command on one line"
+                );
+            }
             layer.command = layerlock_index::redact_text(custom);
         }
     }
@@ -951,6 +990,20 @@ mod tests {
         assert_eq!(
             shown_from(Path::new("/elsewhere/c.txt"), cwd, root),
             "/elsewhere/c.txt"
+        );
+        // Outside the root, relative: written from the root, from anywhere.
+        let root = Path::new("/repo");
+        assert_eq!(
+            shown_from(
+                Path::new("../../outside/base.txt"),
+                Path::new("/repo/sub"),
+                root
+            ),
+            shown_from(Path::new("../outside/base.txt"), Path::new("/repo"), root),
+        );
+        assert_eq!(
+            shown_from(Path::new("../outside/base.txt"), Path::new("/repo"), root),
+            "../outside/base.txt"
         );
     }
 

@@ -85,7 +85,11 @@ fn stale_entries_fail_under_strict_and_min_severity_filters() {
         "steps:\n  - key: a\n    command: pip install --require-hashes -r r.txt\n",
     )
     .unwrap();
-    std::fs::write(repo.join("r.txt"), "x==1 --hash=sha256:00\n").unwrap();
+    std::fs::write(
+        repo.join("r.txt"),
+        "x==1 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+    )
+    .unwrap();
     let mut cmd = work.layerlock(&["audit", "repo", "--min-severity", "medium"]);
     cmd.current_dir(work.path());
     let (code, stdout, _) = run(cmd);

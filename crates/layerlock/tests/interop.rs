@@ -370,3 +370,78 @@ fn find_links_files_are_named_from_the_lock_and_install_with_uv() {
     ]));
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+#[test]
+fn pylock_markers_and_environments_are_judged_for_the_interpreter() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    work.write("layer.in", "beta\n");
+    let (code, _, stderr) = compile(&work, &index, &["layer.in", "-o", "pylock.layer.toml"]);
+    assert_eq!(code, 0, "{stderr}");
+    let python = venv(&work, "env");
+    let (code, _, stderr) = uv(
+        &work,
+        &[
+            "pip",
+            "install",
+            "--python",
+            python.to_str().unwrap(),
+            "-r",
+            "pylock.layer.toml",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let text = work.read("pylock.layer.toml");
+    // A marker on the interpreter's full version: the lock's target says
+    // 3.X.0, the interpreter is 3.X.Y; it is the interpreter that counts.
+    let (major_minor, patch) = {
+        let out = Command::new(&python)
+            .args(["-c", "import sys; print(sys.version_info[2])"])
+            .output()
+            .unwrap();
+        (
+            host_python(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        )
+    };
+    let marker = format!("marker = \"python_full_version == '{major_minor}.{patch}'\"");
+    work.write(
+        "pylock.marked.toml",
+        &text.replace(
+            "name = \"alpha\"\nversion = \"2.0.0\"",
+            &format!("name = \"alpha\"\nversion = \"2.0.0\"\n{marker}"),
+        ),
+    );
+    let (code, stdout, stderr) = run(work.layerlock(&[
+        "verify",
+        "pylock.marked.toml",
+        "--python",
+        python.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["checked"], 2, "{stdout}");
+    // Environments that leave this interpreter out are refused.
+    let envs_line = text
+        .lines()
+        .find(|l| l.starts_with("environments = "))
+        .unwrap()
+        .to_string();
+    work.write(
+        "pylock.windows.toml",
+        &text.replace(&envs_line, "environments = [\"sys_platform == 'win32'\"]"),
+    );
+    let (code, _, stderr) = run(work.layerlock(&[
+        "verify",
+        "pylock.windows.toml",
+        "--python",
+        python.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("do not include this interpreter"),
+        "{stderr}"
+    );
+}

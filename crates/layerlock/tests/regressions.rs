@@ -12,7 +12,7 @@ const NO_INDEX: &str = "http://127.0.0.1:9/simple/";
 fn lock(work: &Work) {
     work.write(
         "lock.txt",
-        "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\nfresh==1.0.0 \\\n    --hash=sha256:00\n",
+        "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\nfresh==1.0.0 \\\n    --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
     );
 }
 
@@ -129,7 +129,7 @@ fn a_lock_with_a_package_twice_is_refused() {
     let work = Work::new();
     work.write(
         "lock.txt",
-        "app==2.0.0 --hash=sha256:00\nlib==1.0 --hash=sha256:11\napp==1.0.0 --hash=sha256:22\n",
+        "app==2.0.0 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\nlib==1.0 --hash=sha256:1111111111111111111111111111111111111111111111111111111111111111\napp==1.0.0 --hash=sha256:2222222222222222222222222222222222222222222222222222222222222222\n",
     );
     let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
     assert_eq!(code, 2);
@@ -144,7 +144,7 @@ fn an_unknown_platform_in_a_lock_header_is_refused() {
     let work = Work::new();
     work.write(
         "lock.txt",
-        "# layerlock-target: python=3.11 platform=bogus\napp==2.0.0 --hash=sha256:00\n",
+        "# layerlock-target: python=3.11 platform=bogus\napp==2.0.0 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
     );
     let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
     assert_eq!(code, 2);
@@ -293,7 +293,7 @@ fn errors_quote_a_bounded_excerpt_of_hostile_input() {
     // A lock entry is quoted by layerlock itself, not by the parser.
     work.write(
         "lock.txt",
-        &format!("{}>=1 --hash=sha256:00\n", "b".repeat(1_000_000)),
+        &format!("{}>=1 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n", "b".repeat(1_000_000)),
     );
     let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
     assert_eq!(code, 2);
@@ -621,9 +621,11 @@ fn a_lock_of_a_hundred_thousand_lines_is_checked_for_duplicates() {
     let work = Work::new();
     let mut lock = String::new();
     for i in 0..100_000 {
-        lock.push_str(&format!("p{i}==1.0 --hash=sha256:00\n"));
+        lock.push_str(&format!("p{i}==1.0 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n"));
     }
-    lock.push_str("p7==2.0 --hash=sha256:00\n");
+    lock.push_str(
+        "p7==2.0 --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+    );
     work.write("lock.txt", &lock);
     let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", "python3"]));
     assert_eq!(code, 2);

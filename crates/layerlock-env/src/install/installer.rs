@@ -107,11 +107,14 @@ impl InstallRequest<'_> {
         let mut cmd = match self.program {
             InstallerProgram::Uv(uv) => {
                 let mut cmd = Command::new(uv);
+                // Never build: a source distribution runs its build backend
+                // (package code) on the image.
                 cmd.args([
                     "pip",
                     "install",
                     "--require-hashes",
                     "--no-deps",
+                    "--no-build",
                     "--python",
                 ])
                 .arg(self.python);
@@ -125,6 +128,8 @@ impl InstallRequest<'_> {
                     "install",
                     "--require-hashes",
                     "--no-deps",
+                    "--only-binary",
+                    ":all:",
                     "--disable-pip-version-check",
                 ]);
                 cmd
@@ -331,6 +336,7 @@ mod tests {
                 "install",
                 "--require-hashes",
                 "--no-deps",
+                "--no-build",
                 "--python",
                 "/venv/bin/python",
                 "--find-links",
@@ -361,6 +367,8 @@ mod tests {
                 "install",
                 "--require-hashes",
                 "--no-deps",
+                "--only-binary",
+                ":all:",
                 "--disable-pip-version-check",
                 "-r",
                 &requirements,

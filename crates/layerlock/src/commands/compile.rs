@@ -31,9 +31,13 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         let text = lock.render(layer.format, shown);
         match (&layer.output, settings.check) {
             (Some(output), true) => {
-                let current = match fs_err::read_to_string(&output.path) {
+                // Bounded, and only a regular file (`-o /dev/zero --check`
+                // must not read forever).
+                let current = match layerlock_lock::read_text(&output.path) {
                     Ok(text) => text,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Err(layerlock_lock::LockError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
                         stale = true;
                         diag!(
                             "{} does not exist; create it with:\n    {}",
@@ -42,7 +46,9 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                         );
                         continue;
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("cannot read {}", output.shown));
+                    }
                 };
                 // The regenerate command is how, not what: a lock made by
                 // another spelling of the same command is up to date.

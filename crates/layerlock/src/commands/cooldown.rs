@@ -55,14 +55,39 @@ struct Report {
     eligible_on: Option<String>,
 }
 
-/// Versions the bases, or the lock at `since`, already have: what this
-/// lock does not introduce. Only exact pins count: a base line `foo>=2`
-/// says nothing about which version is there.
-fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Version)>> {
-    let mut out = BTreeSet::new();
-    let mut add = |lock: &Lock| {
-        for p in &lock.packages {
-            out.insert((p.name.clone(), p.version.clone()));
+/// What the bases, or the lock at `since`, already have: for each version,
+/// the sha256s known (`None`: a pin without hashes, the whole version).
+type Known = BTreeMap<(PackageName, Version), Option<BTreeSet<String>>>;
+
+/// Versions (and files) the lock does not introduce. Only exact pins count:
+/// a base line `foo>=2` says nothing about which version is there, and a
+/// pin whose marker cannot be shown to hold on the lock's target does not
+/// count either (fail closed: its package is judged).
+fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
+    let target = lock
+        .header
+        .target
+        .as_ref()
+        .and_then(|t| layerlock_dist::Target::new(&t.python, &t.platform).ok());
+    let mut out = Known::new();
+    let mut add = |there: &Lock| {
+        for p in &there.packages {
+            let applies = p.marker.is_true()
+                || target
+                    .as_ref()
+                    .is_some_and(|t| p.marker.evaluate(t.markers(), &[]));
+            if !applies {
+                continue;
+            }
+            let hashes: BTreeSet<String> = p.sha256s().collect();
+            let slot = out
+                .entry((p.name.clone(), p.version.clone()))
+                .or_insert_with(|| Some(BTreeSet::new()));
+            match (slot.as_mut(), hashes.is_empty()) {
+                (_, true) => *slot = None,
+                (Some(known), false) => known.extend(hashes),
+                (None, false) => {}
+            }
         }
     };
     for base in &settings.bases {
@@ -105,6 +130,17 @@ fn already_there(settings: &CooldownCheck) -> Result<BTreeSet<(PackageName, Vers
     Ok(out)
 }
 
+/// The sha256s of `package` the lock introduces: all of them, or only the
+/// files added to a version that was already there.
+fn introduced(package: &layerlock_lock::LockedPackage, known: &Known) -> BTreeSet<String> {
+    let all: BTreeSet<String> = package.sha256s().collect();
+    match known.get(&(package.name.clone(), package.version.clone())) {
+        None => all,
+        Some(None) => BTreeSet::new(),
+        Some(Some(there)) => all.difference(there).cloned().collect(),
+    }
+}
+
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
     let lock = Lock::read(&settings.lock)?;
     if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
@@ -115,46 +151,58 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
             p.version
         );
     }
-    let known = already_there(settings)?;
-    let introduced: Vec<&layerlock_lock::LockedPackage> = lock
-        .packages
-        .iter()
-        .filter(|p| !known.contains(&(p.name.clone(), p.version.clone())))
-        .collect();
-    // A pylock.toml records every file's upload time: no index is asked
-    // unless a time is missing.
-    let complete = |p: &layerlock_lock::LockedPackage| {
-        !p.files.is_empty() && p.files.iter().all(|f| f.upload_time.is_some())
-    };
-    let client = if introduced.iter().all(|p| complete(p)) {
-        None
-    } else {
-        Some(IndexClient::new(&IndexConfig {
-            index_urls: settings.index.index_urls.clone(),
-            find_links: settings.index.find_links.clone(),
-            cache_dir: settings.run.cache_dir.clone(),
-            offline: settings.run.offline,
-            netrc: settings.run.netrc.clone(),
-            timeout: settings.run.timeout,
-            retries: 3,
-            concurrency: 48,
-        })?)
-    };
+    let known = already_there(settings, &lock)?;
+    let client = IndexClient::new(&IndexConfig {
+        index_urls: settings.index.index_urls.clone(),
+        find_links: settings.index.find_links.clone(),
+        cache_dir: settings.run.cache_dir.clone(),
+        offline: settings.run.offline,
+        netrc: settings.run.netrc.clone(),
+        timeout: settings.run.timeout,
+        retries: 3,
+        concurrency: 48,
+    })?;
     let policy = &settings.cooldown.policy;
     let mut rows = Vec::new();
     let mut failed = false;
     let mut latest: Option<Timestamp> = None;
-    for package in introduced {
-        let times: Vec<Option<Timestamp>> = match &client {
-            Some(client) if !complete(package) => upload_times(client, package)?,
-            _ => package.files.iter().map(|f| f.upload_time).collect(),
+    let mut undated = false;
+    let mut trusted_lock = false;
+    for package in &lock.packages {
+        let new = introduced(package, &known);
+        if new.is_empty() {
+            continue;
+        }
+        let times = match upload_times(&client, package, &new)? {
+            Times::Index(times) => times,
+            // Offline with nothing cached: a pylock.toml's own times are
+            // all there is, and the report says so.
+            Times::NotCached { asked } => {
+                let recorded = recorded_times(package, &new);
+                if recorded.iter().any(Option::is_none) {
+                    bail!(
+                        "--offline, and the cache holds no page for {} (asked: {}); run once online, or drop --offline",
+                        package.name,
+                        asked.join(", ")
+                    );
+                }
+                trusted_lock = true;
+                recorded
+            }
         };
         let judged = policy.judge(&package.name, &package.version, &times);
         failed |= judged.verdict.fails();
-        if judged.verdict != Verdict::Exempt
-            && let Some(e) = judged.eligible
-        {
-            latest = Some(latest.map_or(e, |l| l.max(e)));
+        match judged.eligible {
+            Some(e) if judged.verdict != Verdict::Exempt => {
+                latest = Some(latest.map_or(e, |l| l.max(e)));
+            }
+            None if judged.verdict.fails() => undated = true,
+            _ => {}
+        }
+        let mut note = judged.note;
+        if new.len() < package.hashes.len() {
+            let added = "files added to a version that was already there";
+            note = Some(note.map_or(added.to_string(), |n| format!("{added}; {n}")));
         }
         rows.push(Row {
             name: package.name.to_string(),
@@ -163,8 +211,19 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
             age_days: judged.age_days,
             eligible_on: judged.eligible.map(|t| t.to_string()),
             status: judged.verdict.as_str(),
-            note: judged.note,
+            note,
         });
+    }
+    if trusted_lock && !settings.run.quiet {
+        diag!(
+            "warning: upload times are the ones {} records (--offline, nothing cached); an index was not asked to confirm them",
+            settings.lock.display()
+        );
+    }
+    // A package that can never become eligible (its time is unknown) has
+    // no date to wait for.
+    if undated {
+        latest = None;
     }
     let report = Report {
         version: 1,
@@ -220,14 +279,25 @@ fn minute(t: &str) -> String {
         .unwrap_or_else(|_| t.to_string())
 }
 
-/// Upload times of exactly the files whose hashes `package` pins, from the
-/// index (simple API, then the JSON API for what it lacks).
+/// Upload times of exactly the files `wanted` names, from the index.
+enum Times {
+    Index(Vec<Option<Timestamp>>),
+    /// Offline, and the cache has no page for the project.
+    NotCached {
+        asked: Vec<String>,
+    },
+}
+
+/// The index is the authority on when a file was uploaded: a time a lock
+/// records is only a cache of it (a pull request could edit it). The
+/// simple API is asked first, then the JSON API for what it lacks.
 fn upload_times(
     client: &IndexClient,
     package: &layerlock_lock::LockedPackage,
-) -> Result<Vec<Option<Timestamp>>> {
+    wanted: &BTreeSet<String>,
+) -> Result<Times> {
     let mut times: BTreeMap<String, Option<Timestamp>> =
-        package.sha256s().map(|h| (h, None)).collect();
+        wanted.iter().map(|h| (h.clone(), None)).collect();
     match client.project(&package.name)?.as_ref() {
         ProjectAnswer::Found(project) => {
             for file in &project.files {
@@ -238,12 +308,11 @@ fn upload_times(
                 }
             }
         }
-        // Fail closed: offline without the data is not a verdict.
-        ProjectAnswer::NotCached { asked } => bail!(
-            "--offline, and the cache holds no page for {} (asked: {}); run once online, or drop --offline",
-            package.name,
-            asked.join(", ")
-        ),
+        ProjectAnswer::NotCached { asked } => {
+            return Ok(Times::NotCached {
+                asked: asked.clone(),
+            });
+        }
         ProjectAnswer::NotFound { .. } => {}
     }
     if times.values().any(Option::is_none) {
@@ -254,5 +323,22 @@ fn upload_times(
             }
         }
     }
-    Ok(times.into_values().collect())
+    Ok(Times::Index(times.into_values().collect()))
+}
+
+/// The upload times a pylock.toml records for the files `wanted` names.
+fn recorded_times(
+    package: &layerlock_lock::LockedPackage,
+    wanted: &BTreeSet<String>,
+) -> Vec<Option<Timestamp>> {
+    wanted
+        .iter()
+        .map(|sha| {
+            package
+                .files
+                .iter()
+                .find(|f| f.sha256.as_ref() == Some(sha))
+                .and_then(|f| f.upload_time)
+        })
+        .collect()
 }

@@ -99,7 +99,7 @@ fn drift_table(changes: &[Change]) -> String {
 }
 
 pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
-    let lock = environment::read_lock(&settings.lock)?;
+    let mut lock = environment::read_lock(&settings.lock)?;
     if let Some(entry) = lock.entries.iter().find(|e| e.hashes.is_empty()) {
         return Err(Hinted {
             message: format!(
@@ -125,7 +125,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     let interpreter = environment::inspect(
         &settings.python,
         settings.cache_dir.as_deref(),
-        &lock,
+        &mut lock,
         &settings.lock,
     )?;
     // Held while planning and installing, so two runs at once cannot

@@ -51,11 +51,11 @@ struct Report {
 }
 
 pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
-    let lock = environment::read_lock(&settings.lock)?;
+    let mut lock = environment::read_lock(&settings.lock)?;
     let interpreter = environment::inspect(
         &settings.python,
         settings.cache_dir.as_deref(),
-        &lock,
+        &mut lock,
         &settings.lock,
     )?;
     let snapshot = Snapshot::scan(&interpreter.paths);
