@@ -481,7 +481,7 @@ class TargetTags:
     platforms: frozenset[str]
 
     @classmethod
-    def of(cls, case: Case) -> "TargetTags":
+    def of(cls, case: Case) -> TargetTags:
         major, minor = (int(p) for p in case.python.split(".")[:2])
         return cls(major, minor, platform_tags(case.platform))
 
