@@ -280,6 +280,22 @@ pub(crate) fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// `path` relative to `dir` (both absolute and normalised), with `..`
+/// where needed: how a lock names a file beside it.
+pub fn relative_path(path: &Path, dir: &Path) -> PathBuf {
+    let to: Vec<_> = path.components().collect();
+    let from: Vec<_> = dir.components().collect();
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for part in &to[common..] {
+        out.push(part.as_os_str());
+    }
+    out
+}
+
 /// The single version a requirement pins with `==V` or `===V`, if any.
 /// `foo>=2` pins nothing: it says what is allowed, not what is there.
 pub fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<Version> {

@@ -2,13 +2,15 @@
 //! of the version's files, or only those installable on the target), the
 //! files behind them, and the base packages the layer leans on.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use uv_pep508::MarkerTree;
 
 use layerlock_dist::{DistKind, Target};
-use layerlock_lock::{BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage};
+use layerlock_lock::{
+    BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, relative_path,
+};
 
 use crate::{Resolution, ResolveRequest};
 
@@ -81,7 +83,8 @@ pub fn to_lock(
                 });
             };
             hashes.push(format!("sha256:{sha}"));
-            let local = local_path(&file.url).map(|p| relative(&p, &spec.directory));
+            let local = local_path(&file.url)
+                .map(|p| relative_path(&p, &spec.directory).display().to_string());
             files.push(LockedFile {
                 name: file.filename.clone(),
                 url: local.is_none().then(|| public_url(&file.url)),
@@ -185,35 +188,25 @@ fn local_path(url: &str) -> Option<PathBuf> {
     Some(PathBuf::from(String::from_utf8(out).ok()?))
 }
 
-/// `path` relative to `dir` (both absolute), with `..` where needed.
-fn relative(path: &Path, dir: &Path) -> String {
-    let path: Vec<_> = path.components().collect();
-    let dir: Vec<_> = dir.components().collect();
-    let common = path.iter().zip(&dir).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..dir.len() {
-        out.push("..");
-    }
-    for part in &path[common..] {
-        out.push(part.as_os_str());
-    }
-    out.display().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn local_files_are_named_from_the_lock() {
         let path = local_path("file:///repo/wheels/a%20b-1.0-py3-none-any.whl").unwrap();
         assert_eq!(path, Path::new("/repo/wheels/a b-1.0-py3-none-any.whl"));
         assert_eq!(
-            relative(&path, Path::new("/repo/locks")),
+            relative_path(&path, Path::new("/repo/locks"))
+                .display()
+                .to_string(),
             "../wheels/a b-1.0-py3-none-any.whl"
         );
         assert_eq!(
-            relative(&path, Path::new("/repo")),
+            relative_path(&path, Path::new("/repo"))
+                .display()
+                .to_string(),
             "wheels/a b-1.0-py3-none-any.whl"
         );
         assert!(local_path("https://x/a.whl").is_none());

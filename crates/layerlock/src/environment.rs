@@ -64,10 +64,11 @@ pub fn inspect(
 ) -> Result<Interpreter> {
     let interpreter = Interpreter::inspect_cached(python, cache)
         .with_context(|| format!("cannot inspect the interpreter {}", python.display()))?;
-    let refuse = |why: String| -> anyhow::Error {
+    // `{lock} {what}, but {python} is Python X on P: {why}`, with what to do.
+    let refuse = |what: String, why: String| -> anyhow::Error {
         Hinted {
             message: format!(
-                "{} cannot be installed with {} (Python {} on {}): {why}",
+                "{} {what}, but {} is Python {} on {}: {why}",
                 lock_path.display(),
                 interpreter.executable.display(),
                 interpreter.python_short(),
@@ -82,20 +83,12 @@ pub fn inspect(
     if let Some((py, platform)) = &lock.target
         && let Some(why) = interpreter.mismatch(py, platform)
     {
-        return Err(Hinted {
-                message: format!(
-                    "{} was compiled for Python {py} on {platform}, but {} is Python {} on {}: {why}",
-                    lock_path.display(),
-                    interpreter.executable.display(),
-                    interpreter.python_short(),
-                    interpreter.describe_platform()
-                ),
-                hints: vec![
-                    "compile a layer for this image's target (layerlock compile --python-version … --platform …), or run on the image the lock was made for".to_string(),
-                ],
-            }
-            .into());
+        return Err(refuse(
+            format!("was compiled for Python {py} on {platform}"),
+            why,
+        ));
     }
+    let not_here = |why: String| refuse("cannot be installed here".to_string(), why);
     let header = &lock.model.header;
     let needs_markers =
         !header.environments.is_empty() || lock.model.packages.iter().any(|p| !p.marker.is_true());
@@ -104,7 +97,7 @@ pub fn inspect(
         // Markers are judged for the interpreter itself (its full Python
         // version, OS and machine), not for what the lock says it targets.
         let platform = interpreter.marker_platform().ok_or_else(|| {
-            refuse(format!(
+            not_here(format!(
                 "the lock has markers and layerlock cannot tell the marker values of {}",
                 interpreter.describe_platform()
             ))
@@ -120,7 +113,7 @@ pub fn inspect(
                 .iter()
                 .filter_map(|m| m.try_to_string())
                 .collect();
-            return Err(refuse(format!(
+            return Err(not_here(format!(
                 "its environments ({}) do not include this interpreter",
                 envs.join("; ")
             )));
@@ -145,7 +138,7 @@ pub fn inspect(
         let specifiers = VersionSpecifiers::from_str(spec)
             .with_context(|| format!("{}: requires-python `{spec}`", lock_path.display()))?;
         if !specifiers.contains(&version) {
-            return Err(refuse(format!("it requires Python {spec}")));
+            return Err(not_here(format!("it requires Python {spec}")));
         }
     }
     Ok(interpreter)

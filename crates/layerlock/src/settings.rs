@@ -55,19 +55,9 @@ pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         Ok(_) => ".".to_string(),
         Err(_) if path.is_absolute() => path.display().to_string(),
-        Err(_) => {
-            let to: Vec<_> = absolute.components().collect();
-            let from: Vec<_> = root.components().collect();
-            let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
-            let mut out = PathBuf::new();
-            for _ in common..from.len() {
-                out.push("..");
-            }
-            for part in &to[common..] {
-                out.push(part.as_os_str());
-            }
-            out.display().to_string()
-        }
+        Err(_) => layerlock_lock::relative_path(&absolute, &root)
+            .display()
+            .to_string(),
     }
 }
 

@@ -8,20 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Index, Work, run};
-
-/// A fresh venv of this machine's python3 (3.11 on x86_64 Linux).
-fn venv(work: &Work, name: &str, with_pip: bool) -> PathBuf {
-    let dir = work.path().join(name);
-    let mut cmd = Command::new("python3");
-    cmd.args(["-m", "venv"]);
-    if !with_pip {
-        cmd.arg("--without-pip");
-    }
-    let status = cmd.arg(&dir).status().expect("python3 -m venv");
-    assert!(status.success());
-    dir.join("bin/python")
-}
+use common::{Index, Work, host_python, run, venv};
 
 /// `venv/lib/pythonX.Y/site-packages`.
 fn site_packages(venv: PathBuf) -> PathBuf {
@@ -32,17 +19,6 @@ fn site_packages(venv: PathBuf) -> PathBuf {
         .unwrap()
         .path()
         .join("site-packages")
-}
-
-fn host_python() -> String {
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
-        ])
-        .output()
-        .expect("python3");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Compile `requirements` into `lock.txt` for this machine's Python.

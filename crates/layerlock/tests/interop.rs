@@ -7,33 +7,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{Index, Work, body, run};
-
-/// A fresh venv of this machine's python3, without pip.
-fn venv(work: &Work, name: &str) -> PathBuf {
-    let dir = work.path().join(name);
-    let status = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&dir)
-        .status()
-        .expect("python3 -m venv");
-    assert!(status.success());
-    dir.join("bin/python")
-}
-
-fn host_python() -> String {
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
-        ])
-        .output()
-        .expect("python3");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use common::{Index, Work, body, host_python, run, venv};
 
 /// `layerlock compile` for this machine's Python and platform.
 fn compile(work: &Work, index: &Index, args: &[&str]) -> (i32, String, String) {
@@ -64,6 +41,22 @@ fn uv(work: &Work, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `uv pip install -r LOCK` into `python`'s environment: uv's own reader.
+fn uv_install(work: &Work, python: &Path, lock: &str) {
+    let (code, _, stderr) = uv(
+        work,
+        &[
+            "pip",
+            "install",
+            "--python",
+            python.to_str().unwrap(),
+            "-r",
+            lock,
+        ],
+    );
+    assert_eq!(code, 0, "uv pip install -r {lock}: {stderr}");
+}
+
 #[test]
 fn a_pylock_layer_installs_with_uv_verifies_and_passes_the_cooldown_offline() {
     let index = Index::start(&["env.toml"], &[]);
@@ -91,19 +84,8 @@ fn a_pylock_layer_installs_with_uv_verifies_and_passes_the_cooldown_offline() {
     assert_eq!(work.read("pylock.layer.toml"), text);
 
     // uv's own reader installs it.
-    let python = venv(&work, "uvenv");
-    let (code, _, stderr) = uv(
-        &work,
-        &[
-            "pip",
-            "install",
-            "--python",
-            python.to_str().unwrap(),
-            "-r",
-            "pylock.layer.toml",
-        ],
-    );
-    assert_eq!(code, 0, "uv pip install -r pylock.layer.toml: {stderr}");
+    let python = venv(&work, "uvenv", false);
+    uv_install(&work, &python, "pylock.layer.toml");
     let (code, stdout, stderr) = run(work.layerlock(&[
         "verify",
         "pylock.layer.toml",
@@ -113,7 +95,7 @@ fn a_pylock_layer_installs_with_uv_verifies_and_passes_the_cooldown_offline() {
     assert_eq!(code, 0, "{stdout}{stderr}");
 
     // layerlock's installer takes it too.
-    let python = venv(&work, "llenv");
+    let python = venv(&work, "llenv", false);
     let mut cmd = work.layerlock(&["install", "pylock.layer.toml", "--python"]);
     cmd.arg(&python)
         .args(["--index-url", &index.json()])
@@ -198,19 +180,8 @@ fn bases_from_pylock_freeze_and_a_live_venv_give_the_same_layer() {
     assert_eq!(body(&from_pylock), expected);
 
     // A live environment holding alpha 1.0.0, installed from the base.
-    let python = venv(&work, "image");
-    let (code, _, stderr) = uv(
-        &work,
-        &[
-            "pip",
-            "install",
-            "--python",
-            python.to_str().unwrap(),
-            "-r",
-            "pylock.base.toml",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let python = venv(&work, "image", false);
+    uv_install(&work, &python, "pylock.base.toml");
     let from_env = layer_with(
         &work,
         &index,
@@ -249,19 +220,8 @@ fn an_environment_that_drifted_from_its_lock_is_seen_at_compile_time() {
     work.write("base.in", "alpha==1.0.0\n");
     let (code, _, stderr) = compile(&work, &index, &["base.in", "-o", "pylock.base.toml"]);
     assert_eq!(code, 0, "{stderr}");
-    let python = venv(&work, "image");
-    let (code, _, stderr) = uv(
-        &work,
-        &[
-            "pip",
-            "install",
-            "--python",
-            python.to_str().unwrap(),
-            "-r",
-            "pylock.base.toml",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let python = venv(&work, "image", false);
+    uv_install(&work, &python, "pylock.base.toml");
     // The image's lock says alpha 2.0.0; its environment has 1.0.0.
     work.write("base.txt", "gamma==1.0.0\nalpha==2.0.0\n");
     let (code, _, stderr) = compile(
@@ -349,19 +309,8 @@ fn find_links_files_are_named_from_the_lock_and_install_with_uv() {
     );
     assert!(!text.contains("file://"), "{text}");
     assert!(!text.contains(&work.path().display().to_string()), "{text}");
-    let python = venv(&work, "env");
-    let (code, _, stderr) = uv(
-        &work,
-        &[
-            "pip",
-            "install",
-            "--python",
-            python.to_str().unwrap(),
-            "-r",
-            "locks/pylock.local.toml",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let python = venv(&work, "env", false);
+    uv_install(&work, &python, "locks/pylock.local.toml");
     let (code, stdout, stderr) = run(work.layerlock(&[
         "verify",
         "locks/pylock.local.toml",
@@ -378,19 +327,8 @@ fn pylock_markers_and_environments_are_judged_for_the_interpreter() {
     work.write("layer.in", "beta\n");
     let (code, _, stderr) = compile(&work, &index, &["layer.in", "-o", "pylock.layer.toml"]);
     assert_eq!(code, 0, "{stderr}");
-    let python = venv(&work, "env");
-    let (code, _, stderr) = uv(
-        &work,
-        &[
-            "pip",
-            "install",
-            "--python",
-            python.to_str().unwrap(),
-            "-r",
-            "pylock.layer.toml",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let python = venv(&work, "env", false);
+    uv_install(&work, &python, "pylock.layer.toml");
     let text = work.read("pylock.layer.toml");
     // A marker on the interpreter's full version: the lock's target says
     // 3.X.0, the interpreter is 3.X.Y; it is the interpreter that counts.

@@ -203,17 +203,6 @@ fn config_in_pyproject_and_bad_config_errors() {
     assert!(stderr.contains("no layer named `nope`"), "{stderr}");
 }
 
-fn venv(work: &Work) -> std::path::PathBuf {
-    let dir = work.path().join("venv");
-    let status = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&dir)
-        .status()
-        .expect("python3 -m venv");
-    assert!(status.success());
-    dir.join("bin/python")
-}
-
 fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("--version")
@@ -269,7 +258,7 @@ fn the_lock_installs_with_pip_and_uv_require_hashes_no_deps() {
     if !have("uv") {
         panic!("uv is not on PATH; .ci/run installs it");
     }
-    let python = venv(&work);
+    let python = common::venv(&work, "venv", false);
     let out = Command::new("uv")
         .args([
             "pip",

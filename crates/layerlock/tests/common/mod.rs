@@ -214,3 +214,31 @@ pub fn vllm_corpus(test: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// A fresh venv of this machine's python3 (3.11 on x86_64 Linux) in
+/// `work/name`, with or without pip; its interpreter.
+#[allow(dead_code)] // not every test binary makes environments
+pub fn venv(work: &Work, name: &str, with_pip: bool) -> PathBuf {
+    let dir = work.path().join(name);
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args(["-m", "venv"]);
+    if !with_pip {
+        cmd.arg("--without-pip");
+    }
+    let status = cmd.arg(&dir).status().expect("python3 -m venv");
+    assert!(status.success());
+    dir.join("bin/python")
+}
+
+/// This machine's python3 as `3.X`.
+#[allow(dead_code)] // not every test binary makes environments
+pub fn host_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
+        ])
+        .output()
+        .expect("python3");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
