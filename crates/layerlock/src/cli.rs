@@ -5,10 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `0.1.0 (abc123def)`: the commit when built from a git checkout.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("LAYERLOCK_VERSION_SUFFIX"));
+
 #[derive(Parser, Debug)]
 #[command(
     name = "layerlock",
-    version,
+    version = VERSION,
     about = "Hash-pinned package layers on top of a CI image's own lock",
     after_help = "Exit codes: 0 ok; 1 a check failed (stale lock, not covered); 2 layerlock could not do its job."
 )]
@@ -37,6 +40,25 @@ pub enum Command {
     Tether(TetherArgs),
     /// Check that every Buildkite step has a stable, unique key.
     Steps(StepsArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write `layerlock.1` and `layerlock-COMMAND.1` here instead of
+    /// printing `layerlock.1`.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -71,6 +71,8 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.config.as_deref(), &env.cwd)?;
             commands::steps::run(&StepsSettings::resolve(args, config.as_ref(), env)?)
         }
+        Command::Completions(args) => commands::docs::completions(args),
+        Command::Man(args) => commands::docs::man(args),
         Command::Audit(args) if args.list_rules => {
             for (id, description) in layerlock_audit::rule_list() {
                 outln!("{id:<22} {description}");

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod compile;
 pub mod cooldown;
 pub mod covers;
+pub mod docs;
 pub mod install;
 pub mod steps;
 pub mod tether;
