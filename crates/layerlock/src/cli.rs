@@ -100,8 +100,8 @@ pub struct StepsArgs {
 
 #[derive(Args, Debug)]
 pub struct CooldownArgs {
-    /// The lock to check.
-    pub lock: PathBuf,
+    /// The lock to check (default: every layer's output in the config).
+    pub lock: Option<PathBuf>,
     /// Packages pinned at the same version in these locks are not introduced
     /// by this one (repeatable).
     #[arg(long = "base", value_name = "LOCK", conflicts_with = "since")]

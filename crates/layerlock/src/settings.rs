@@ -926,8 +926,24 @@ fn cooldown_check(
         index: args.index.clone(),
         ..LayerArgs::default()
     };
+    let locks = match &args.lock {
+        Some(lock) => vec![lock.clone()],
+        None => config
+            .map(|c| {
+                c.layers()
+                    .iter()
+                    .filter_map(|l| l.output.as_deref().map(|o| c.root.join(o)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    if locks.is_empty() {
+        bail!(
+            "no lock to check: give one (layerlock cooldown LOCK), or run where layerlock.toml names layers with an output"
+        );
+    }
     Ok(crate::commands::cooldown::CooldownCheck {
-        lock: args.lock.clone(),
+        locks,
         bases: args.bases.clone(),
         since: args.since.clone(),
         cooldown,

@@ -337,3 +337,38 @@ fn a_pylock_cannot_vouch_for_its_own_upload_times() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("too young"), "{stdout}");
 }
+
+#[test]
+fn without_a_lock_every_configured_layer_is_checked() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    work.write("stable.in", "stable\n");
+    let (code, _, stderr) = compile(&work, &index.json(), &["stable.in", "-o", "stable.txt"]);
+    assert_eq!(code, 0, "{stderr}");
+    work.write(
+        "layerlock.toml",
+        "[cooldown]\nmin-age = \"7d\"\n\n[[layer]]\nname = \"all\"\ninputs = [\"in.txt\"]\noutput = \"lock.txt\"\n\n[[layer]]\nname = \"stable\"\ninputs = [\"stable.in\"]\noutput = \"stable.txt\"\n",
+    );
+    let (code, stdout, stderr) = run(work.layerlock(&[
+        "cooldown",
+        "--index-url",
+        &index.json(),
+        "--now",
+        NOW,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let reports: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(reports.as_array().map(Vec::len), Some(2), "{stdout}");
+    let (code, stdout, _) =
+        run(work.layerlock(&["cooldown", "--index-url", &index.json(), "--now", NOW]));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("== "), "{stdout}");
+    // Nothing configured and no lock: say what to give.
+    let empty = Work::new();
+    let (code, _, stderr) = run(empty.layerlock(&["cooldown", "--min-age", "7d"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no lock to check"), "{stderr}");
+}

@@ -25,7 +25,8 @@ use crate::settings::{CooldownSettings, IndexSettings, RunSettings};
 
 #[derive(Debug, Clone)]
 pub struct CooldownCheck {
-    pub lock: PathBuf,
+    /// Each checked in turn.
+    pub locks: Vec<PathBuf>,
     pub bases: Vec<PathBuf>,
     pub since: Option<String>,
     pub cooldown: CooldownSettings,
@@ -64,6 +65,7 @@ type Known = BTreeMap<(PackageName, Version), Option<BTreeSet<String>>>;
 /// pin whose marker cannot be shown to hold on the lock's target does not
 /// count either (fail closed: its package is judged).
 fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
+    let lock_path = &lock.path;
     let target = lock
         .header
         .target
@@ -95,13 +97,11 @@ fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
         add(&Lock::parse_pins(base, &text)?);
     }
     if let Some(rev) = &settings.since {
-        let dir = settings
-            .lock
+        let dir = lock_path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let name = settings
-            .lock
+        let name = lock_path
             .file_name()
             .context("the lock path has no file name")?;
         let output = Command::new("git")
@@ -113,17 +113,13 @@ fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
             .context("cannot run git")?;
         if output.status.success() {
             let text = String::from_utf8_lossy(&output.stdout);
-            add(&Lock::parse_pins(&settings.lock, &text)?);
+            add(&Lock::parse_pins(lock_path, &text)?);
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             // A lock that did not exist at the revision introduces everything.
             if !(stderr.contains("does not exist") || stderr.contains("exists on disk, but not in"))
             {
-                bail!(
-                    "git show {rev}:{}: {}",
-                    settings.lock.display(),
-                    stderr.trim()
-                );
+                bail!("git show {rev}:{}: {}", lock_path.display(), stderr.trim());
             }
         }
     }
@@ -142,7 +138,42 @@ fn introduced(package: &layerlock_lock::LockedPackage, known: &Known) -> BTreeSe
 }
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
-    let lock = Lock::read(&settings.lock)?;
+    let mut reports = Vec::new();
+    let mut failed = false;
+    for path in &settings.locks {
+        let (report, bad) = check(settings, path)?;
+        failed |= bad;
+        reports.push((path, report));
+    }
+    match settings.format {
+        // One lock: the report; several: an array of them.
+        FormatArg::Json => match reports.as_slice() {
+            [(_, report)] => outln!("{}", serde_json::to_string_pretty(report)?),
+            many => {
+                let all: Vec<&Report> = many.iter().map(|(_, r)| r).collect();
+                outln!("{}", serde_json::to_string_pretty(&all)?);
+            }
+        },
+        FormatArg::Text => {
+            let several = reports.len() > 1;
+            for (path, report) in &reports {
+                if several {
+                    outln!("== {}", path.display());
+                }
+                print_text(report);
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Judge one lock: its report, and whether anything failed.
+fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
+    let lock = Lock::read(path)?;
     if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
         bail!(
             "{}: {}=={} has no --hash; the cooldown reads the upload times of the hashed files (make the lock with `layerlock compile`)",
@@ -217,7 +248,7 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
     if trusted_lock && !settings.run.quiet {
         diag!(
             "warning: upload times are the ones {} records (--offline, nothing cached); an index was not asked to confirm them",
-            settings.lock.display()
+            path.display()
         );
     }
     // A package that can never become eligible (its time is unknown) has
@@ -232,44 +263,38 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
         packages: rows,
         eligible_on: latest.map(|t| t.to_string()),
     };
-    match settings.format {
-        FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
-        FormatArg::Text => {
-            outln!(
-                "{:<32} {:<16} {:<11} {:>7} {:<17} status",
-                "package",
-                "version",
-                "uploaded",
-                "age (d)",
-                "eligible at (UTC)"
-            );
-            for r in &report.packages {
-                outln!(
-                    "{:<32} {:<16} {:<11} {:>7} {:<17} {}{}",
-                    r.name,
-                    r.version,
-                    r.uploaded.as_deref().map_or("-", |u| &u[..10.min(u.len())]),
-                    r.age_days.map_or("-".to_string(), |a| format!("{a:.1}")),
-                    r.eligible_on.as_deref().map_or("-".to_string(), minute),
-                    r.status,
-                    r.note
-                        .as_ref()
-                        .map(|n| format!(" ({n})"))
-                        .unwrap_or_default()
-                );
-            }
-            match &report.eligible_on {
-                Some(t) => outln!("eligible from {} UTC", minute(t)),
-                None if report.packages.is_empty() => outln!("nothing introduced"),
-                None => outln!("eligible date unknown"),
-            }
-        }
+    Ok((report, failed))
+}
+
+fn print_text(report: &Report) {
+    outln!(
+        "{:<32} {:<16} {:<11} {:>7} {:<17} status",
+        "package",
+        "version",
+        "uploaded",
+        "age (d)",
+        "eligible at (UTC)"
+    );
+    for r in &report.packages {
+        outln!(
+            "{:<32} {:<16} {:<11} {:>7} {:<17} {}{}",
+            r.name,
+            r.version,
+            r.uploaded.as_deref().map_or("-", |u| &u[..10.min(u.len())]),
+            r.age_days.map_or("-".to_string(), |a| format!("{a:.1}")),
+            r.eligible_on.as_deref().map_or("-".to_string(), minute),
+            r.status,
+            r.note
+                .as_ref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        );
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    match &report.eligible_on {
+        Some(t) => outln!("eligible from {} UTC", minute(t)),
+        None if report.packages.is_empty() => outln!("nothing introduced"),
+        None => outln!("eligible date unknown"),
+    }
 }
 
 /// `2026-11-09T22:49:00Z` as `2026-11-09 22:49`.
