@@ -828,6 +828,15 @@ def compare_pins(
     return diffs, extra
 
 
+def tool_failure(ll: Run, uv: Run) -> str | None:
+    """Why the two tools' outputs cannot be compared, if one of them failed."""
+    if ll.code != 0 or ll.output is None:
+        return f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
+    if uv.code != 0 or uv.output is None:
+        return f"uv exited {uv.code}: {last_lines(uv.stderr)}"
+    return None
+
+
 def compare_requirements(
     name: str, case: Case, args: argparse.Namespace, setup: Setup
 ) -> tuple[bool, str]:
@@ -835,10 +844,9 @@ def compare_requirements(
     ll, uv, timing = run_tools(name, case, args, setup, "requirements")
     if case.expect_failure is not None:
         return expected_failure(case, ll, uv, timing)
-    if ll.code != 0 or ll.output is None:
-        return False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
-    if uv.code != 0 or uv.output is None:
-        return False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"
+    failed = tool_failure(ll, uv)
+    if failed:
+        return False, failed
 
     try:
         mine = parse_lock(ll.output)
@@ -863,10 +871,9 @@ def compare_pylock(
     ll, uv, timing = run_tools(name, case, args, setup, "pylock")
     if case.expect_failure is not None:
         return expected_failure(case, ll, uv, timing)
-    if ll.code != 0 or ll.output is None:
-        return False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"
-    if uv.code != 0 or uv.output is None:
-        return False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"
+    failed = tool_failure(ll, uv)
+    if failed:
+        return False, failed
 
     try:
         doc, packages = parse_pylock(ll.output)

@@ -18,7 +18,7 @@ pub fn shell(data: &[u8]) {
 /// function body holds it.
 pub(crate) fn use_script(script: &Script) {
     let vars = BTreeMap::from([
-        ("HOME".to_string(), "/root".to_string()),
+        ("HOME".to_string(), "/nonexistent-home".to_string()),
         ("PWD".to_string(), "/workspace".to_string()),
     ]);
     for command in &script.commands {

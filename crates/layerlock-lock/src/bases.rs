@@ -114,8 +114,9 @@ impl Bases {
             }
             return Ok(());
         }
-        let parsed = RequirementsFile::read(path)?;
-        let text = crate::parse::read_text(path).unwrap_or_default();
+        // Read once: the parse and the freeze comments come from one text.
+        let text = crate::parse::read_text(path)?;
+        let parsed = RequirementsFile::parse(path, &text)?;
         let named = freeze_editable_names(&text);
         let origin_of = |file: &Path, line: usize| {
             let file = if file == path {

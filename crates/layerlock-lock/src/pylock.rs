@@ -97,10 +97,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
         let line = starts.get(i).copied().unwrap_or(1);
         let origin = format!("{}:{line}", path.display());
         let get = |key: &str| table.get(key);
-        let name = get("name")
-            .and_then(Value::as_str)
-            .and_then(|n| PackageName::from_str(n).ok())
-            .ok_or_else(|| bad(line, "a package without a valid `name`".to_string()))?;
+        let (name, version, marker) = head(path, table, line)?;
         for kind in ["vcs", "directory", "archive"] {
             if get(kind).is_some() {
                 return Err(bad(
@@ -111,20 +108,12 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
                 ));
             }
         }
-        let version = get("version")
-            .and_then(Value::as_str)
-            .and_then(|v| Version::from_str(v).ok())
-            .ok_or_else(|| {
-                bad(
-                    line,
-                    format!("{name} has no valid `version`; a lock pins exact versions"),
-                )
-            })?;
-        let marker = match get("marker").and_then(Value::as_str) {
-            Some(m) => MarkerTree::from_str(m)
-                .map_err(|e| bad(line, format!("{name}: `{m}` is not a marker: {e}")))?,
-            None => MarkerTree::TRUE,
-        };
+        let version = version.ok_or_else(|| {
+            bad(
+                line,
+                format!("{name} has no valid `version`; a lock pins exact versions"),
+            )
+        })?;
         if marker.is_true()
             && let Some(first) = seen.insert(name.clone(), origin.clone())
         {
@@ -254,6 +243,36 @@ fn package_lines(text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// What every reader takes from a `[[packages]]` table: its name, its
+/// version when it has one, and its marker.
+fn head(
+    path: &Path,
+    table: &Value,
+    line: usize,
+) -> Result<(PackageName, Option<Version>, MarkerTree), LockError> {
+    let name = table
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|n| PackageName::from_str(n).ok())
+        .ok_or_else(|| invalid(path, line, "a package without a valid `name`".to_string()))?;
+    let version = match table.get("version") {
+        None => None,
+        Some(v) => Some(
+            v.as_str()
+                .and_then(|v| Version::from_str(v).ok())
+                .ok_or_else(|| {
+                    invalid(path, line, format!("{name}: `version` is not a version"))
+                })?,
+        ),
+    };
+    let marker = match table.get("marker").and_then(Value::as_str) {
+        Some(m) => MarkerTree::from_str(m)
+            .map_err(|e| invalid(path, line, format!("{name}: `{m}` is not a marker: {e}")))?,
+        None => MarkerTree::TRUE,
+    };
+    Ok((name, version, marker))
+}
+
 /// One package of a pylock.toml read as a base: what the image has.
 pub(crate) struct BaseEntry {
     pub name: PackageName,
@@ -283,26 +302,7 @@ pub(crate) fn base_entries(path: &Path, text: &str) -> Result<Vec<BaseEntry>, Lo
     let mut out = Vec::with_capacity(tables.len());
     for (i, table) in tables.iter().enumerate() {
         let line = starts.get(i).copied().unwrap_or(1);
-        let name = table
-            .get("name")
-            .and_then(Value::as_str)
-            .and_then(|n| PackageName::from_str(n).ok())
-            .ok_or_else(|| invalid(path, line, "a package without a valid `name`".to_string()))?;
-        let version = match table.get("version") {
-            None => None,
-            Some(v) => Some(
-                v.as_str()
-                    .and_then(|v| Version::from_str(v).ok())
-                    .ok_or_else(|| {
-                        invalid(path, line, format!("{name}: `version` is not a version"))
-                    })?,
-            ),
-        };
-        let marker = match table.get("marker").and_then(Value::as_str) {
-            Some(m) => MarkerTree::from_str(m)
-                .map_err(|e| invalid(path, line, format!("{name}: `{m}` is not a marker: {e}")))?,
-            None => MarkerTree::TRUE,
-        };
+        let (name, version, marker) = head(path, table, line)?;
         out.push(BaseEntry {
             name,
             version,

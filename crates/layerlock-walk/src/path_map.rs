@@ -98,12 +98,12 @@ mod tests {
         assert_eq!(map.map("/wsx/a"), Path::new("/wsx/a"));
         assert_eq!(map.map("rel/a"), Path::new("rel/a"));
         assert_eq!(
-            map.dir_in("/ws/tests", Path::new("/root")),
+            map.dir_in("/ws/tests", Path::new("/checkout")),
             Path::new("/no/such/repo/t/")
         );
         assert_eq!(
-            PathMap::default().dir_in("tests", Path::new("/root")),
-            Path::new("/root/tests")
+            PathMap::default().dir_in("tests", Path::new("/checkout")),
+            Path::new("/checkout/tests")
         );
     }
 

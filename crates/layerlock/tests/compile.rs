@@ -868,23 +868,10 @@ fn check_into_a_closed_pipe_ends_quietly() {
     }
     work.write("out.txt", &stale);
     let cmd = work.compile(&index.json(), &["--check", "in.txt", "-o", "out.txt"]);
-    let mut child = std::process::Command::new(cmd.get_program())
-        .args(cmd.get_args())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .current_dir(work.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = common::run_reader_gone(&cmd, work.path());
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert_eq!(code, Some(141), "{stderr}");
 }
 
 #[test]

@@ -234,20 +234,10 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
         yaml.push_str(&format!("  - key: s{i}\n    command: pip install p{i}\n"));
     }
     work.write(".buildkite/p.yaml", &yaml);
-    let mut cmd = work.layerlock(&["audit"]);
-    let mut child = std::process::Command::new(cmd.get_program())
-        .args(cmd.get_args())
-        .current_dir(work.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cmd = work.layerlock(&["audit"]);
+    let (code, stderr) = common::run_reader_gone(&cmd, work.path());
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(141), "{stderr}");
-    let _ = &mut cmd;
+    assert_eq!(code, Some(141), "{stderr}");
 }
 
 #[test]

@@ -201,9 +201,15 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return finish(InstallOutcome::dry_run());
     }
 
+    // By name once: a lock of thousands of entries stays linear.
+    let by_name: std::collections::BTreeMap<&str, &environment::LockEntry> = lock
+        .entries
+        .iter()
+        .map(|e| (e.wanted.name.as_str(), e))
+        .collect();
     let to_install: Vec<HashedPin> = plan
         .to_install()
-        .filter_map(|w| lock.entries.iter().find(|e| e.wanted.name == w.name))
+        .filter_map(|w| by_name.get(w.name.as_str()).copied())
         .map(|e| HashedPin {
             name: &e.wanted.name,
             version: &e.wanted.version,

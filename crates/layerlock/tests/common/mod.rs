@@ -242,3 +242,26 @@ pub fn host_python() -> String {
         .expect("python3");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// Run `cmd` with its standard output closed at once, as `layerlock … |
+/// head` ends early: (exit code, stderr).
+#[allow(dead_code)] // not every test binary closes a pipe
+pub fn run_reader_gone(cmd: &Command, cwd: &Path) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(cmd.get_program())
+        .args(cmd.get_args())
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn layerlock");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for layerlock");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
