@@ -8,6 +8,7 @@ pub mod dockerfile;
 pub mod github;
 pub mod gitlab;
 pub mod glob;
+pub mod jobs;
 mod script;
 mod system;
 pub mod yaml;

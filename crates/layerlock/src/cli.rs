@@ -40,6 +40,12 @@ pub enum Command {
     Tether(TetherArgs),
     /// Check that every Buildkite step has a stable, unique key.
     Steps(StepsArgs),
+    /// Compare CI steps with their definition at a git revision, or before
+    /// the commit that disabled them.
+    Blocks(BlocksArgs),
+    /// Explain test failures of jobs that were dark: the commits that landed
+    /// meanwhile on what the failing tests read.
+    Triage(TriageArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a directory.
@@ -96,6 +102,82 @@ pub struct StepsArgs {
     /// The config file to read instead of searching for one.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct BlocksArgs {
+    /// CI files or directories to compare (default: every Buildkite, GitHub
+    /// Actions and GitLab file).
+    pub paths: Vec<String>,
+    /// Compare every step with the same step at this revision; with
+    /// `--disabled-by auto`, the revision that lacks the restored steps
+    /// (default: the merge base with the main line).
+    #[arg(long, value_name = "GIT-REV")]
+    pub since: Option<String>,
+    /// Compare the steps this commit removed or commented out with their
+    /// definition at its parent; `auto` finds, for each step new since
+    /// `--since`, the last commit that removed it.
+    #[arg(long, value_name = "COMMIT|auto")]
+    pub disabled_by: Option<String>,
+    /// Only this step (key, label or job id; repeatable).
+    #[arg(long = "step", value_name = "ID")]
+    pub steps: Vec<String>,
+    /// An expected edit: OLD becomes NEW in the restored step (repeatable).
+    #[arg(long = "rewrite", value_name = "OLD=NEW")]
+    pub rewrites: Vec<String>,
+    /// An expected edit: command lines matching REGEX are left out on both
+    /// sides (repeatable).
+    #[arg(long = "drop-line", value_name = "REGEX")]
+    pub drop_lines: Vec<String>,
+    /// The main line, for the default `--since` of `--disabled-by auto`
+    /// (default: origin/main, main, origin/master or master).
+    #[arg(long, value_name = "REF")]
+    pub main: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: HistoryFormat,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TriageArgs {
+    /// JUnit XML reports (pytest --junitxml) or Buildkite Test Engine JSON;
+    /// `JOB=PATH` names the job (step key) a report belongs to. Reports of
+    /// one job are merged (shards, retries).
+    #[arg(required = true, value_name = "[JOB=]REPORT")]
+    pub reports: Vec<String>,
+    /// The job of reports given without `JOB=`.
+    #[arg(long, value_name = "KEY")]
+    pub job: Option<String>,
+    /// When the jobs went dark: a revision (the commit that disabled them),
+    /// a date (YYYY-MM-DD or RFC 3339), or `auto`: for each job, the last
+    /// commit on the main line that removed its step.
+    #[arg(long, value_name = "REV|DATE|auto")]
+    pub dark_since: Option<String>,
+    /// The main line (default: origin/main, main, origin/master or master).
+    #[arg(long, value_name = "REF")]
+    pub main: Option<String>,
+    /// The branch under test.
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    pub head: String,
+    /// How many levels of in-repository imports to follow from a test file.
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: HistoryFormat,
+    /// The config file to read instead of searching for one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Report formats of the history checks: Markdown is for a pull-request
+/// comment.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
 #[derive(Args, Debug)]

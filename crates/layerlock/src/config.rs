@@ -77,6 +77,26 @@ pub struct StepsConfig {
     pub no_groups: Option<bool>,
 }
 
+/// `[blocks]`: the expected edits of restored steps.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct BlocksConfig {
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub rewrite: Vec<String>,
+    #[serde(default)]
+    pub drop_line: Vec<String>,
+}
+
+/// `[triage]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct TriageConfig {
+    pub main: Option<String>,
+    pub depth: Option<usize>,
+}
+
 /// `[cooldown]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -109,6 +129,10 @@ pub struct ConfigFile {
     pub steps: Option<StepsConfig>,
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    #[serde(default)]
+    pub blocks: Option<BlocksConfig>,
+    #[serde(default)]
+    pub triage: Option<TriageConfig>,
     #[serde(flatten)]
     pub defaults: LayerConfig,
     #[serde(default, rename = "layer")]

@@ -44,7 +44,8 @@ use commands::install::InstallSettings;
 use commands::verify::VerifySettings;
 use config::Config;
 use settings::{
-    AuditSettings, CompileSettings, CoversSettings, Environment, StepsSettings, TetherSettings,
+    AuditSettings, BlocksSettings, CompileSettings, CoversSettings, Environment, StepsSettings,
+    TetherSettings,
 };
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
@@ -71,6 +72,11 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.config.as_deref(), &env.cwd)?;
             commands::steps::run(&StepsSettings::resolve(args, config.as_ref(), env)?)
         }
+        Command::Blocks(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::blocks::run(&BlocksSettings::resolve(args, config.as_ref(), env)?)
+        }
+        Command::Triage(_) => anyhow::bail!("triage is not built yet"),
         Command::Completions(args) => commands::docs::completions(args),
         Command::Man(args) => commands::docs::man(args),
         Command::Audit(args) if args.list_rules => {

@@ -14,8 +14,10 @@ use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
 use crate::config::{Config, LayerConfig};
 
 mod checks;
+mod history;
 
 pub use checks::{AuditSettings, StepsSettings, TetherSettings};
+pub use history::{BlocksSettings, TriageSettings};
 
 pub const DEFAULT_INDEX: &str = "https://pypi.org/simple/";
 

@@ -1,6 +1,7 @@
 //! One file per subcommand.
 
 pub mod audit;
+pub mod blocks;
 pub mod compile;
 pub mod cooldown;
 pub mod covers;

@@ -1,0 +1,327 @@
+//! Every job a CI file defines, as one comparable record: Buildkite steps
+//! (matched by `key`, else by label), GitHub Actions jobs and GitLab jobs (by
+//! id). The command lines are kept apart from the other fields, which are
+//! flattened to paths (`env.FOO`, `plugins[0].docker.image`), so two
+//! definitions of a job can be compared field by field.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::System;
+use crate::yaml::Node;
+
+/// How a job is named across revisions.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobId {
+    /// A Buildkite step's `key`.
+    Key(String),
+    /// A Buildkite step without a key, by its label.
+    Label(String),
+    /// A GitHub Actions or GitLab job id.
+    Job(String),
+}
+
+impl JobId {
+    pub fn value(&self) -> &str {
+        match self {
+            Self::Key(v) | Self::Label(v) | Self::Job(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Key(k) => write!(f, "key {k}"),
+            Self::Label(l) => write!(f, "label \"{l}\""),
+            Self::Job(j) => write!(f, "job {j}"),
+        }
+    }
+}
+
+/// A field's value once flattened: a scalar, or a list of scalars (kept
+/// whole, so a list compares as items added and removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Scalar(String),
+    List(Vec<String>),
+}
+
+impl Value {
+    fn map_strings(&self, f: &impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::Scalar(s) => Self::Scalar(f(s)),
+            Self::List(items) => Self::List(items.iter().map(|s| f(s)).collect()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    pub system: &'static str,
+    pub id: JobId,
+    pub label: Option<String>,
+    /// 1-based line where the job starts in its file.
+    pub line: usize,
+    /// The lines the job runs, in order (block scalars split into lines).
+    pub commands: Vec<String>,
+    /// Every other field, flattened.
+    pub fields: BTreeMap<String, Value>,
+}
+
+impl Job {
+    /// The same job with `f` applied to every string it holds (commands,
+    /// field values, label): how declared rewrites are applied.
+    pub fn map_strings(&self, f: impl Fn(&str) -> String) -> Self {
+        Self {
+            system: self.system,
+            id: self.id.clone(),
+            label: self.label.as_deref().map(&f),
+            line: self.line,
+            commands: self.commands.iter().map(|c| f(c)).collect(),
+            fields: self
+                .fields
+                .iter()
+                .map(|(k, v)| (k.clone(), v.map_strings(&f)))
+                .collect(),
+        }
+    }
+}
+
+/// The jobs of one parsed CI file.
+pub fn jobs(system: System, docs: &[Node]) -> Vec<Job> {
+    let mut out = Vec::new();
+    for doc in docs {
+        match system {
+            System::Buildkite => {
+                let steps: &[Node] = match doc {
+                    Node::Seq { items, .. } => items,
+                    _ => doc.get("steps").map(Node::items).unwrap_or_default(),
+                };
+                for step in steps {
+                    buildkite_step(step, &mut out);
+                }
+            }
+            System::GithubActions => github_jobs(doc, &mut out),
+            System::Gitlab => gitlab_jobs(doc, &mut out),
+        }
+    }
+    out
+}
+
+fn scalar_lines(node: &Node, out: &mut Vec<String>) {
+    match node {
+        Node::Scalar { value, .. } => {
+            out.extend(value.lines().map(|l| l.trim_end().to_string()));
+        }
+        Node::Seq { items, .. } => items.iter().for_each(|item| scalar_lines(item, out)),
+        Node::Map { .. } => {}
+    }
+}
+
+/// Flatten `node` under `path` into `out`, skipping the top-level keys in
+/// `skip`.
+fn flatten(node: &Node, path: &str, out: &mut BTreeMap<String, Value>) {
+    match node {
+        Node::Scalar { value, .. } => {
+            out.insert(path.to_string(), Value::Scalar(value.clone()));
+        }
+        Node::Seq { items, .. } => {
+            if items.iter().all(|i| matches!(i, Node::Scalar { .. })) {
+                let list = items
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_string)
+                    .collect();
+                out.insert(path.to_string(), Value::List(list));
+            } else {
+                for (i, item) in items.iter().enumerate() {
+                    flatten(item, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        Node::Map { entries, .. } => {
+            if entries.is_empty() {
+                out.insert(path.to_string(), Value::Scalar(String::new()));
+            }
+            for (key, value) in entries {
+                let key = key.as_str().unwrap_or("?");
+                let sub = if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{path}.{key}")
+                };
+                flatten(value, &sub, out);
+            }
+        }
+    }
+}
+
+fn fields_except(node: &Node, skip: &[&str]) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for (key, value) in node.entries() {
+        let Some(key) = key.as_str() else { continue };
+        if !skip.contains(&key) {
+            flatten(value, key, &mut out);
+        }
+    }
+    out
+}
+
+fn buildkite_step(step: &Node, out: &mut Vec<Job>) {
+    if step.as_str().is_some() || !matches!(step, Node::Map { .. }) {
+        // `wait` and other bare strings name no job.
+        return;
+    }
+    if step.get("wait").is_some() || step.get("waiter").is_some() {
+        return;
+    }
+    let key = ["key", "identifier", "id"]
+        .iter()
+        .find_map(|k| step.get(k).and_then(Node::as_str))
+        .filter(|k| !k.is_empty());
+    let label = ["label", "name", "group", "block", "input", "trigger"]
+        .iter()
+        .find_map(|k| step.get(k).and_then(Node::as_str))
+        .map(str::to_string);
+    let id = match (key, &label) {
+        (Some(key), _) => JobId::Key(key.to_string()),
+        (None, Some(label)) => JobId::Label(label.clone()),
+        (None, None) => return,
+    };
+    let mut commands = Vec::new();
+    for k in ["command", "commands"] {
+        if let Some(node) = step.get(k) {
+            scalar_lines(node, &mut commands);
+        }
+    }
+    out.push(Job {
+        system: "buildkite",
+        id,
+        label,
+        line: step.pos().line,
+        commands,
+        fields: fields_except(step, &["command", "commands", "steps"]),
+    });
+    if let Some(nested) = step.get("steps") {
+        for inner in nested.items() {
+            buildkite_step(inner, out);
+        }
+    }
+}
+
+fn github_jobs(doc: &Node, out: &mut Vec<Job>) {
+    let Some(jobs) = doc.get("jobs") else { return };
+    for (id, job) in jobs.entries() {
+        let Some(id) = id.as_str() else { continue };
+        let mut commands = Vec::new();
+        let mut fields = fields_except(job, &["steps"]);
+        for (i, step) in job
+            .get("steps")
+            .map(Node::items)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            if let Some(run) = step.get("run") {
+                scalar_lines(run, &mut commands);
+            }
+            for (key, value) in step.entries() {
+                let Some(key) = key.as_str() else { continue };
+                if key != "run" {
+                    flatten(value, &format!("steps[{i}].{key}"), &mut fields);
+                }
+            }
+        }
+        out.push(Job {
+            system: "github-actions",
+            id: JobId::Job(id.to_string()),
+            label: job.get("name").and_then(Node::as_str).map(str::to_string),
+            line: job.pos().line,
+            commands,
+            fields,
+        });
+    }
+}
+
+/// Top-level GitLab keys that configure the pipeline rather than name a job.
+const GITLAB_RESERVED: &[&str] = &[
+    "default",
+    "include",
+    "stages",
+    "variables",
+    "workflow",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+    "types",
+    "spec",
+];
+
+fn gitlab_jobs(doc: &Node, out: &mut Vec<Job>) {
+    for (id, job) in doc.entries() {
+        let Some(id) = id.as_str() else { continue };
+        if GITLAB_RESERVED.contains(&id) || id.starts_with('.') || !matches!(job, Node::Map { .. })
+        {
+            continue;
+        }
+        let mut commands = Vec::new();
+        for k in ["before_script", "script", "after_script"] {
+            if let Some(node) = job.get(k) {
+                scalar_lines(node, &mut commands);
+            }
+        }
+        out.push(Job {
+            system: "gitlab",
+            id: JobId::Job(id.to_string()),
+            label: None,
+            line: job.pos().line,
+            commands,
+            fields: fields_except(job, &["before_script", "script", "after_script"]),
+        });
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::yaml;
+
+    #[test]
+    fn buildkite_steps_by_key_then_label_with_commands_apart() {
+        let text = "steps:\n- label: A\n  key: a\n  commands:\n  - echo 1\n  - |\n    echo 2\n    echo 3\n  env:\n    X: '1'\n  source_file_dependencies: [x/, y/]\n- wait\n- group: G\n  steps:\n  - label: B\n    command: run b\n";
+        let jobs = jobs(System::Buildkite, &yaml::parse(text).unwrap());
+        let ids: Vec<_> = jobs.iter().map(|j| j.id.to_string()).collect();
+        assert_eq!(ids, ["key a", "label \"G\"", "label \"B\""]);
+        assert_eq!(jobs[0].commands, ["echo 1", "echo 2", "echo 3"]);
+        assert_eq!(jobs[0].fields["env.X"], Value::Scalar("1".into()));
+        assert_eq!(
+            jobs[0].fields["source_file_dependencies"],
+            Value::List(vec!["x/".into(), "y/".into()])
+        );
+        assert!(!jobs[1].fields.contains_key("steps"));
+    }
+
+    #[test]
+    fn github_and_gitlab_jobs_by_id() {
+        let gh = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n    - run: |\n        pip install x\n        pytest\n";
+        let jobs_gh = jobs(System::GithubActions, &yaml::parse(gh).unwrap());
+        assert_eq!(jobs_gh[0].id, JobId::Job("test".into()));
+        assert_eq!(jobs_gh[0].commands, ["pip install x", "pytest"]);
+        assert_eq!(
+            jobs_gh[0].fields["steps[0].uses"],
+            Value::Scalar("actions/checkout@v4".into())
+        );
+        let gl =
+            "stages: [test]\n.tpl:\n  image: x\nunit:\n  stage: test\n  script:\n  - make test\n";
+        let jobs_gl = jobs(System::Gitlab, &yaml::parse(gl).unwrap());
+        assert_eq!(jobs_gl.len(), 1);
+        assert_eq!(jobs_gl[0].commands, ["make test"]);
+    }
+}

@@ -1,0 +1,371 @@
+//! Git, run as the `git` program with every wait and read bounded: history
+//! checks read revisions, logs and blobs of the repository being checked
+//! and nothing else. Revisions given by users are checked to be revisions
+//! (`--end-of-options`), so `--output=x` can never become an option.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The most a single git command may print before it is stopped: a log of
+/// 100,000 commits with file names fits many times over.
+pub const MAX_GIT_OUTPUT: usize = 256 << 20;
+/// How long one git command may run.
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("{} is not inside a git work tree; the history checks need the repository's history", .0.display())]
+    NotARepository(PathBuf),
+    #[error("`git {args}` failed: {stderr}")]
+    Failed { args: String, stderr: String },
+    #[error("`git {args}` printed more than {limit} MiB; narrow it with paths or a later revision", limit = MAX_GIT_OUTPUT >> 20)]
+    TooLarge { args: String },
+    #[error("`git {args}` ran longer than {secs} s and was stopped")]
+    TimedOut { args: String, secs: u64 },
+    #[error("`{rev}` is not a commit in this repository")]
+    UnknownRevision { rev: String },
+}
+
+/// One repository, found from a directory inside its work tree.
+#[derive(Debug, Clone)]
+pub struct Git {
+    root: PathBuf,
+    timeout: Duration,
+}
+
+/// One `git log` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub id: String,
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+    pub subject: String,
+    /// The paths it changed (only when asked for, and only under the
+    /// pathspec the log was limited to).
+    pub paths: Vec<String>,
+}
+
+impl Git {
+    /// The repository whose work tree holds `dir`.
+    pub fn open(dir: &Path) -> Result<Self, GitError> {
+        let probe = Self {
+            root: dir.to_path_buf(),
+            timeout: GIT_TIMEOUT,
+        };
+        let top = probe
+            .run(&["rev-parse", "--show-toplevel"], None)
+            .map_err(|_| GitError::NotARepository(dir.to_path_buf()))?;
+        let top = String::from_utf8_lossy(&top).trim_end().to_string();
+        Ok(Self {
+            root: PathBuf::from(top),
+            timeout: GIT_TIMEOUT,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The commit id `rev` names.
+    pub fn commit(&self, rev: &str) -> Result<String, GitError> {
+        let spec = format!("{rev}^{{commit}}");
+        self.run(
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
+            None,
+        )
+        .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+        .map_err(|_| GitError::UnknownRevision {
+            rev: rev.to_string(),
+        })
+    }
+
+    /// The commit's first parent, or `None` for a root commit.
+    pub fn parent(&self, commit: &str) -> Result<Option<String>, GitError> {
+        match self.commit(&format!("{commit}^1")) {
+            Ok(id) => Ok(Some(id)),
+            Err(GitError::UnknownRevision { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Files at `commit` under `paths` (all files when empty).
+    pub fn files_at(&self, commit: &str, paths: &[String]) -> Result<Vec<String>, GitError> {
+        let mut args = vec![
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--full-tree",
+            commit,
+            "--",
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        let out = self.run(&args, None)?;
+        Ok(split_z(&out))
+    }
+
+    /// Files tracked in the work tree under `paths`.
+    pub fn tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
+        let mut args = vec!["ls-files", "-z", "--full-name", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        let out = self.run(&args, None)?;
+        Ok(split_z(&out))
+    }
+
+    /// The contents of `path` at each commit, in one `git cat-file --batch`:
+    /// `None` where the file does not exist at that commit. Blobs larger than
+    /// `max_bytes` are an error.
+    pub fn blobs(
+        &self,
+        wanted: &[(String, String)],
+        max_bytes: usize,
+    ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut input = Vec::new();
+        for (commit, path) in wanted {
+            if path.contains('\n') || commit.contains('\n') {
+                return Err(GitError::Failed {
+                    args: "cat-file --batch".to_string(),
+                    stderr: format!("a path with a line break cannot be read: {path:?}"),
+                });
+            }
+            input.extend_from_slice(format!("{commit}:{path}\n").as_bytes());
+        }
+        let out = self.run(&["cat-file", "--batch"], Some(input))?;
+        let mut rest = out.as_slice();
+        let mut blobs = Vec::with_capacity(wanted.len());
+        for (commit, path) in wanted {
+            let end = rest
+                .iter()
+                .position(|b| *b == b'\n')
+                .ok_or_else(|| truncated(path))?;
+            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+            rest = &rest[end + 1..];
+            if header.ends_with(" missing") || header.ends_with(" ambiguous") {
+                blobs.push(None);
+                continue;
+            }
+            let mut fields = header.split(' ');
+            let kind = fields.nth(1).unwrap_or_default();
+            let size: usize = fields
+                .next()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| truncated(path))?;
+            if rest.len() < size + 1 {
+                return Err(truncated(path));
+            }
+            let body = &rest[..size];
+            rest = &rest[size + 1..];
+            if kind != "blob" {
+                blobs.push(None);
+                continue;
+            }
+            if size > max_bytes {
+                return Err(GitError::Failed {
+                    args: format!("cat-file {commit}:{path}"),
+                    stderr: format!(
+                        "the file is {size} bytes, over the {max_bytes}-byte bound for a CI file"
+                    ),
+                });
+            }
+            blobs.push(Some(body.to_vec()));
+        }
+        Ok(blobs)
+    }
+
+    /// Commits `git log` lists for `range` (revisions and options such as
+    /// `A..B`, `--since=…`), limited to `paths`, newest first, with the
+    /// paths each changed when `with_paths`.
+    pub fn log(
+        &self,
+        range: &[String],
+        paths: &[String],
+        with_paths: bool,
+    ) -> Result<Vec<Commit>, GitError> {
+        let mut args: Vec<&str> = vec!["log", "--no-color", "--format=%x1e%H%x00%ct%x00%s"];
+        if with_paths {
+            args.extend(["--name-only", "-z", "--no-renames"]);
+        }
+        args.extend(range.iter().map(String::as_str));
+        args.push("--");
+        args.extend(paths.iter().map(String::as_str));
+        let out = self.run(&args, None)?;
+        let mut commits = Vec::new();
+        for record in out.split(|b| *b == 0x1e).skip(1) {
+            let mut fields = record.split(|b| *b == 0);
+            let id = String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
+            let time = String::from_utf8_lossy(fields.next().unwrap_or_default())
+                .parse()
+                .unwrap_or(0);
+            let subject_and_rest = fields.next().unwrap_or_default();
+            // Without -z the subject ends the record (and a newline); with
+            // it, the first name follows the subject after a newline.
+            let (subject, first) = match subject_and_rest.iter().position(|b| *b == b'\n') {
+                Some(nl) => (&subject_and_rest[..nl], &subject_and_rest[nl + 1..]),
+                None => (subject_and_rest, &[][..]),
+            };
+            let mut paths = Vec::new();
+            if with_paths {
+                for name in std::iter::once(first).chain(fields) {
+                    let name = String::from_utf8_lossy(name);
+                    let name = name.trim_matches('\n');
+                    if !name.is_empty() {
+                        paths.push(name.to_string());
+                    }
+                }
+            }
+            commits.push(Commit {
+                id,
+                time,
+                subject: String::from_utf8_lossy(subject).trim().to_string(),
+                paths,
+            });
+        }
+        Ok(commits)
+    }
+
+    /// Is `ancestor` reachable from `descendant`?
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
+        match self.run(&["merge-base", "--is-ancestor", ancestor, descendant], None) {
+            Ok(_) => Ok(true),
+            Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The best common ancestor of two commits.
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
+        match self.run(&["merge-base", a, b], None) {
+            Ok(out) => Ok(Some(String::from_utf8_lossy(&out).trim().to_string())),
+            Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Run `git ARGS` in the repository with stdin fed from `input`, its
+    /// output bounded by [`MAX_GIT_OUTPUT`] and its time by the timeout.
+    pub fn run(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Vec<u8>, GitError> {
+        let shown = args.join(" ");
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            // No pager, no prompts, no configured external diff or colour.
+            .args(["-c", "core.quotePath=false", "-c", "color.ui=false"])
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_PAGER", "cat")
+            .env_remove("GIT_EXTERNAL_DIFF")
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(GitError::Spawn)?;
+        let feeder = input.and_then(|bytes| {
+            let mut stdin = child.stdin.take()?;
+            Some(std::thread::spawn(move || {
+                // A git that stops early closes the pipe; that is its answer.
+                let _ = stdin.write_all(&bytes);
+            }))
+        });
+        let stdout = child.stdout.take();
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&overflowed);
+        let reader = std::thread::spawn(move || -> (Vec<u8>, bool) {
+            let Some(pipe) = stdout else {
+                return (Vec::new(), false);
+            };
+            let mut buf = Vec::new();
+            let mut limited = pipe.take(MAX_GIT_OUTPUT as u64 + 1);
+            let _ = limited.read_to_end(&mut buf);
+            let over = buf.len() > MAX_GIT_OUTPUT;
+            flag.store(over, Ordering::Relaxed);
+            (buf, over)
+        });
+        let stderr = child.stderr.take();
+        let errors = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(pipe) = stderr {
+                let _ = pipe.take(64 << 10).read_to_end(&mut buf);
+            }
+            buf
+        });
+        let started = Instant::now();
+        let mut reader_done: Option<Instant> = None;
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(GitError::Spawn)? {
+                break status;
+            }
+            // Once stdout is read to its end or to the bound, git has
+            // nothing more we will read: it exits, or (over the bound) it
+            // waits on a full pipe and is stopped.
+            if reader_done.is_none() && reader.is_finished() {
+                reader_done = Some(Instant::now());
+            }
+            let over = overflowed.load(Ordering::Relaxed);
+            let stalled = reader_done.is_some_and(|t| t.elapsed() >= Duration::from_secs(5));
+            if over || stalled || started.elapsed() >= self.timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                if over {
+                    return Err(GitError::TooLarge { args: shown });
+                }
+                return Err(GitError::TimedOut {
+                    args: shown,
+                    secs: started.elapsed().as_secs(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(if reader_done.is_some() {
+                1
+            } else {
+                2
+            }));
+        };
+        let (out, over) = reader.join().unwrap_or_default();
+        let err = errors.join().unwrap_or_default();
+        if let Some(feeder) = feeder {
+            let _ = feeder.join();
+        }
+        if over {
+            return Err(GitError::TooLarge { args: shown });
+        }
+        if !status.success() {
+            return Err(GitError::Failed {
+                args: shown,
+                stderr: String::from_utf8_lossy(&err).trim().to_string(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn truncated(path: &str) -> GitError {
+    GitError::Failed {
+        args: "cat-file --batch".to_string(),
+        stderr: format!("the output for {path} ended early"),
+    }
+}
+
+fn split_z(out: &[u8]) -> Vec<String> {
+    out.split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}

@@ -1,0 +1,252 @@
+//! `layerlock blocks`: CI steps in the working tree against a revision, or
+//! against their definition before the commit that disabled them.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use layerlock_ci::jobs::Value;
+use layerlock_history::blocks::{self, Baseline, BlocksOptions, BlocksReport, Status, StepReport};
+use layerlock_history::{git::Git, main_line};
+
+use crate::cli::HistoryFormat;
+use crate::settings::BlocksSettings;
+
+pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
+    let git = Git::open(&settings.dir)?;
+    let root = fs_err::canonicalize(git.root())?;
+    let mut paths = Vec::new();
+    for path in &settings.paths {
+        let real = fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
+        match real.strip_prefix(&root) {
+            Ok(rel) if rel.as_os_str().is_empty() => {}
+            Ok(rel) => paths.push(rel.to_string_lossy().replace('\\', "/")),
+            Err(_) => anyhow::bail!(
+                "{} is outside the repository at {}; blocks reads only the repository's own CI files",
+                path.display(),
+                root.display()
+            ),
+        }
+    }
+    let baseline = match &settings.baseline {
+        Baseline::Restored { since } if since.is_empty() => {
+            let main = main_line(&git, settings.main.as_deref())?;
+            let head = git.commit("HEAD")?;
+            let main_commit = git.commit(&main)?;
+            let base = git.merge_base(&head, &main_commit)?.unwrap_or(main_commit);
+            Baseline::Restored { since: base }
+        }
+        other => other.clone(),
+    };
+    let options = BlocksOptions {
+        paths,
+        only: settings.only.clone(),
+        edits: settings.edits.clone(),
+    };
+    let report = blocks::blocks(&git, &baseline, &options)?;
+    let listing_unchanged = !matches!(baseline, Baseline::Since(_));
+    match settings.format {
+        HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        HistoryFormat::Text => print_text(&report, listing_unchanged),
+        HistoryFormat::Markdown => print_markdown(&report, listing_unchanged),
+    }
+    for problem in &report.problems {
+        diag!(
+            "layerlock: {}{}: {}",
+            problem.path,
+            problem
+                .commit
+                .as_deref()
+                .map(|c| format!(" at {}", short(c)))
+                .unwrap_or_default(),
+            problem.message
+        );
+    }
+    Ok(if !report.problems.is_empty() {
+        ExitCode::from(2)
+    } else if report.has_differences() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+fn shown_value(value: Option<&Value>) -> String {
+    match value {
+        None => "(absent)".to_string(),
+        Some(Value::Scalar(s)) => format!("{s:?}"),
+        Some(Value::List(items)) => format!("[{}]", items.join(", ")),
+    }
+}
+
+/// A field change in words: list items added and removed, else old → new.
+fn field_line(change: &layerlock_history::blocks::FieldChange) -> String {
+    if let (Some(Value::List(old)), Some(Value::List(new))) = (&change.old, &change.new) {
+        let added: Vec<&String> = new.iter().filter(|i| !old.contains(i)).collect();
+        let removed: Vec<&String> = old.iter().filter(|i| !new.contains(i)).collect();
+        if !added.is_empty() || !removed.is_empty() {
+            let mut parts: Vec<String> = added.iter().map(|i| format!("+ {i}")).collect();
+            parts.extend(removed.iter().map(|i| format!("- {i}")));
+            return format!("{}: {}", change.path, parts.join(", "));
+        }
+        return format!("{}: same items, new order", change.path);
+    }
+    format!(
+        "{}: {} → {}",
+        change.path,
+        shown_value(change.old.as_ref()),
+        shown_value(change.new.as_ref())
+    )
+}
+
+fn site(step: &StepReport) -> String {
+    match (&step.new, &step.old) {
+        (Some(new), Some(old)) => format!(
+            "{}:{} (was {}:{} at {})",
+            new.path,
+            new.line,
+            old.path,
+            old.line,
+            old.commit.as_deref().map(short).unwrap_or("?")
+        ),
+        (Some(new), None) => format!("{}:{}", new.path, new.line),
+        (None, Some(old)) => format!(
+            "{}:{} at {}",
+            old.path,
+            old.line,
+            old.commit.as_deref().map(short).unwrap_or("?")
+        ),
+        (None, None) => String::new(),
+    }
+}
+
+fn print_text(report: &BlocksReport, listing_unchanged: bool) {
+    outln!("compared with {}", report.baseline);
+    for step in &report.steps {
+        if step.status == Status::Unchanged && !listing_unchanged {
+            continue;
+        }
+        outln!("{}: {} {}", step.status.as_str(), step.id, site(step));
+        if let Some(by) = &step.disabled_by {
+            outln!("  disabled by {} {}", short(&by.id), by.subject);
+        }
+        if !step.edits_applied.is_empty() {
+            outln!("  declared edits: {}", step.edits_applied.join("; "));
+        }
+        if let Some(diff) = &step.commands_diff {
+            outln!("  commands:");
+            for line in diff.lines() {
+                outln!("    {line}");
+            }
+        }
+        for change in &step.fields {
+            outln!("  {}", field_line(change));
+        }
+    }
+    outln!("{}", summary(report));
+}
+
+fn summary(report: &BlocksReport) -> String {
+    let count = |status: Status| report.steps.iter().filter(|s| s.status == status).count();
+    let parts: Vec<String> = [
+        Status::Changed,
+        Status::Edited,
+        Status::Unchanged,
+        Status::Added,
+        Status::Removed,
+    ]
+    .into_iter()
+    .filter(|s| count(*s) > 0)
+    .map(|s| format!("{} {}", count(s), s.as_str()))
+    .collect();
+    let n = report.steps.len();
+    format!(
+        "{n} step{} compared: {}",
+        if n == 1 { "" } else { "s" },
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        }
+    )
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
+    outln!("### layerlock blocks");
+    outln!();
+    outln!(
+        "Compared with {}. {}.",
+        cell(&report.baseline),
+        summary(report)
+    );
+    outln!();
+    outln!("| Step | Status | Where | Disabled by |");
+    outln!("|---|---|---|---|");
+    for step in &report.steps {
+        if step.status == Status::Unchanged && !listing_unchanged {
+            continue;
+        }
+        let mark = match step.status {
+            Status::Unchanged => "✅ unchanged",
+            Status::Edited => "✅ edited as declared",
+            Status::Changed => "❌ changed",
+            Status::Added => "➕ added",
+            Status::Removed => "➖ removed",
+        };
+        let by = step
+            .disabled_by
+            .as_ref()
+            .map(|c| format!("`{}` {}", short(&c.id), cell(&c.subject)))
+            .unwrap_or_default();
+        outln!(
+            "| `{}` | {mark} | {} | {by} |",
+            cell(step.id.value()),
+            cell(&site(step)),
+        );
+    }
+    for step in report
+        .steps
+        .iter()
+        .filter(|s| s.status == Status::Changed || s.status == Status::Edited)
+    {
+        outln!();
+        outln!(
+            "<details><summary><code>{}</code>: {}</summary>",
+            html(step.id.value()),
+            step.status.as_str()
+        );
+        outln!();
+        if !step.edits_applied.is_empty() {
+            for edit in &step.edits_applied {
+                outln!("- declared edit: {}", edit.replace('`', "'"));
+            }
+            outln!();
+        }
+        if let Some(diff) = &step.commands_diff {
+            outln!("````diff");
+            outln!("{}", diff.trim_end());
+            outln!("````");
+            outln!();
+        }
+        for change in &step.fields {
+            outln!("- `{}`", field_line(change).replace('`', "'"));
+        }
+        outln!();
+        outln!("</details>");
+    }
+}
+
+fn html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
