@@ -334,6 +334,8 @@ const TABLES: &[(&str, &[&str])] = &[
             "default-working-dir",
         ],
     ),
+    ("blocks", &["paths", "rewrite", "drop-line"]),
+    ("triage", &["main", "depth"]),
 ];
 
 /// An unknown key is an error, not silence: `exclude-newr = …` would drop
