@@ -199,20 +199,34 @@ fn restored_steps_match_their_definition_before_the_disabling_commit() {
         .find(|s| s["id"]["key"] == "mooncake-tests")
         .expect("mooncake");
     let diff = mooncake["commands_diff"].as_str().expect("a command diff");
-    assert!(diff.contains("-pytest -v tests/kv/test_mooncake.py\n"), "{diff}");
-    assert!(diff.contains("+pytest -v tests/kv/test_mooncake.py -x\n"), "{diff}");
+    assert!(
+        diff.contains("-pytest -v tests/kv/test_mooncake.py\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+pytest -v tests/kv/test_mooncake.py -x\n"),
+        "{diff}"
+    );
     assert_eq!(mooncake["fields"][0]["path"], "timeout_in_minutes");
     assert_eq!(mooncake["fields"][0]["old"], "20");
     assert_eq!(mooncake["fields"][0]["new"], "25");
 
     // The same with the commit named, one step at a time: NIXL passes.
-    let mut args = vec!["blocks", "--disabled-by", &disabling, "--step", "nixl-tests"];
+    let mut args = vec![
+        "blocks",
+        "--disabled-by",
+        &disabling,
+        "--step",
+        "nixl-tests",
+    ];
     args.extend(EDITS);
     let (code, out, err) = repo.layerlock(&args);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("edited as declared: key nixl-tests"), "{out}");
     assert!(
-        out.contains("dropped old line: uv pip install --system -r /w/requirements/kv_connectors.txt"),
+        out.contains(
+            "dropped old line: uv pip install --system -r /w/requirements/kv_connectors.txt"
+        ),
         "{out}"
     );
 
@@ -225,13 +239,22 @@ fn restored_steps_match_their_definition_before_the_disabling_commit() {
 #[test]
 fn the_markdown_report_is_a_pull_request_comment() {
     let (repo, disabling) = disabled_and_restored();
-    let mut args = vec!["blocks", "--disabled-by", &disabling, "--format", "markdown"];
+    let mut args = vec![
+        "blocks",
+        "--disabled-by",
+        &disabling,
+        "--format",
+        "markdown",
+    ];
     args.extend(EDITS);
     let (code, out, err) = repo.layerlock(&args);
     assert_eq!(code, 1, "{err}");
     assert!(out.starts_with("### layerlock blocks\n"), "{out}");
     assert!(out.contains("| `mooncake-tests` | ❌ changed |"), "{out}");
-    assert!(out.contains("| `nixl-tests` | ✅ edited as declared |"), "{out}");
+    assert!(
+        out.contains("| `nixl-tests` | ✅ edited as declared |"),
+        "{out}"
+    );
     assert!(out.contains("(#63609)"), "{out}");
     assert!(out.contains("````diff\n--- before\n+++ now\n"), "{out}");
 }
@@ -243,7 +266,13 @@ fn expected_edits_come_from_the_config_too() {
         "layerlock.toml",
         "[blocks]\nrewrite = [\"install-kv-connectors.sh=check-kv-connectors.sh\"]\ndrop-line = ['^uv pip install ']\n",
     );
-    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", &disabling, "--step", "nixl-tests"]);
+    let (code, out, err) = repo.layerlock(&[
+        "blocks",
+        "--disabled-by",
+        &disabling,
+        "--step",
+        "nixl-tests",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
 }
 
@@ -258,7 +287,10 @@ fn since_compares_every_job_of_every_ci_system() {
         ".gitlab-ci.yml",
         "stages: [test]\nunit:\n  stage: test\n  script:\n  - make test\n",
     );
-    repo.write(".buildkite/pipeline.yml", "steps:\n- label: Build\n  key: build\n  command: make\n");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- label: Build\n  key: build\n  command: make\n",
+    );
     let base = repo.commit("2026-08-01", "CI");
     repo.write(
         ".github/workflows/ci.yml",
@@ -267,10 +299,16 @@ fn since_compares_every_job_of_every_ci_system() {
     let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("changed: job test"), "{out}");
-    assert!(out.contains("runs-on: \"ubuntu-latest\" → \"ubuntu-24.04\""), "{out}");
+    assert!(
+        out.contains("runs-on: \"ubuntu-latest\" → \"ubuntu-24.04\""),
+        "{out}"
+    );
     assert!(out.contains("added: job docs"), "{out}");
     assert!(out.contains("removed: job lint"), "{out}");
-    assert!(out.contains("5 steps compared: 1 changed, 2 unchanged, 1 added, 1 removed"), "{out}");
+    assert!(
+        out.contains("5 steps compared: 1 changed, 2 unchanged, 1 added, 1 removed"),
+        "{out}"
+    );
     // Unchanged jobs are counted, not listed, when comparing everything.
     assert!(!out.contains("unchanged: job unit"), "{out}");
     // Limited to one file.
@@ -282,11 +320,20 @@ fn since_compares_every_job_of_every_ci_system() {
 #[test]
 fn unreadable_history_and_bad_revisions_fail_closed() {
     let repo = Repo::new();
-    repo.write(".buildkite/pipeline.yml", "steps:\n- key: a\n  command: [unclosed\n");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: [unclosed\n",
+    );
     let base = repo.commit("2026-08-01", "broken pipeline");
-    repo.write(".buildkite/pipeline.yml", "steps:\n- key: a\n  command: make\n");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
     let (code, _, err) = repo.layerlock(&["blocks", "--since", &base]);
-    assert_eq!(code, 2, "a pipeline that cannot be read is not a pass: {err}");
+    assert_eq!(
+        code, 2,
+        "a pipeline that cannot be read is not a pass: {err}"
+    );
     assert!(err.contains(".buildkite/pipeline.yml at "), "{err}");
     assert!(err.contains("not valid YAML"), "{err}");
 
