@@ -119,9 +119,8 @@ fn check_size(len: usize) -> Result<(), ReportError> {
         return Err(ReportError::new(
             0,
             format!(
-                "the report is {} MiB, over the {} MiB layerlock reads: split it, \
+                "the report is {len} bytes, over the {} MiB layerlock reads: split it, \
                  or pass the reports of single jobs",
-                len / (1024 * 1024),
                 MAX_REPORT_BYTES / (1024 * 1024)
             ),
         ));

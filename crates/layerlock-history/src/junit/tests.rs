@@ -278,7 +278,8 @@ fn oversized_reports_are_refused_before_parsing() {
     let err = check_size(MAX_REPORT_BYTES + 1).unwrap_err();
     assert_eq!(err.line, 0);
     assert!(
-        err.to_string().starts_with("the report is 256 MiB"),
+        err.to_string()
+            .starts_with("the report is 268435457 bytes, over the 256 MiB"),
         "{err}"
     );
 }
