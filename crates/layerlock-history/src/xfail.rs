@@ -2,12 +2,13 @@
 //! test file, read statically: parametrize cases, function and class
 //! decorators, class and module `pytestmark`.
 //!
-//! pytest looks for markers from the node outwards (the parametrize case, the
-//! function, its classes from the innermost, the module), and so does
-//! [`find_xfail`]. Markers are recognised loosely by name: any dotted name
-//! ending in `xfail` (`pytest.mark.xfail`, `mark.xfail`, `xfail`). A marker
-//! bound to a variable elsewhere (`slow_xfail = pytest.mark.xfail(...)`, then
-//! `@slow_xfail`) is not followed.
+//! [`find_xfail`] looks in the order pytest evaluates xfail marks: the
+//! function's decorators, the parametrize case's `marks=`, its classes from
+//! the innermost, the module. Markers are recognised loosely by name: any
+//! dotted name ending in `xfail` (`pytest.mark.xfail`, `mark.xfail`, `xfail`).
+//! A marker bound to a variable elsewhere (`slow_xfail = pytest.mark.xfail(...)`,
+//! then `@slow_xfail`) is not followed, nor are marks inherited from a base
+//! class.
 
 use serde::Serialize;
 
@@ -85,20 +86,26 @@ pub struct XfailMarker {
     pub reason: Option<String>,
 }
 
-/// The xfail marker that applies to `node` in this test file's source, most
-/// specific first:
-/// 1. a `pytest.param(..., marks=pytest.mark.xfail(...))` (or `marks=[...]`)
-///    in a `@pytest.mark.parametrize` of the function, the one whose id is the
-///    node's param id: an explicit `id="..."`, the `ids=[...]` entry at its
-///    position, or the id pytest makes of plain literal values. When no id can
-///    be told, the only such param, or the first;
-/// 2. an xfail decorator on the function (the one nearest the `def` when
-///    there are several, as pytest applies it first);
-/// 3. an xfail decorator or `pytestmark` on its class, then enclosing classes;
+/// The xfail marker that applies to `node` in this test file's source, in the
+/// order pytest evaluates them (`evaluate_xfail_marks` takes the first xfail
+/// of `item.iter_markers()`):
+/// 1. an xfail decorator on the function, the one nearest the `def` first
+///    (pytest stores decorator marks bottom-up);
+/// 2. a `pytest.param(..., marks=pytest.mark.xfail(...))` (or `marks=[...]`)
+///    of a `parametrize` on the function, its classes or the module, the one
+///    whose id is the node's param id: an explicit `id="..."`, the `ids=[...]`
+///    entry at its position, or the id pytest makes of plain literal values.
+///    When no id can be told, the only such param, or the first. (pytest
+///    appends param marks after the function's own: a function decorator wins
+///    over a param's marker, checked with pytest 9.2);
+/// 3. `pytestmark` in the body of its class, then the class's xfail
+///    decorators, then the same for each enclosing class;
 /// 4. the module's `pytestmark = pytest.mark.xfail(...)` or
 ///    `pytestmark = [..., pytest.mark.xfail(...)]`.
 ///
-/// Reads at most [`MAX_SOURCE_BYTES`] of `source`.
+/// A conditional xfail (`xfail(sys.platform == "win32", ...)`) is returned as
+/// found: conditions are not evaluated, where pytest would pass over a false
+/// one to the next marker. Reads at most [`MAX_SOURCE_BYTES`] of `source`.
 pub fn find_xfail(source: &str, node: &NodeId) -> Option<XfailMarker> {
     let module = Module::scan(lexer::bounded(source, MAX_SOURCE_BYTES));
     let function = module.functions.iter().rev().find(|function| {
@@ -109,24 +116,9 @@ pub fn find_xfail(source: &str, node: &NodeId) -> Option<XfailMarker> {
                 _ => false,
             }
     });
-    if let Some(function) = function {
-        if let Some(param_id) = &node.param_id
-            && let Some(marker) = param_marker(&function.decorators, param_id)
-        {
-            return Some(marker);
-        }
-        if let Some(marker) = function
-            .decorators
-            .iter()
-            .rev()
-            .find_map(|decorator| decorator_xfail(decorator, MarkerScope::Function))
-        {
-            return Some(marker);
-        }
-    }
     // A test inherited from a base class defined elsewhere is not found, but
     // its class (named by the node) still marks it.
-    let mut class = match function {
+    let innermost = match function {
         Some(function) => function.class,
         None => node.class.as_deref().and_then(|wanted| {
             (0..module.classes.len())
@@ -134,27 +126,48 @@ pub fn find_xfail(source: &str, node: &NodeId) -> Option<XfailMarker> {
                 .find(|&index| module.class_matches(index, wanted))
         }),
     };
-    while let Some(index) = class {
-        let info = module.classes.get(index)?;
-        let found = info
-            .decorators
-            .iter()
-            .rev()
-            .find_map(|decorator| decorator_xfail(decorator, MarkerScope::Class))
-            .or_else(|| {
-                info.pytestmark
-                    .as_deref()
-                    .and_then(|value| xfail_in(value, MarkerScope::Class))
-            });
-        if found.is_some() {
-            return found;
+    let classes = module.class_chain(innermost);
+    let function_marks: &[Vec<Token>] = function.map_or(&[], |f| &f.decorators);
+
+    if let Some(marker) = function_marks
+        .iter()
+        .rev()
+        .find_map(|mark| mark_xfail(mark, MarkerScope::Function))
+    {
+        return Some(marker);
+    }
+    if let Some(param_id) = &node.param_id {
+        let mut marks: Vec<&[Token]> = function_marks.iter().map(Vec::as_slice).collect();
+        for class in &classes {
+            marks.extend(class.marks());
         }
-        class = info.parent;
+        marks.extend(
+            module
+                .pytestmark
+                .as_deref()
+                .map(mark_items)
+                .unwrap_or_default(),
+        );
+        if let Some(marker) = param_marker(&marks, param_id) {
+            return Some(marker);
+        }
+    }
+    for class in &classes {
+        if let Some(marker) = class
+            .marks()
+            .into_iter()
+            .find_map(|mark| mark_xfail(mark, MarkerScope::Class))
+        {
+            return Some(marker);
+        }
     }
     module
         .pytestmark
         .as_deref()
-        .and_then(|value| xfail_in(value, MarkerScope::Module))
+        .map(mark_items)
+        .unwrap_or_default()
+        .into_iter()
+        .find_map(|mark| mark_xfail(mark, MarkerScope::Module))
 }
 
 /// The classes and collectable test functions of a file, with their markers.
@@ -172,6 +185,20 @@ struct ClassInfo {
     /// Each decorator's tokens after the `@`.
     decorators: Vec<Vec<Token>>,
     pytestmark: Option<Vec<Token>>,
+}
+
+impl ClassInfo {
+    /// The class's marks in pytest's order: its `pytestmark` list, then the
+    /// decorators from the one nearest the `class` line.
+    fn marks(&self) -> Vec<&[Token]> {
+        let mut marks = self
+            .pytestmark
+            .as_deref()
+            .map(mark_items)
+            .unwrap_or_default();
+        marks.extend(self.decorators.iter().rev().map(Vec::as_slice));
+        marks
+    }
 }
 
 struct FunctionInfo {
@@ -255,18 +282,28 @@ impl Module {
         module
     }
 
-    /// Whether the class at `index`, with its enclosing classes, is `wanted`
-    /// (`TestInner`, or `TestOuter.TestInner`).
-    fn class_matches(&self, index: usize, wanted: &str) -> bool {
-        let mut path = Vec::new();
-        let mut next = Some(index);
+    /// The class at `index` and its enclosing classes, innermost first.
+    fn class_chain(&self, index: Option<usize>) -> Vec<&ClassInfo> {
+        let mut chain = Vec::new();
+        let mut next = index;
         while let Some(index) = next {
             let Some(info) = self.classes.get(index) else {
                 break;
             };
-            path.push(info.name.as_str());
+            chain.push(info);
             next = info.parent;
         }
+        chain
+    }
+
+    /// Whether the class at `index`, with its enclosing classes, is `wanted`
+    /// (`TestInner`, or `TestOuter.TestInner`).
+    fn class_matches(&self, index: usize, wanted: &str) -> bool {
+        let path: Vec<&str> = self
+            .class_chain(Some(index))
+            .iter()
+            .map(|info| info.name.as_str())
+            .collect();
         wanted
             .rsplit('.')
             .zip(path.iter())
@@ -414,48 +451,66 @@ fn marker_at(tokens: &[Token], at: usize, scope: MarkerScope) -> Option<XfailMar
     })
 }
 
-/// A decorator (tokens after `@`) whose dotted name ends in `xfail`.
-fn decorator_xfail(decorator: &[Token], scope: MarkerScope) -> Option<XfailMarker> {
-    let (parts, after) = dotted_head(decorator);
+/// A mark expression (a decorator after its `@`, or an item of a
+/// `pytestmark` or `marks=` list) whose dotted name ends in `xfail`.
+fn mark_xfail(mark: &[Token], scope: MarkerScope) -> Option<XfailMarker> {
+    let (parts, after) = dotted_head(mark);
     if !parts.last()?.is_name("xfail") {
         return None;
     }
-    marker_at(decorator, after - 1, scope)
+    marker_at(mark, after - 1, scope)
 }
 
-/// The first dotted name ending in `xfail` anywhere in an expression
-/// (`pytest.mark.xfail(...)`, `[mark.a, pytest.mark.xfail]`).
-fn xfail_in(tokens: &[Token], scope: MarkerScope) -> Option<XfailMarker> {
-    let at = tokens.iter().enumerate().position(|(index, token)| {
-        token.is_name("xfail") && !tokens.get(index + 1).is_some_and(|t| t.is_op(b'.'))
-    })?;
-    marker_at(tokens, at, scope)
+/// The marks of a `pytestmark =` or `marks=` value: the items of a list or
+/// tuple, or the value itself.
+fn mark_items(value: &[Token]) -> Vec<&[Token]> {
+    match list_items(value) {
+        items if !items.is_empty() => items,
+        _ => vec![value],
+    }
 }
 
-/// An xfail `pytest.param` of a parametrize, with the id it runs under when
-/// that can be told.
-struct XfailParam {
+/// One case of a `parametrize`: the id pytest gives it when that can be told
+/// statically, and its xfail marker when it has one.
+struct Case {
     id: Option<String>,
-    marker: XfailMarker,
+    xfail: Option<XfailMarker>,
 }
 
-/// The xfail param of the function's parametrize decorators that produced
-/// `param_id`.
-fn param_marker(decorators: &[Vec<Token>], param_id: &str) -> Option<XfailMarker> {
-    let params: Vec<XfailParam> = decorators.iter().flat_map(|d| xfail_params(d)).collect();
-    if let Some(matched) = params.iter().find(|param| {
-        param
-            .id
+/// The xfail param of the parametrize marks that produced `param_id`.
+///
+/// Each `parametrize` contributes one part of the id (stacked ones join
+/// theirs with `-`). A case whose id is known and is (a part of) `param_id`
+/// decides for its `parametrize`; when no case of a `parametrize` can be
+/// matched and it has xfail params whose ids cannot be told, the first of
+/// them is taken (the only one, usually).
+fn param_marker(marks: &[&[Token]], param_id: &str) -> Option<XfailMarker> {
+    let calls: Vec<Vec<Case>> = marks
+        .iter()
+        .filter_map(|mark| parametrize_cases(mark))
+        .collect();
+    if let Some(marker) = calls
+        .iter()
+        .filter_map(|cases| matching_case(cases, param_id))
+        .find_map(|case| case.xfail.clone())
+    {
+        return Some(marker);
+    }
+    calls
+        .iter()
+        .filter(|cases| matching_case(cases, param_id).is_none())
+        .flat_map(|cases| cases.iter())
+        .find(|case| case.id.is_none() && case.xfail.is_some())
+        .and_then(|case| case.xfail.clone())
+}
+
+/// The case of one `parametrize` whose known id is (a part of) `param_id`.
+fn matching_case<'c>(cases: &'c [Case], param_id: &str) -> Option<&'c Case> {
+    cases.iter().find(|case| {
+        case.id
             .as_deref()
             .is_some_and(|id| id_matches(param_id, id))
-    }) {
-        return Some(matched.marker.clone());
-    }
-    // No id to match by: the only xfail param when there is one, else the first.
-    params
-        .into_iter()
-        .find(|param| param.id.is_none())
-        .map(|param| param.marker)
+    })
 }
 
 /// Whether `id` is the node's param id, or one part of it (stacked
@@ -467,57 +522,75 @@ fn id_matches(param_id: &str, id: &str) -> bool {
         || param_id.contains(&format!("-{id}-"))
 }
 
-fn xfail_params(decorator: &[Token]) -> Vec<XfailParam> {
-    let (parts, after) = dotted_head(decorator);
-    if !parts.last().is_some_and(|p| p.is_name("parametrize")) {
-        return Vec::new();
+/// The cases of a `parametrize(argnames, argvalues, ids=...)` mark, or
+/// `None` when the mark is something else.
+fn parametrize_cases(mark: &[Token]) -> Option<Vec<Case>> {
+    let (parts, after) = dotted_head(mark);
+    if !parts.last()?.is_name("parametrize") {
+        return None;
     }
-    let arguments = call_arguments(decorator, after);
+    let arguments = call_arguments(mark, after);
     let given = positional(&arguments);
-    let Some(values) = keyword_value(&arguments, "argvalues").or(given.get(1).copied()) else {
-        return Vec::new();
-    };
-    let ids = keyword_value(&arguments, "ids").and_then(literal_ids);
-    let mut found = Vec::new();
-    for (position, value) in list_items(values).into_iter().enumerate() {
-        let (head, open) = dotted_head(value);
-        if !head.last().is_some_and(|p| p.is_name("param")) {
-            continue;
-        }
-        let param = call_arguments(value, open);
-        let Some(marker) =
-            keyword_value(&param, "marks").and_then(|marks| xfail_in(marks, MarkerScope::Param))
-        else {
-            continue;
-        };
-        let id = match keyword_value(&param, "id") {
-            Some(id) => string_literal(id),
-            None => ids
+    let argnames = keyword_value(&arguments, "argnames")
+        .or(given.first().copied())
+        .and_then(argnames);
+    let values = keyword_value(&arguments, "argvalues").or(given.get(1).copied())?;
+    // `ids=` as a list; a function (or anything else) leaves every id unknown.
+    let ids = keyword_value(&arguments, "ids").map(literal_ids);
+    let mut cases: Vec<Case> = list_items(values)
+        .into_iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let (head, open) = dotted_head(entry);
+            let param = head
+                .last()
+                .is_some_and(|p| p.is_name("param"))
+                .then(|| call_arguments(entry, open));
+            let xfail = param.as_ref().and_then(|param| {
+                keyword_value(param, "marks").and_then(|marks| {
+                    mark_items(marks)
+                        .into_iter()
+                        .find_map(|mark| mark_xfail(mark, MarkerScope::Param))
+                })
+            });
+            let explicit = param
                 .as_ref()
-                .and_then(|ids| ids.get(position).cloned().flatten())
-                .or_else(|| literal_id(&positional(&param))),
-        };
-        found.push(XfailParam { id, marker });
-    }
-    found
+                .and_then(|param| keyword_value(param, "id"))
+                .map(string_literal);
+            let id = match (explicit, &ids) {
+                (Some(id), _) => id,
+                (None, Some(None)) => None,
+                (None, Some(Some(ids))) => match ids.get(index) {
+                    Some(Some(id)) => Some(id.clone()),
+                    _ => default_id(entry, param.as_deref(), argnames.as_deref(), index),
+                },
+                (None, None) => default_id(entry, param.as_deref(), argnames.as_deref(), index),
+            };
+            Case { id, xfail }
+        })
+        .collect();
+    make_unique(&mut cases);
+    Some(cases)
 }
 
-/// The items of a list or tuple literal (`[a, b]`, `(a, b)`).
-fn list_items(tokens: &[Token]) -> Vec<&[Token]> {
-    match tokens.first() {
-        Some(first) if first.is_op(b'[') || first.is_op(b'(') => {
-            let close = closing(tokens, 0);
-            if close + 1 != tokens.len() {
-                return Vec::new();
-            }
-            split_top_level(tokens.get(1..close).unwrap_or_default())
-        }
-        _ => Vec::new(),
-    }
+/// `"a, b"`, `("a", "b")` or `["a", "b"]` → `["a", "b"]`.
+fn argnames(tokens: &[Token]) -> Option<Vec<String>> {
+    let names: Vec<String> = match string_literal(tokens) {
+        Some(names) => names
+            .split(',')
+            .map(|name| name.trim().to_owned())
+            .collect(),
+        None => list_items(tokens)
+            .into_iter()
+            .map(string_literal)
+            .collect::<Option<Vec<String>>>()?,
+    };
+    let names: Vec<String> = names.into_iter().filter(|name| !name.is_empty()).collect();
+    (!names.is_empty()).then_some(names)
 }
 
 /// `ids=["a", None, "c"]`: each entry a string, or `None` where pytest makes
-/// the id itself (then unknown here). Anything else (a function) gives none.
+/// the id itself. `None` when `ids` is not such a list.
 fn literal_ids(tokens: &[Token]) -> Option<Vec<Option<String>>> {
     let items = list_items(tokens);
     if items.is_empty() {
@@ -532,34 +605,80 @@ fn literal_ids(tokens: &[Token]) -> Option<Vec<Option<String>>> {
         .collect()
 }
 
-/// The id pytest gives a param of plain literals: the values joined by `-`
-/// (`pytest.param(4, "cuda")` → `4-cuda`). `None` when any value is not a
-/// literal whose text pytest keeps as written.
-fn literal_id(values: &[&[Token]]) -> Option<String> {
-    if values.is_empty() {
+/// The id pytest makes for a case from its values (`IdMaker._idval`): each
+/// value's own text when it is a string, number, bool or `None`, else the
+/// argument's name and the case's index (`x0`), joined by `-`. `None` when a
+/// value may be an enum, class or function (named by pytest after itself) or
+/// a literal whose text pytest would change.
+fn default_id(
+    entry: &[Token],
+    param: Option<&[&[Token]]>,
+    argnames: Option<&[String]>,
+    index: usize,
+) -> Option<String> {
+    let argnames = argnames?;
+    let values: Vec<&[Token]> = match param {
+        Some(arguments) => positional(arguments),
+        None if argnames.len() == 1 => vec![entry],
+        None => list_items(entry),
+    };
+    if values.len() != argnames.len() {
         return None;
     }
     let parts: Option<Vec<String>> = values
         .iter()
-        .map(|value| match value {
-            [token] => match &token.tok {
-                Tok::Number(number) if is_plain_integer(number) => Some(number.clone()),
-                Tok::Name(name) if matches!(name.as_str(), "True" | "False" | "None") => {
-                    Some(name.clone())
-                }
-                // pytest escapes non-ASCII and uses `argname + index` for "".
-                Tok::Str(Some(text))
-                    if !text.is_empty()
-                        && text.chars().all(|c| c.is_ascii_graphic() || c == ' ') =>
-                {
-                    Some(text.clone())
-                }
-                _ => None,
-            },
-            _ => None,
+        .zip(argnames)
+        .map(|(value, argname)| match value_id(value) {
+            ValueId::Text(text) => Some(text),
+            ValueId::Positional => Some(format!("{argname}{index}")),
+            ValueId::Unknown => None,
         })
         .collect();
     parts.map(|parts| parts.join("-"))
+}
+
+enum ValueId {
+    Text(String),
+    /// A value pytest names `argname + index`.
+    Positional,
+    Unknown,
+}
+
+fn value_id(value: &[Token]) -> ValueId {
+    if let Some(text) = string_literal(value) {
+        return ValueId::Text(ascii_escaped(&text));
+    }
+    match value {
+        [token] => match &token.tok {
+            Tok::Number(number) if is_plain_integer(number) => ValueId::Text(number.clone()),
+            Tok::Name(name) if matches!(name.as_str(), "True" | "False" | "None") => {
+                ValueId::Text(name.clone())
+            }
+            // A variable, an enum member, a class: pytest may name it by value.
+            _ => ValueId::Unknown,
+        },
+        [minus, number] if minus.is_op(b'-') => match &number.tok {
+            Tok::Number(digits) if is_plain_integer(digits) => ValueId::Text(format!("-{digits}")),
+            _ => ValueId::Unknown,
+        },
+        _ => {
+            let (head, after) = dotted_head(value);
+            let opens = value
+                .first()
+                .is_some_and(|t| t.is_op(b'(') || t.is_op(b'[') || t.is_op(b'{'));
+            let call = !head.is_empty() && value.get(after).is_some_and(|t| t.is_op(b'('));
+            if after == value.len() || head.first().is_some_and(|t| t.is_name("lambda")) {
+                // `torch.float16`, `Color.RED`, a lambda: named after themselves.
+                ValueId::Unknown
+            } else if opens || call {
+                // Tuples, lists, dicts, objects made by a call.
+                ValueId::Positional
+            } else {
+                // An expression (`1 + 2`, `"a" * 3`) has a value's text.
+                ValueId::Unknown
+            }
+        }
+    }
 }
 
 fn is_plain_integer(number: &str) -> bool {
@@ -567,6 +686,66 @@ fn is_plain_integer(number: &str) -> bool {
         || (!number.starts_with('0')
             && !number.is_empty()
             && number.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Python's `str.encode("unicode_escape").decode("ascii")`, which pytest
+/// applies to string ids.
+fn ascii_escaped(text: &str) -> String {
+    let mut escaped = String::new();
+    for ch in text.chars() {
+        match ch {
+            '\\' => escaped.push_str("\\\\"),
+            '\t' => escaped.push_str("\\t"),
+            '\n' => escaped.push_str("\\n"),
+            '\r' => escaped.push_str("\\r"),
+            ' '..='~' => escaped.push(ch),
+            ch if (ch as u32) < 0x100 => escaped.push_str(&format!("\\x{:02x}", ch as u32)),
+            ch if (ch as u32) < 0x10000 => escaped.push_str(&format!("\\u{:04x}", ch as u32)),
+            ch => escaped.push_str(&format!("\\U{:08x}", ch as u32)),
+        }
+    }
+    escaped
+}
+
+/// pytest suffixes ids that repeat within one `parametrize` with their
+/// occurrence (`a0`, `a1`; `1_0`, `1_1` after a digit). Done only when every
+/// id is known, as an unknown one may be among the repeats.
+fn make_unique(cases: &mut [Case]) {
+    let Some(ids) = cases
+        .iter()
+        .map(|case| case.id.clone())
+        .collect::<Option<Vec<String>>>()
+    else {
+        return;
+    };
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (case, id) in cases.iter_mut().zip(&ids) {
+        if ids.iter().filter(|other| *other == id).count() < 2 {
+            continue;
+        }
+        let count = seen.entry(id).or_default();
+        let separator = if id.ends_with(|c: char| c.is_ascii_digit()) {
+            "_"
+        } else {
+            ""
+        };
+        case.id = Some(format!("{id}{separator}{count}"));
+        *count += 1;
+    }
+}
+
+/// The items of a list or tuple literal (`[a, b]`, `(a, b)`).
+fn list_items(tokens: &[Token]) -> Vec<&[Token]> {
+    match tokens.first() {
+        Some(first) if first.is_op(b'[') || first.is_op(b'(') => {
+            let close = closing(tokens, 0);
+            if close + 1 != tokens.len() {
+                return Vec::new();
+            }
+            split_top_level(tokens.get(1..close).unwrap_or_default())
+        }
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -37,8 +37,13 @@ def test_plain():
     ],
     ids=["cpu-1", "ignored-by-explicit-id", "amd"],
 )
-@pytest.mark.xfail(reason="whole function")
 def test_params(device, n):
+    pass
+
+
+@pytest.mark.parametrize("x", [pytest.param(1, marks=pytest.mark.xfail(strict=True, reason="param"))])
+@pytest.mark.xfail(strict=False, reason="function wins")
+def test_function_over_param(x):
     pass
 
 
@@ -66,6 +71,15 @@ class TestOuter:
 
     @xfail
     def test_bare(self):
+        pass
+
+
+@pytest.mark.parametrize("a,b", [(1, 2), pytest.param(3, 4, marks=(pytest.mark.xfail(reason="34"),))])
+@pytest.mark.xfail(reason="class decorator")
+class TestParamClass:
+    pytestmark = [pytest.mark.slow, pytest.mark.xfail(reason="class body")]
+
+    def test_m(self, a, b):
         pass
 
 
@@ -161,15 +175,15 @@ fn params_by_explicit_id_by_ids_list_and_by_literal_values() {
         Some("rocm"),
     );
     assert_eq!(find("test_params[amd]", None), Some(rocm));
-    // A case without an xfail param of its own gets the function's marker.
-    let whole = marker(
-        "reason=\"whole function\"",
-        MarkerScope::Function,
+    // A case without an xfail param of its own gets the next marker out.
+    let module = marker(
+        "module wide",
+        MarkerScope::Module,
         None,
-        Some("whole function"),
+        Some("module wide"),
     );
-    assert_eq!(find("test_params[cpu-1]", None), Some(whole.clone()));
-    assert_eq!(find("test_params", None), Some(whole));
+    assert_eq!(find("test_params[cpu-1]", None), Some(module.clone()));
+    assert_eq!(find("test_params", None), Some(module));
 
     // pytest.param(4, ...) runs as [4]; [1] is not it.
     let four = marker("reason=\"four\"", MarkerScope::Param, None, Some("four"));
@@ -179,9 +193,130 @@ fn params_by_explicit_id_by_ids_list_and_by_literal_values() {
         Some(MarkerScope::Module)
     );
 
-    // Ids that cannot be told: the only xfail param.
+    // Values pytest names `argname + index`.
     let only = marker("reason=\"only\"", MarkerScope::Param, None, Some("only"));
     assert_eq!(find("test_unknown_ids[x1]", None), Some(only));
+    assert_eq!(
+        find("test_unknown_ids[x0]", None).map(|m| m.scope),
+        Some(MarkerScope::Module)
+    );
+}
+
+/// Cases checked against pytest 9.2's own ids and `iter_markers("xfail")`.
+const IDS_FILE: &str = r#"import pytest
+
+@pytest.mark.parametrize("v", [1, 1, pytest.param(1, marks=pytest.mark.xfail(reason="third one"))])
+def test_dupes(v):
+    pass
+
+@pytest.mark.parametrize("v", ["a", "a", pytest.param("a", marks=pytest.mark.xfail(reason="third a"))])
+def test_dupes_text(v):
+    pass
+
+@pytest.mark.parametrize("v", [-1, pytest.param(-2, marks=pytest.mark.xfail(reason="minus two")), "é", pytest.param("ü\n", marks=pytest.mark.xfail(reason="escaped"))])
+def test_negative_and_escaped(v):
+    pass
+
+@pytest.mark.parametrize(("a", "b"), [((1, 2), 3), pytest.param((4, 5), 6, marks=[pytest.mark.xfail(reason="tuple")])])
+def test_tuples(a, b):
+    pass
+
+@pytest.mark.parametrize("x", [None, True, pytest.param(False, marks=pytest.mark.xfail(reason="false"))], ids=["n", None, None])
+def test_partial_ids(x):
+    pass
+
+@pytest.mark.parametrize("v", [A, pytest.param(B, marks=pytest.mark.xfail(reason="variable"))])
+def test_variables(v):
+    pass
+
+@pytest.mark.parametrize("x", [pytest.param(1, marks=pytest.mark.xfail(reason="first")), pytest.param(2, marks=pytest.mark.xfail(reason="second"))], ids=lambda v: f"v{v}")
+def test_id_function(x):
+    pass
+"#;
+
+#[test]
+fn ids_as_pytest_makes_them() {
+    let reason = |name: &str| {
+        find_xfail(IDS_FILE, &NodeId::parse(name, None)).and_then(|marker| marker.reason)
+    };
+    assert_eq!(reason("test_dupes[1_2]").as_deref(), Some("third one"));
+    assert_eq!(reason("test_dupes[1_0]"), None);
+    assert_eq!(reason("test_dupes_text[a2]").as_deref(), Some("third a"));
+    assert_eq!(reason("test_dupes_text[a1]"), None);
+    assert_eq!(
+        reason("test_negative_and_escaped[-2]").as_deref(),
+        Some("minus two")
+    );
+    assert_eq!(reason("test_negative_and_escaped[-1]"), None);
+    assert_eq!(
+        reason("test_negative_and_escaped[\\xfc\\n]").as_deref(),
+        Some("escaped")
+    );
+    assert_eq!(reason("test_negative_and_escaped[\\xe9]"), None);
+    assert_eq!(reason("test_tuples[a1-6]").as_deref(), Some("tuple"));
+    assert_eq!(reason("test_tuples[a0-3]"), None);
+    assert_eq!(reason("test_partial_ids[False]").as_deref(), Some("false"));
+    assert_eq!(reason("test_partial_ids[n]"), None);
+    assert_eq!(reason("test_partial_ids[True]"), None);
+    // Ids that cannot be told statically: the only xfail param, else the first.
+    assert_eq!(reason("test_variables[7]").as_deref(), Some("variable"));
+    assert_eq!(reason("test_id_function[v2]").as_deref(), Some("first"));
+}
+
+#[test]
+fn module_parametrize_stacks_with_the_function_s() {
+    let source = r#"import pytest
+pytestmark = pytest.mark.parametrize("mod", [0, pytest.param(9, marks=pytest.mark.xfail(reason="module param"))])
+
+@pytest.mark.parametrize("inner", ["p", pytest.param("q", marks=pytest.mark.xfail(reason="inner q"))])
+def test_stacked(mod, inner):
+    pass
+"#;
+    let reason = |name: &str| {
+        find_xfail(source, &NodeId::parse(name, None)).map(|marker| (marker.reason, marker.scope))
+    };
+    let param = |reason: &str| Some((Some(reason.to_owned()), MarkerScope::Param));
+    assert_eq!(reason("test_stacked[p-9]"), param("module param"));
+    assert_eq!(reason("test_stacked[q-0]"), param("inner q"));
+    assert_eq!(reason("test_stacked[q-9]"), param("inner q"));
+    assert_eq!(reason("test_stacked[p-0]"), None);
+}
+
+#[test]
+fn a_function_decorator_wins_over_a_param_as_in_pytest() {
+    // pytest 9.2 ran this case as a non-strict XPASS "function wins".
+    assert_eq!(
+        find("test_function_over_param[1]", None),
+        Some(marker(
+            "reason=\"function wins\"",
+            MarkerScope::Function,
+            Some(false),
+            Some("function wins")
+        ))
+    );
+}
+
+#[test]
+fn class_parametrize_and_class_marks_in_pytest_order() {
+    let param = marker("reason=\"34\"", MarkerScope::Param, None, Some("34"));
+    assert_eq!(find("test_m[3-4]", Some("TestParamClass")), Some(param));
+    // The body's pytestmark comes before the class decorators.
+    let body = marker(
+        "reason=\"class body\"",
+        MarkerScope::Class,
+        None,
+        Some("class body"),
+    );
+    assert_eq!(find("test_m[1-2]", Some("TestParamClass")), Some(body));
+}
+
+#[test]
+fn marks_inside_a_parametrize_are_not_the_module_s() {
+    let source = "pytestmark = pytest.mark.parametrize('x', [pytest.param(1, marks=pytest.mark.xfail)])\n\
+                  def test_a(x):\n    pass\n";
+    let found = find_xfail(source, &NodeId::parse("test_a[1]", None)).unwrap();
+    assert_eq!(found.scope, MarkerScope::Param);
+    assert_eq!(find_xfail(source, &NodeId::parse("test_a", None)), None);
 }
 
 #[test]
