@@ -72,19 +72,19 @@ const BLOCK_KEYWORDS: &[&str] = &[
     "async",
 ];
 
-fn statement_imports(tokens: &[Token], here: &Here<'_>, found: &mut Vec<Import>) {
-    let Some(first) = tokens.first() else {
-        return;
-    };
-    match first.name() {
-        Some("import") => plain_import(&tokens[1..], first.line, found),
-        Some("from") => from_import(&tokens[1..], first.line, here, found),
-        Some(keyword) if BLOCK_KEYWORDS.contains(&keyword) => {
-            if let Some(colon) = block_colon(tokens) {
-                statement_imports(&tokens[colon + 1..], here, found);
-            }
+fn statement_imports(mut tokens: &[Token], here: &Here<'_>, found: &mut Vec<Import>) {
+    // A loop, not recursion: a hostile `if x: if x: ...` line must not be
+    // able to exhaust the stack.
+    while let Some(first) = tokens.first() {
+        match first.name() {
+            Some("import") => return plain_import(&tokens[1..], first.line, found),
+            Some("from") => return from_import(&tokens[1..], first.line, here, found),
+            Some(keyword) if BLOCK_KEYWORDS.contains(&keyword) => match block_colon(tokens) {
+                Some(colon) => tokens = &tokens[colon + 1..],
+                None => return,
+            },
+            _ => return,
         }
-        _ => {}
     }
 }
 
@@ -129,7 +129,9 @@ fn dotted_name(tokens: &[Token], at: usize) -> Option<(String, usize)> {
 /// `import a.b.c as x, d` (after `import`).
 fn plain_import(tokens: &[Token], line: usize, found: &mut Vec<Import>) {
     let mut index = 0;
-    while let Some((module, next)) = dotted_name(tokens, index) {
+    while found.len() < MAX_IMPORTS
+        && let Some((module, next)) = dotted_name(tokens, index)
+    {
         found.push(Import {
             module,
             names: Vec::new(),
@@ -418,8 +420,15 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// Module names longer than this are no path in a repository (and building
+/// every parent package of a hostile one would take quadratic time).
+const MAX_MODULE_BYTES: usize = 1024;
+
 /// The repository paths an import may run, under each import root.
 fn candidates(import: &Import, import_roots: &[&str]) -> Vec<String> {
+    if import.module.len() > MAX_MODULE_BYTES {
+        return Vec::new();
+    }
     let parts: Vec<&str> = import.module.split('.').collect();
     if !parts.iter().all(|part| is_module_part(part)) {
         return Vec::new();

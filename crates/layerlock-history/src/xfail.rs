@@ -10,6 +10,8 @@
 //! then `@slow_xfail`) is not followed, nor are marks inherited from a base
 //! class.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::lexer::{self, Lexer, Tok, Token};
@@ -718,9 +720,13 @@ fn make_unique(cases: &mut [Case]) {
     else {
         return;
     };
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for id in &ids {
+        *counts.entry(id).or_default() += 1;
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     for (case, id) in cases.iter_mut().zip(&ids) {
-        if ids.iter().filter(|other| *other == id).count() < 2 {
+        if counts.get(id.as_str()).is_none_or(|&count| count < 2) {
             continue;
         }
         let count = seen.entry(id).or_default();

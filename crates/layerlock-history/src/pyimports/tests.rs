@@ -164,6 +164,9 @@ fn never_panics_on_any_prefix_or_random_bytes() {
         let _ = imports(&text, "a.b", false);
         let _ = imports(&text, "", true);
     }
+    // A block header per statement, nested as deep as the source allows.
+    let headers = format!("{}import deep\n", "if x: ".repeat(MAX_SOURCE_BYTES / 8));
+    assert_eq!(modules(&headers, "m", false), [import("deep", &[])]);
     // Deeply nested f-strings stay bounded.
     let nested = format!("{}{}", "f'{".repeat(10_000), "}'".repeat(10_000));
     let _ = imports(&nested, "m", false);
@@ -327,6 +330,17 @@ fn closure_bounds_files_and_bytes() {
             .collect::<Vec<_>>(),
         ["big.py"]
     );
+}
+
+#[test]
+fn closure_skips_absurdly_long_module_names() {
+    let long = vec!["a"; MAX_SOURCE_BYTES / 4].join(".");
+    let dir = repo(&[
+        ("test_a.py", &format!("import {long}\nimport b\n")),
+        ("a/__init__.py", ""),
+        ("b.py", ""),
+    ]);
+    assert_eq!(files(dir.path(), &["test_a.py"], 1), ["b.py", "test_a.py"]);
 }
 
 #[test]

@@ -495,6 +495,17 @@ fn never_panics_on_any_prefix_or_random_bytes() {
     }
 }
 
+#[test]
+fn large_parametrize_lists_stay_linear() {
+    let entries = vec!["1"; 200_000].join(", ");
+    let source = format!(
+        "@pytest.mark.parametrize('v', [{entries}, pytest.param(2, marks=pytest.mark.xfail)])\n\
+         def test_a(v):\n    pass\n"
+    );
+    let found = find_xfail(&source, &NodeId::parse("test_a[2]", None)).unwrap();
+    assert_eq!(found.scope, MarkerScope::Param);
+}
+
 fn xorshift(state: &mut u64) -> u64 {
     *state ^= *state << 13;
     *state ^= *state >> 7;
