@@ -1,5 +1,49 @@
-//! placeholder
-use std::path::PathBuf;
+//! Failures against history: for each failing test of a job that was dark
+//! (disabled, or unable to run) for a while, the commits that touched the
+//! test file or the in-repository modules it imports, split into those that
+//! landed on the main line while the job was dark (latent) and those of the
+//! branch under test (this change). Strict XPASS results lead to their
+//! `xfail` marker and to what changed under test since it was added.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use layerlock_walk::git::{Commit, Git, GitError};
+use serde::Serialize;
+
+use crate::blocks::{self, CommitRef};
+use crate::junit::{self, Outcome, TestCase};
+use crate::pyimports::{self, ClosureOptions};
+use crate::xfail::{self, NodeId, XfailMarker};
+
+/// The largest test report read.
+pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+/// Commits listed per failure before "and N more".
+const MAX_COMMITS_SHOWN: usize = 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TriageError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{path}: {message}")]
+    Report { path: String, message: String },
+    #[error("{path}:{line}: {message}")]
+    ReportAt {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "--dark-since {0}: neither a revision of this repository nor a date (YYYY-MM-DD or RFC 3339)"
+    )]
+    DarkSince(String),
+    #[error(
+        "cannot tell when job {job} went dark: no commit reachable from {main} removed its step; pass --dark-since REV|DATE"
+    )]
+    NoDisablingCommit { job: String, main: String },
+}
+
 /// One report file and the job it belongs to.
 #[derive(Debug, Clone)]
 pub struct ReportInput {
@@ -18,4 +62,744 @@ pub enum DarkSince {
     Date(String),
     /// For each job (its key), the last commit that removed its step.
     FromBlocks { paths: Vec<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct TriageOptions {
+    pub reports: Vec<ReportInput>,
+    pub dark_since: DarkSince,
+    /// The main line; `None`: the first of origin/main, main, origin/master,
+    /// master that exists.
+    pub main: Option<String>,
+    /// The branch under test.
+    pub head: String,
+    /// How deep imports are followed from a test file.
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// Commits touching the test or its modules landed on the main line
+    /// while the job was dark, before the branch.
+    Latent,
+    /// The branch's own commits touch them.
+    ThisChange,
+    /// An `xfail(strict=True)` test passed: the marker is stale.
+    StaleXfail,
+    /// Neither: flaky, the environment, or something outside the files read.
+    Unexplained,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Latent => "latent",
+            Self::ThisChange => "this change",
+            Self::StaleXfail => "stale xfail",
+            Self::Unexplained => "unexplained",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitInfo {
+    pub id: String,
+    /// `YYYY-MM-DD`, committer date in UTC.
+    pub date: String,
+    pub subject: String,
+    pub pr: Option<u64>,
+    /// The files read for this failure that the commit touched.
+    pub touched: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct XfailInfo {
+    pub path: String,
+    pub line: usize,
+    pub strict: Option<bool>,
+    pub reason: Option<String>,
+    /// The commit that wrote the marker's line.
+    pub added: Option<CommitInfo>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub job: String,
+    pub node_id: String,
+    /// The test file in the repository, when one was found.
+    pub file: Option<String>,
+    pub outcome: Outcome,
+    pub message: Option<String>,
+    pub cause: Cause,
+    /// Why the cause was given, in words.
+    pub note: String,
+    pub latent: Vec<CommitInfo>,
+    pub this_change: Vec<CommitInfo>,
+    pub more_commits: usize,
+    pub xfail: Option<XfailInfo>,
+    /// Reports it came from (`path:line`).
+    pub seen_in: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobWindow {
+    pub job: String,
+    /// The commit the job went dark at, or the date.
+    pub dark_since: String,
+    pub disabled_by: Option<CommitRef>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TriageReport {
+    pub version: u32,
+    pub main: String,
+    pub merge_base: String,
+    pub head: String,
+    pub windows: Vec<JobWindow>,
+    pub failures: Vec<Failure>,
+    /// Counts of every outcome read, merged across shards.
+    pub totals: BTreeMap<String, usize>,
+}
+
+impl TriageReport {
+    pub fn by_job_and_cause(&self) -> BTreeMap<&str, BTreeMap<Cause, Vec<&Failure>>> {
+        let mut out: BTreeMap<&str, BTreeMap<Cause, Vec<&Failure>>> = BTreeMap::new();
+        for f in &self.failures {
+            out.entry(&f.job)
+                .or_default()
+                .entry(f.cause)
+                .or_default()
+                .push(f);
+        }
+        out
+    }
+}
+
+/// A test's results across every report of its job.
+struct Merged {
+    job: String,
+    case: TestCase,
+    outcomes: Vec<Outcome>,
+    seen_in: Vec<String>,
+}
+
+fn is_bad(outcome: Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Failed | Outcome::Error | Outcome::XPassStrict
+    )
+}
+
+/// The PR number a subject names: `… (#123)` or `Merge pull request #123`.
+pub fn pr_number(subject: &str) -> Option<u64> {
+    if let Some(rest) = subject.strip_prefix("Merge pull request #") {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        return digits.parse().ok();
+    }
+    let open = subject.rfind("(#")?;
+    let rest = &subject[open + 2..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    rest[digits.len()..]
+        .starts_with(')')
+        .then(|| digits.parse().ok())?
+}
+
+fn date_of(time: i64) -> String {
+    jiff::Timestamp::from_second(time)
+        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+fn info(commit: &Commit, relevant: &BTreeSet<String>) -> CommitInfo {
+    CommitInfo {
+        id: commit.id.clone(),
+        date: date_of(commit.time),
+        subject: commit.subject.clone(),
+        pr: pr_number(&commit.subject),
+        touched: commit
+            .paths
+            .iter()
+            .filter(|p| relevant.contains(*p))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Test files by every dotted suffix, to find the file a JUnit classname
+/// names wherever the tests ran from.
+struct TestFiles {
+    tracked: BTreeSet<String>,
+    by_module: HashMap<String, Vec<String>>,
+}
+
+impl TestFiles {
+    fn new(tracked: Vec<String>) -> Self {
+        let mut by_module: HashMap<String, Vec<String>> = HashMap::new();
+        let tracked: BTreeSet<String> =
+            tracked.into_iter().filter(|p| p.ends_with(".py")).collect();
+        for path in &tracked {
+            let module = path.trim_end_matches(".py").replace('/', ".");
+            let parts: Vec<&str> = module.split('.').collect();
+            for start in 0..parts.len() {
+                by_module
+                    .entry(parts[start..].join("."))
+                    .or_default()
+                    .push(path.clone());
+            }
+        }
+        Self { tracked, by_module }
+    }
+
+    /// The file and the class (if any) a test case names.
+    fn locate(&self, case: &TestCase) -> (Option<String>, Option<String>) {
+        if let Some(file) = &case.file {
+            let file = file.trim_start_matches("./").to_string();
+            if self.tracked.contains(&file) {
+                let class = case
+                    .classname
+                    .rsplit('.')
+                    .next()
+                    .filter(|c| c.chars().next().is_some_and(char::is_uppercase));
+                return (Some(file), class.map(str::to_string));
+            }
+            if let Some(found) = self.unique(&file.trim_end_matches(".py").replace('/', ".")) {
+                return (Some(found), None);
+            }
+        }
+        // `a.b.test_x.TestClass` → the longest prefix that names one file.
+        let parts: Vec<&str> = case.classname.split('.').collect();
+        for end in (1..=parts.len()).rev() {
+            if let Some(found) = self.unique(&parts[..end].join(".")) {
+                let class = parts[end..].last().map(|c| (*c).to_string());
+                return (Some(found), class);
+            }
+        }
+        (None, None)
+    }
+
+    fn unique(&self, module: &str) -> Option<String> {
+        match self.by_module.get(module).map(Vec::as_slice) {
+            Some([one]) => Some(one.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn node_id(case: &TestCase, file: Option<&str>, class: Option<&str>) -> String {
+    match file {
+        Some(file) => match class {
+            Some(class) => format!("{file}::{class}::{}", case.name),
+            None => format!("{file}::{}", case.name),
+        },
+        None => format!("{}::{}", case.classname, case.name),
+    }
+}
+
+fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
+    use std::io::Read;
+    let report_error = |message: String| TriageError::Report {
+        path: input.shown.clone(),
+        message,
+    };
+    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| report_error(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(report_error("not a regular file".to_string()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| report_error(e.to_string()))?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(report_error(format!(
+            "over {} MiB; split the report",
+            MAX_REPORT_BYTES >> 20
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
+        path: input.shown.clone(),
+        line: e.line,
+        message: e.message,
+    })
+}
+
+/// A `--dark-since` date as git takes it, checked strictly first (git
+/// itself reads almost anything as some date).
+fn checked_date(text: &str) -> Option<String> {
+    if let Ok(ts) = text.parse::<jiff::Timestamp>() {
+        return Some(ts.to_string());
+    }
+    let date: jiff::civil::Date = text.parse().ok()?;
+    Some(format!("{date}T00:00:00Z"))
+}
+
+/// How one job's dark window is walked: `DARK..MERGE_BASE`, or since a date.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Window {
+    After(String),
+    SinceDate(String),
+}
+
+fn resolve_windows(
+    git: &Git,
+    dark_since: &DarkSince,
+    jobs: &BTreeSet<String>,
+    main: &str,
+    main_commit: &str,
+) -> Result<BTreeMap<String, (Window, JobWindow)>, TriageError> {
+    let window = |job: &str, w: Window, shown: String, by: Option<CommitRef>| {
+        (
+            job.to_string(),
+            (
+                w,
+                JobWindow {
+                    job: job.to_string(),
+                    dark_since: shown,
+                    disabled_by: by,
+                },
+            ),
+        )
+    };
+    let same_for_all = |w: Window, shown: String| {
+        jobs.iter()
+            .map(|job| window(job, w.clone(), shown.clone(), None))
+            .collect()
+    };
+    match dark_since {
+        DarkSince::Rev(rev) => match git.commit(rev) {
+            Ok(commit) => Ok(same_for_all(Window::After(commit.clone()), commit)),
+            Err(GitError::UnknownRevision { .. }) => {
+                let date = checked_date(rev).ok_or_else(|| TriageError::DarkSince(rev.clone()))?;
+                Ok(same_for_all(Window::SinceDate(date.clone()), date))
+            }
+            Err(e) => Err(e.into()),
+        },
+        DarkSince::Date(text) => {
+            let date = checked_date(text).ok_or_else(|| TriageError::DarkSince(text.clone()))?;
+            Ok(same_for_all(Window::SinceDate(date.clone()), date))
+        }
+        DarkSince::FromBlocks { paths } => {
+            let found = blocks::disabling_commits(git, paths, main_commit, jobs)?;
+            jobs.iter()
+                .map(|job| {
+                    let by = found
+                        .get(job)
+                        .ok_or_else(|| TriageError::NoDisablingCommit {
+                            job: job.clone(),
+                            main: main.to_string(),
+                        })?;
+                    Ok(window(
+                        job,
+                        Window::After(by.id.clone()),
+                        by.id.clone(),
+                        Some(by.clone()),
+                    ))
+                })
+                .collect()
+        }
+    }
+}
+
+fn outcome_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::Error => "error",
+        Outcome::Skipped => "skipped",
+        Outcome::XFailed => "xfailed",
+        Outcome::XPassStrict => "xpass-strict",
+    }
+}
+
+/// One failing test, located.
+struct Located {
+    merged: Merged,
+    file: Option<String>,
+    class: Option<String>,
+    relevant: BTreeSet<String>,
+    worst: Outcome,
+    flaky: bool,
+}
+
+pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, TriageError> {
+    // Every report, merged by (job, test) across shards.
+    let mut merged: BTreeMap<(String, String, String), Merged> = BTreeMap::new();
+    for input in &options.reports {
+        let job = input.job.clone().unwrap_or_else(|| ALL_JOBS.to_string());
+        for case in read_report(input)? {
+            let key = (job.clone(), case.classname.clone(), case.name.clone());
+            let entry = merged.entry(key).or_insert_with(|| Merged {
+                job: job.clone(),
+                case: case.clone(),
+                outcomes: Vec::new(),
+                seen_in: Vec::new(),
+            });
+            if is_bad(case.outcome) && !is_bad(entry.case.outcome) {
+                entry.case = case.clone();
+            }
+            entry.outcomes.push(case.outcome);
+            entry.seen_in.push(format!("{}:{}", input.shown, case.line));
+        }
+    }
+    let mut totals: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failing = Vec::new();
+    for m in merged.into_values() {
+        let worst = m
+            .outcomes
+            .iter()
+            .copied()
+            .find(|o| is_bad(*o))
+            .unwrap_or(m.case.outcome);
+        *totals.entry(outcome_name(worst).to_string()).or_default() += 1;
+        if is_bad(worst) {
+            let flaky = m.outcomes.contains(&Outcome::Passed);
+            failing.push((m, worst, flaky));
+        }
+    }
+
+    let main = crate::main_line(git, options.main.as_deref())?;
+    let head = git.commit(&options.head)?;
+    let main_commit = git.commit(&main)?;
+    let merge_base = git
+        .merge_base(&head, &main_commit)?
+        .unwrap_or_else(|| main_commit.clone());
+    let jobs: BTreeSet<String> = failing.iter().map(|(m, _, _)| m.job.clone()).collect();
+    let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
+
+    // Locate each failing test and the files it reads.
+    let files = TestFiles::new(git.tracked(&[])?);
+    let closure_options = ClosureOptions {
+        depth: options.depth,
+        ..ClosureOptions::default()
+    };
+    let mut closures: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut located = Vec::new();
+    for (merged, worst, flaky) in failing {
+        let (file, class) = files.locate(&merged.case);
+        let relevant = match &file {
+            Some(file) => closures
+                .entry(file.clone())
+                .or_insert_with(|| {
+                    pyimports::closure(git.root(), std::slice::from_ref(file), &closure_options)
+                        .files
+                })
+                .clone(),
+            None => BTreeSet::new(),
+        };
+        located.push(Located {
+            merged,
+            file,
+            class,
+            relevant,
+            worst,
+            flaky,
+        });
+    }
+
+    // One walk per window and one for the branch, over every file any
+    // failure reads.
+    let all_relevant: Vec<String> = located
+        .iter()
+        .flat_map(|l| l.relevant.iter().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut walks: HashMap<Window, Vec<Commit>> = HashMap::new();
+    let branch: Vec<Commit> = if all_relevant.is_empty() || head == merge_base {
+        Vec::new()
+    } else {
+        git.log(&[format!("{merge_base}..{head}")], &all_relevant, true)?
+    };
+    for (window, _) in windows.values() {
+        if walks.contains_key(window) || all_relevant.is_empty() {
+            continue;
+        }
+        let range = match window {
+            Window::After(dark) => vec![
+                "--first-parent".to_string(),
+                format!("{dark}..{merge_base}"),
+            ],
+            Window::SinceDate(date) => vec![
+                "--first-parent".to_string(),
+                format!("--since={date}"),
+                merge_base.clone(),
+            ],
+        };
+        walks.insert(window.clone(), git.log(&range, &all_relevant, true)?);
+    }
+
+    let mut failures = Vec::new();
+    for l in located {
+        let window = &windows[&l.merged.job].0;
+        let touching = |commits: &[Commit], relevant: &BTreeSet<String>| -> Vec<CommitInfo> {
+            commits
+                .iter()
+                .filter(|c| c.paths.iter().any(|p| relevant.contains(p)))
+                .map(|c| info(c, relevant))
+                .collect()
+        };
+        let mut latent = touching(
+            walks.get(window).map(Vec::as_slice).unwrap_or_default(),
+            &l.relevant,
+        );
+        let mut this_change = touching(&branch, &l.relevant);
+        let mut xfail_info = None;
+        let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
+        let (cause, note) = if l.worst == Outcome::XPassStrict {
+            let stale = stale_xfail(git, &l, &head, window)?;
+            xfail_info = stale.marker;
+            if let Some(since_added) = stale.since_added {
+                latent = since_added;
+                this_change.clear();
+            }
+            (Cause::StaleXfail, stale.note)
+        } else if l.flaky {
+            (
+                Cause::Unexplained,
+                "flaky: it also passed in another report of this job".to_string(),
+            )
+        } else if l.file.is_none() {
+            (
+                Cause::Unexplained,
+                format!(
+                    "no tracked test file matches `{}`; nothing to compare with history",
+                    l.merged.case.classname
+                ),
+            )
+        } else if !this_change.is_empty() {
+            (
+                Cause::ThisChange,
+                format!(
+                    "{} commit{} of this branch {} the test or modules it imports",
+                    this_change.len(),
+                    plural(this_change.len()),
+                    if this_change.len() == 1 {
+                        "touches"
+                    } else {
+                        "touch"
+                    }
+                ),
+            )
+        } else if !latent.is_empty() {
+            (
+                Cause::Latent,
+                format!(
+                    "{} commit{} landed on {} while the job was dark",
+                    latent.len(),
+                    plural(latent.len()),
+                    main
+                ),
+            )
+        } else {
+            (
+                Cause::Unexplained,
+                format!(
+                    "nothing touched the test or the {} in-repository file{} it imports while the job was dark: flaky or the environment",
+                    l.relevant.len().saturating_sub(1),
+                    plural(l.relevant.len().saturating_sub(1))
+                ),
+            )
+        };
+        let more = latent.len().saturating_sub(MAX_COMMITS_SHOWN)
+            + this_change.len().saturating_sub(MAX_COMMITS_SHOWN);
+        latent.truncate(MAX_COMMITS_SHOWN);
+        this_change.truncate(MAX_COMMITS_SHOWN);
+        failures.push(Failure {
+            job: l.merged.job.clone(),
+            node_id: node,
+            file: l.file.clone(),
+            outcome: l.worst,
+            message: l.merged.case.message.clone(),
+            cause,
+            note,
+            latent,
+            this_change,
+            more_commits: more,
+            xfail: xfail_info,
+            seen_in: l.merged.seen_in.clone(),
+        });
+    }
+    failures.sort_by(|a, b| (&a.job, a.cause, &a.node_id).cmp(&(&b.job, b.cause, &b.node_id)));
+    Ok(TriageReport {
+        version: 1,
+        main,
+        merge_base,
+        head,
+        windows: windows.into_values().map(|(_, w)| w).collect(),
+        failures,
+        totals,
+    })
+}
+
+/// The job name used when a report names none.
+pub const ALL_JOBS: &str = "(all)";
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What a strict XPASS leads to.
+struct StaleXfail {
+    marker: Option<XfailInfo>,
+    /// The commits since the marker was added that touched the code under
+    /// test; `None` when the marker was not found.
+    since_added: Option<Vec<CommitInfo>>,
+    note: String,
+}
+
+/// For a strict XPASS: the xfail marker, the commit that added it, and the
+/// commits since then that touched the code under test (the test file
+/// itself excluded).
+///
+/// The walk starts at the later of the marker and the dark window: while
+/// the job ran, the test did fail as marked, so what made the marker stale
+/// landed after both.
+fn stale_xfail(
+    git: &Git,
+    l: &Located,
+    head: &str,
+    window: &Window,
+) -> Result<StaleXfail, TriageError> {
+    let Some(file) = &l.file else {
+        return Ok(StaleXfail {
+            marker: None,
+            since_added: None,
+            note: "an xfail(strict=True) test passed; its test file was not found".to_string(),
+        });
+    };
+    let source = read_source(git.root(), file);
+    let node = NodeId::parse(&l.merged.case.name, l.class.as_deref());
+    let Some(marker): Option<XfailMarker> =
+        source.as_deref().and_then(|s| xfail::find_xfail(s, &node))
+    else {
+        return Ok(StaleXfail {
+            marker: None,
+            since_added: None,
+            note: format!(
+                "an xfail(strict=True) test passed; no xfail marker for it was found in {file}"
+            ),
+        });
+    };
+    let added = blame_line(git, head, file, marker.line)?;
+    let under_test: Vec<String> = l.relevant.iter().filter(|p| *p != file).cloned().collect();
+    let mut from_marker = true;
+    let since = if under_test.is_empty() {
+        Vec::new()
+    } else {
+        let range = match (window, &added) {
+            (Window::After(dark), Some(added)) if git.is_ancestor(dark, &added.id)? => {
+                vec![format!("{}..{head}", added.id)]
+            }
+            (Window::After(dark), _) => {
+                from_marker = false;
+                vec![format!("{dark}..{head}")]
+            }
+            (Window::SinceDate(date), added) => {
+                let after_marker = added.as_ref().map(|c| c.time.to_string());
+                let since = match (jiff::Timestamp::from_str(date), after_marker) {
+                    (Ok(dark), Some(t)) if t.parse::<i64>().unwrap_or(0) > dark.as_second() => {
+                        format!("--since={t}")
+                    }
+                    _ => {
+                        from_marker = false;
+                        format!("--since={date}")
+                    }
+                };
+                vec![since, head.to_string()]
+            }
+        };
+        git.log(&range, &under_test, true)?
+    };
+    let relevant: BTreeSet<String> = under_test.iter().cloned().collect();
+    let since: Vec<CommitInfo> = since.iter().map(|c| info(c, &relevant)).collect();
+    // The likeliest fix: the oldest commit that says it fixes something,
+    // else the oldest change (what came first made the test pass first).
+    let likely = since
+        .iter()
+        .rev()
+        .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
+        .or(since.last());
+    let note = match likely {
+        Some(likely) => format!(
+            "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
+            marker.line,
+            since.len(),
+            plural(since.len()),
+            if from_marker {
+                "it was added"
+            } else {
+                "the job went dark"
+            },
+            &likely.id[..likely.id.len().min(12)],
+            likely.subject
+        ),
+        None => format!(
+            "stale xfail at {file}:{}: nothing under test changed since {}; the pass may be the environment",
+            marker.line,
+            if from_marker {
+                "it was added"
+            } else {
+                "the job went dark"
+            }
+        ),
+    };
+    let info_ = XfailInfo {
+        path: file.clone(),
+        line: marker.line,
+        strict: marker.strict,
+        reason: marker.reason.clone(),
+        added: added.map(|c| info(&c, &BTreeSet::new())),
+    };
+    Ok(StaleXfail {
+        marker: Some(info_),
+        since_added: Some(since),
+        note,
+    })
+}
+
+fn read_source(root: &Path, file: &str) -> Option<String> {
+    let root = fs_err::canonicalize(root).ok()?;
+    layerlock_walk::read_bounded(&root.join(file), &root)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// The commit that last wrote line `line` of `file` at `head`.
+fn blame_line(
+    git: &Git,
+    head: &str,
+    file: &str,
+    line: usize,
+) -> Result<Option<Commit>, TriageError> {
+    let range = format!("{line},{line}");
+    let out = match git.run(
+        &["blame", "--porcelain", "-L", &range, head, "--", file],
+        None,
+    ) {
+        Ok(out) => out,
+        Err(GitError::Failed { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let text = String::from_utf8_lossy(&out);
+    let mut lines = text.lines();
+    let Some(id) = lines.next().and_then(|l| l.split(' ').next()) else {
+        return Ok(None);
+    };
+    let mut time = 0;
+    let mut subject = String::new();
+    for l in lines {
+        if let Some(t) = l.strip_prefix("committer-time ") {
+            time = t.trim().parse().unwrap_or(0);
+        } else if let Some(s) = l.strip_prefix("summary ") {
+            subject = s.to_string();
+        }
+    }
+    Ok(Some(Commit {
+        id: id.to_string(),
+        time,
+        subject,
+        paths: Vec::new(),
+    }))
 }

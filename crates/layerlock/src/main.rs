@@ -45,7 +45,7 @@ use commands::verify::VerifySettings;
 use config::Config;
 use settings::{
     AuditSettings, BlocksSettings, CompileSettings, CoversSettings, Environment, StepsSettings,
-    TetherSettings,
+    TetherSettings, TriageSettings,
 };
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
@@ -76,7 +76,10 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.config.as_deref(), &env.cwd)?;
             commands::blocks::run(&BlocksSettings::resolve(args, config.as_ref(), env)?)
         }
-        Command::Triage(_) => anyhow::bail!("triage is not built yet"),
+        Command::Triage(args) => {
+            let config = Config::find(args.config.as_deref(), &env.cwd)?;
+            commands::triage::run(&TriageSettings::resolve(args, config.as_ref(), env)?)
+        }
         Command::Completions(args) => commands::docs::completions(args),
         Command::Man(args) => commands::docs::man(args),
         Command::Audit(args) if args.list_rules => {

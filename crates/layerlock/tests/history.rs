@@ -354,3 +354,347 @@ fn unreadable_history_and_bad_revisions_fail_closed() {
     assert_eq!(code, 2);
     assert!(err.contains("not inside a git work tree"), "{err}");
 }
+
+const KV_STEP: &str = "\
+steps:
+- label: KV tests
+  key: kv-tests
+  commands:
+  - pytest -v tests/kv
+- label: Unit
+  key: unit
+  commands:
+  - pytest tests/unit
+";
+
+const TEST_NIXL: &str = "\
+import pytest
+from vllm.kv import nixl
+
+
+def test_handshake():
+    assert nixl.handshake()
+
+
+@pytest.mark.parametrize(
+    \"mode\",
+    [
+        pytest.param(\"a\", id=\"plain\"),
+        pytest.param(\"b\", id=\"meta\", marks=pytest.mark.xfail(strict=True, reason=\"metadata race\")),
+    ],
+)
+def test_metadata(mode):
+    assert nixl.metadata(mode)
+";
+
+/// A job disabled on 2026-09-01; while it was dark, a fix made an xfail
+/// stale and two changes reached the modules a test imports; the branch
+/// restores the job and changes another module.
+fn dark_job() -> (Repo, String) {
+    let repo = Repo::new();
+    repo.write(".buildkite/pipeline.yml", KV_STEP);
+    repo.write("vllm/__init__.py", "");
+    repo.write("vllm/kv/__init__.py", "");
+    repo.write(
+        "vllm/kv/nixl.py",
+        "from . import base\n\n\ndef handshake():\n    return base.ok()\n\n\ndef metadata(mode):\n    return mode == 'a'\n",
+    );
+    repo.write("vllm/kv/base.py", "def ok():\n    return True\n");
+    repo.write("vllm/kv/mooncake.py", "def store():\n    return True\n");
+    repo.write("vllm/other.py", "X = 1\n");
+    repo.write("tests/kv/test_nixl.py", TEST_NIXL);
+    repo.write(
+        "tests/kv/test_mooncake.py",
+        "from vllm.kv.mooncake import store\n\n\ndef test_store():\n    assert store()\n\n\ndef test_setup():\n    pass\n",
+    );
+    repo.write("tests/kv/test_quiet.py", "def test_ok():\n    pass\n");
+    repo.commit("2026-08-01", "Add the KV connectors (#100)");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        &KV_STEP[KV_STEP.find("- label: Unit").expect("unit")..]
+            .replace("- label", "steps:\n- label"),
+    );
+    let disabling = repo.commit(
+        "2026-09-01",
+        "Disable jobs with unpinned runtime installs (#63609)",
+    );
+    repo.write(
+        "vllm/kv/nixl.py",
+        "from . import base\n\n\ndef handshake():\n    return base.ok()\n\n\ndef metadata(mode):\n    return True\n",
+    );
+    repo.commit("2026-09-03", "Fix the NIXL metadata race (#64001)");
+    repo.write("vllm/kv/base.py", "def ok():\n    return False\n");
+    repo.commit("2026-09-10", "Rework the KV handshake (#64100)");
+    repo.write("vllm/other.py", "X = 2\n");
+    repo.commit("2026-09-12", "Unrelated (#64200)");
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(".buildkite/pipeline.yml", KV_STEP);
+    repo.commit("2026-10-01", "Restore the KV jobs (#65000)");
+    repo.write("vllm/kv/mooncake.py", "def store():\n    return None\n");
+    repo.commit("2026-10-02", "Mooncake: return the handle");
+    // Two shards of the restored job, as pytest --junitxml writes them.
+    repo.write(
+        "reports/shard-1.xml",
+        r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="2" skipped="1" tests="4" time="0.5">
+<testcase classname="tests.kv.test_nixl" name="test_handshake" time="0.001"><failure message="assert False&#10; +  where False = handshake()">def test_handshake():
+&gt;       assert nixl.handshake()
+E       assert False</failure></testcase>
+<testcase classname="tests.kv.test_nixl" name="test_metadata[plain]" time="0.001" />
+<testcase classname="tests.kv.test_nixl" name="test_metadata[meta]" time="0.001"><failure message="[XPASS(strict)] metadata race">[XPASS(strict)] metadata race</failure></testcase>
+<testcase classname="tests.kv.test_quiet" name="test_ok" time="0.001"><skipped type="pytest.skip" message="no GPU">tests/kv/test_quiet.py:1: no GPU</skipped></testcase>
+</testsuite></testsuites>"#,
+    );
+    repo.write(
+        "reports/shard-2.xml",
+        r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="0" tests="3" time="0.5">
+<testcase classname="tests.kv.test_mooncake" name="test_store" time="0.001"><failure message="assert None">assert None</failure></testcase>
+<testcase classname="tests.kv.test_mooncake" name="test_setup" time="0.001"><error message="failed on setup with &quot;OSError: no RDMA device&quot;">OSError</error></testcase>
+<testcase classname="tests.kv.test_quiet" name="test_ok" time="0.001"><failure message="TimeoutError">TimeoutError</failure></testcase>
+</testsuite></testsuites>"#,
+    );
+    (repo, disabling)
+}
+
+fn failure<'a>(report: &'a serde_json::Value, node: &str) -> &'a serde_json::Value {
+    report["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .find(|f| f["node_id"] == node)
+        .unwrap_or_else(|| panic!("no failure {node} in {report:#}"))
+}
+
+fn subjects(commits: &serde_json::Value) -> Vec<&str> {
+    commits
+        .as_array()
+        .expect("commits")
+        .iter()
+        .map(|c| c["subject"].as_str().expect("subject"))
+        .collect()
+}
+
+#[test]
+fn failures_are_told_latent_this_change_stale_xfail_or_unexplained() {
+    let (repo, disabling) = dark_job();
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "kv-tests=reports/shard-2.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(
+        report["windows"][0]["disabled_by"]["id"],
+        disabling.as_str()
+    );
+
+    // Broken while dark: the module it imports changed, and what that
+    // imports (two levels down).
+    let handshake = failure(&report, "tests/kv/test_nixl.py::test_handshake");
+    assert_eq!(handshake["cause"], "latent");
+    assert_eq!(
+        subjects(&handshake["latent"]),
+        [
+            "Rework the KV handshake (#64100)",
+            "Fix the NIXL metadata race (#64001)"
+        ]
+    );
+    assert_eq!(handshake["latent"][0]["pr"], 64100);
+    assert_eq!(handshake["latent"][0]["date"], "2026-09-10");
+    assert_eq!(handshake["latent"][0]["touched"][0], "vllm/kv/base.py");
+    assert_eq!(handshake["message"], "assert False");
+
+    // The branch's own change.
+    let store = failure(&report, "tests/kv/test_mooncake.py::test_store");
+    assert_eq!(store["cause"], "this-change");
+    assert_eq!(
+        subjects(&store["this_change"]),
+        ["Mooncake: return the handle"]
+    );
+
+    // The xfail marker on the parametrized case, made stale by the fix.
+    let meta = failure(&report, "tests/kv/test_nixl.py::test_metadata[meta]");
+    assert_eq!(meta["cause"], "stale-xfail");
+    assert_eq!(meta["xfail"]["path"], "tests/kv/test_nixl.py");
+    assert_eq!(meta["xfail"]["line"], 13);
+    assert_eq!(meta["xfail"]["strict"], true);
+    assert!(
+        meta["note"]
+            .as_str()
+            .expect("note")
+            .contains("likely fixed by"),
+        "{meta}"
+    );
+    assert!(
+        meta["note"]
+            .as_str()
+            .expect("note")
+            .contains("Fix the NIXL metadata race (#64001)")
+    );
+
+    // Nothing touched these: the environment (setup error) and a test that
+    // failed in one shard and was skipped in another.
+    let setup = failure(&report, "tests/kv/test_mooncake.py::test_setup");
+    assert_eq!(
+        setup["cause"], "this-change",
+        "the module it imports changed on the branch"
+    );
+    let quiet = failure(&report, "tests/kv/test_quiet.py::test_ok");
+    assert_eq!(quiet["cause"], "unexplained");
+    assert!(
+        quiet["note"]
+            .as_str()
+            .expect("note")
+            .contains("flaky or the environment")
+    );
+    assert_eq!(
+        quiet["seen_in"],
+        serde_json::json!(["reports/shard-1.xml:7", "reports/shard-2.xml:4"])
+    );
+    assert_eq!(report["totals"]["failed"], 3);
+    assert_eq!(report["totals"]["xpass-strict"], 1);
+    assert_eq!(report["totals"]["error"], 1);
+}
+
+#[test]
+fn the_dark_window_may_be_a_revision_or_a_date() {
+    let (repo, disabling) = dark_job();
+    let latent_of = |since: &str| {
+        let (code, out, err) = repo.layerlock(&[
+            "triage",
+            "reports/shard-1.xml",
+            "--job",
+            "kv-tests",
+            "--dark-since",
+            since,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 1, "{out}{err}");
+        let report = json(&out);
+        subjects(&failure(&report, "tests/kv/test_nixl.py::test_handshake")["latent"])
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let by_rev = latent_of(&disabling);
+    assert_eq!(by_rev.len(), 2);
+    assert_eq!(latent_of("2026-09-02"), by_rev);
+    // After the fix only the rework counts.
+    assert_eq!(
+        latent_of("2026-09-05"),
+        ["Rework the KV handshake (#64100)"]
+    );
+}
+
+#[test]
+fn the_markdown_report_groups_by_job_and_cause() {
+    let (repo, _) = dark_job();
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "kv-tests=reports/shard-2.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.starts_with("### layerlock triage\n"), "{out}");
+    assert!(out.contains("#### `kv-tests`: dark since "), "{out}");
+    assert!(out.contains("**latent** (1)"), "{out}");
+    assert!(out.contains("**stale xfail** (1)"), "{out}");
+    assert!(out.contains("| Test | Error | Why | Commits |"), "{out}");
+    assert!(
+        out.contains("Rework the KV handshake (#64100)<br>"),
+        "{out}"
+    );
+    // Text: the same groups.
+    let (_, text, _) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "--dark-since",
+        "auto",
+    ]);
+    assert!(text.contains("job kv-tests: dark since "), "{text}");
+    assert!(
+        text.contains("  latent (1)\n    tests/kv/test_nixl.py::test_handshake\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn buildkite_test_engine_exports_are_read_too() {
+    let (repo, _) = dark_job();
+    repo.write(
+        "reports/bk.json",
+        r#"[{"id":"1","scope":"tests/kv/test_nixl.py","name":"test_handshake","location":"./tests/kv/test_nixl.py:5","file_name":"./tests/kv/test_nixl.py","result":"failed","failure_reason":"assert False"}]"#,
+    );
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/bk.json",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(
+        failure(&report, "tests/kv/test_nixl.py::test_handshake")["cause"],
+        "latent"
+    );
+}
+
+#[test]
+fn triage_fails_closed_on_what_it_cannot_read() {
+    let (repo, _) = dark_job();
+    // A report cut short.
+    repo.write(
+        "reports/cut.xml",
+        "<testsuites><testsuite><testcase name=\"x\"",
+    );
+    let (code, _, err) =
+        repo.layerlock(&["triage", "reports/cut.xml", "--dark-since", "2026-09-01"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("reports/cut.xml:1:"), "{err}");
+    // A report that is not there.
+    let (code, _, err) =
+        repo.layerlock(&["triage", "reports/none.xml", "--dark-since", "2026-09-01"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("reports/none.xml"), "{err}");
+    // A date git would read as anything.
+    let (code, _, err) = repo.layerlock(&[
+        "triage",
+        "reports/shard-1.xml",
+        "--dark-since",
+        "last tuesday-ish",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("neither a revision of this repository nor a date"),
+        "{err}"
+    );
+    // No window given at all.
+    let (code, _, err) = repo.layerlock(&["triage", "reports/shard-1.xml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--dark-since"), "{err}");
+    // `auto` for a job whose step was never removed.
+    let (code, _, err) =
+        repo.layerlock(&["triage", "unit=reports/shard-1.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot tell when job unit went dark"), "{err}");
+    // All green: nothing to triage, exit 0.
+    repo.write(
+        "reports/green.xml",
+        "<testsuites><testsuite><testcase classname=\"tests.kv.test_quiet\" name=\"test_ok\"/></testsuite></testsuites>",
+    );
+    let (code, out, err) =
+        repo.layerlock(&["triage", "reports/green.xml", "--dark-since", "2026-09-01"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no failing test to triage"), "{out}");
+}

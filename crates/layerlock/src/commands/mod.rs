@@ -9,4 +9,5 @@ pub mod docs;
 pub mod install;
 pub mod steps;
 pub mod tether;
+pub mod triage;
 pub mod verify;

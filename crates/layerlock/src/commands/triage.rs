@@ -1,0 +1,218 @@
+//! `layerlock triage`: failing tests of jobs that were dark, against the
+//! commits that landed meanwhile on what they read.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use layerlock_history::git::Git;
+use layerlock_history::triage::{
+    self, Cause, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
+};
+
+use crate::cli::HistoryFormat;
+use crate::settings::TriageSettings;
+
+pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
+    let git = Git::open(&settings.dir)?;
+    let root = fs_err::canonicalize(git.root())?;
+    let dark_since = match &settings.dark_since {
+        DarkSince::FromBlocks { .. } => {
+            let mut paths = Vec::new();
+            for path in &settings.pipeline_paths {
+                let real =
+                    fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
+                if let Ok(rel) = real.strip_prefix(&root) {
+                    paths.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+            DarkSince::FromBlocks { paths }
+        }
+        other => other.clone(),
+    };
+    let options = TriageOptions {
+        reports: settings.reports.clone(),
+        dark_since,
+        main: settings.main.clone(),
+        head: settings.head.clone(),
+        depth: settings.depth,
+    };
+    let report = triage::triage(&git, &options)?;
+    match settings.format {
+        HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        HistoryFormat::Text => print_text(&report),
+        HistoryFormat::Markdown => print_markdown(&report),
+    }
+    // Triage explains failures; it fails only when there are failures to
+    // explain, so a pipeline can tell "all green" from "read the report".
+    Ok(if report.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+fn commit_line(c: &CommitInfo) -> String {
+    let touched = if c.touched.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", c.touched.join(", "))
+    };
+    format!("{} {} {}{touched}", c.date, short(&c.id), c.subject)
+}
+
+fn totals(report: &TriageReport) -> String {
+    let parts: Vec<String> = report
+        .totals
+        .iter()
+        .map(|(outcome, n)| format!("{n} {outcome}"))
+        .collect();
+    parts.join(", ")
+}
+
+fn window_line(report: &TriageReport, job: &str) -> String {
+    match report.windows.iter().find(|w| w.job == job) {
+        Some(w) => match &w.disabled_by {
+            Some(by) => format!(
+                "dark since {} {} ({})",
+                short(&by.id),
+                by.subject,
+                date(by.time)
+            ),
+            None => format!("dark since {}", short(&w.dark_since)),
+        },
+        None => String::new(),
+    }
+}
+
+fn date(time: i64) -> String {
+    jiff::Timestamp::from_second(time)
+        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+fn print_text(report: &TriageReport) {
+    outln!(
+        "main line {} (merge base {}), branch {}; read: {}",
+        report.main,
+        short(&report.merge_base),
+        short(&report.head),
+        totals(report)
+    );
+    for (job, causes) in report.by_job_and_cause() {
+        outln!();
+        outln!("job {job}: {}", window_line(report, job));
+        for (cause, failures) in causes {
+            outln!("  {} ({})", cause.as_str(), failures.len());
+            for f in failures {
+                print_failure_text(f);
+            }
+        }
+    }
+    if report.failures.is_empty() {
+        outln!("no failing test to triage");
+    }
+}
+
+fn print_failure_text(f: &Failure) {
+    outln!("    {}", f.node_id);
+    if let Some(message) = &f.message {
+        outln!("      error: {message}");
+    }
+    outln!("      {}", f.note);
+    if let Some(x) = &f.xfail {
+        outln!(
+            "      xfail at {}:{}{}",
+            x.path,
+            x.line,
+            x.added
+                .as_ref()
+                .map(|c| format!(", added {} in {} {}", c.date, short(&c.id), c.subject))
+                .unwrap_or_default()
+        );
+    }
+    let label = if f.cause == Cause::StaleXfail {
+        "since the xfail"
+    } else {
+        "while dark"
+    };
+    for c in &f.latent {
+        outln!("      {label}: {}", commit_line(c));
+    }
+    for c in &f.this_change {
+        outln!("      this branch: {}", commit_line(c));
+    }
+    if f.more_commits > 0 {
+        outln!("      … and {} more commits", f.more_commits);
+    }
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('\n', " ")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn commit_cell(c: &CommitInfo) -> String {
+    let pr = c.pr.map(|n| format!(" (#{n})")).unwrap_or_default();
+    let subject = cell(&c.subject);
+    // The subject usually names the PR already.
+    let pr = if subject.contains(&format!("#{}", c.pr.unwrap_or(0))) {
+        String::new()
+    } else {
+        pr
+    };
+    format!("`{}` {} {subject}{pr}", short(&c.id), c.date)
+}
+
+fn print_markdown(report: &TriageReport) {
+    outln!("### layerlock triage");
+    outln!();
+    outln!(
+        "Main line `{}` (merge base `{}`), branch `{}`. Read: {}.",
+        cell(&report.main),
+        short(&report.merge_base),
+        short(&report.head),
+        totals(report)
+    );
+    for (job, causes) in report.by_job_and_cause() {
+        outln!();
+        outln!("#### `{}`: {}", cell(job), cell(&window_line(report, job)));
+        for (cause, failures) in causes {
+            outln!();
+            outln!("**{}** ({})", cause.as_str(), failures.len());
+            outln!();
+            outln!("| Test | Error | Why | Commits |");
+            outln!("|---|---|---|---|");
+            for f in failures {
+                let commits: Vec<String> = f
+                    .latent
+                    .iter()
+                    .map(commit_cell)
+                    .chain(
+                        f.this_change
+                            .iter()
+                            .map(|c| format!("this branch: {}", commit_cell(c))),
+                    )
+                    .collect();
+                let mut why = cell(&f.note);
+                if let Some(x) = &f.xfail {
+                    why = format!("{why} (`{}:{}`)", cell(&x.path), x.line);
+                }
+                outln!(
+                    "| `{}` | {} | {} | {} |",
+                    cell(&f.node_id),
+                    f.message.as_deref().map(cell).unwrap_or_default(),
+                    why,
+                    commits.join("<br>")
+                );
+            }
+        }
+    }
+}
