@@ -7,7 +7,7 @@
 //! cautious answer when the question is "could this change have broken that
 //! test". `importlib.import_module("x")` and `__import__` are not followed.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -230,6 +230,10 @@ pub struct Closure {
     /// Repository-relative, `/`-separated paths of in-repository `.py` files
     /// reached, the start files included.
     pub files: BTreeSet<String>,
+    /// How many imports away from a start file each file is: 0 for the start
+    /// files, 1 for what they import and their conftest.py files, and so on
+    /// (the fewest, as the walk is breadth first).
+    pub depth: BTreeMap<String, usize>,
 }
 
 /// How far [`closure`] goes.
@@ -257,7 +261,7 @@ impl Default for ClosureOptions {
 /// Python files in the repository that `start` (repo-relative `.py` paths)
 /// import, transitively up to `options.depth` levels, plus each start file's
 /// conftest.py files (its own directory and every ancestor up to the root, if
-/// they exist) at depth 0.
+/// they exist) at depth 1.
 ///
 /// A module `a.b.c` is looked for as `a/b/c.py` and `a/b/c/__init__.py`, under
 /// the root and under `src/`; importing it also runs `a/__init__.py` and
@@ -277,13 +281,18 @@ pub fn closure(root: &Path, start: &[String], options: &ClosureOptions) -> Closu
         };
         walk.add(&file, 0);
         for conftest in conftests(&file) {
+            // Fixtures are one step away, like an import: a repository's
+            // top conftest.py changes with everything.
             if let Some(conftest) = walk.locate(&conftest) {
-                walk.add(&conftest, 0);
+                walk.add(&conftest, 1);
             }
         }
     }
     walk.run();
-    Closure { files: walk.files }
+    Closure {
+        files: walk.depth.keys().cloned().collect(),
+        depth: walk.depth,
+    }
 }
 
 /// `a/b/test_x.py` → `a/b/conftest.py`, `a/conftest.py`, `conftest.py`.
@@ -307,7 +316,8 @@ struct Walk<'a> {
     /// an import root for naming files.
     src_is_package: bool,
     options: &'a ClosureOptions,
-    files: BTreeSet<String>,
+    /// Every file reached, with its depth.
+    depth: BTreeMap<String, usize>,
     queue: VecDeque<(String, usize)>,
 }
 
@@ -319,7 +329,7 @@ impl<'a> Walk<'a> {
             import_roots: vec![""],
             src_is_package: false,
             options,
-            files: BTreeSet::new(),
+            depth: BTreeMap::new(),
             queue: VecDeque::new(),
         };
         if walk.inside("src").is_some_and(|src| src.is_dir()) {
@@ -364,10 +374,10 @@ impl<'a> Walk<'a> {
     }
 
     fn add(&mut self, file: &str, depth: usize) {
-        if self.files.len() >= self.options.max_files || self.files.contains(file) {
+        if self.depth.len() >= self.options.max_files || self.depth.contains_key(file) {
             return;
         }
-        self.files.insert(file.to_owned());
+        self.depth.insert(file.to_owned(), depth);
         self.queue.push_back((file.to_owned(), depth));
     }
 

@@ -111,6 +111,9 @@ pub struct CommitInfo {
     pub pr: Option<u64>,
     /// The files read for this failure that the commit touched.
     pub touched: Vec<String>,
+    /// How near the nearest of them is to the test: 0 the test file, 1 a
+    /// module it imports or a conftest.py above it, 2 a module those import, …
+    pub distance: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -211,19 +214,61 @@ fn date_of(time: i64) -> String {
         .unwrap_or_default()
 }
 
-fn info(commit: &Commit, relevant: &BTreeSet<String>) -> CommitInfo {
+fn info(commit: &Commit, relevant: &Relevant) -> CommitInfo {
+    let touched: Vec<String> = commit
+        .paths
+        .iter()
+        .filter(|p| relevant.contains_key(*p))
+        .cloned()
+        .collect();
+    let distance = touched
+        .iter()
+        .filter_map(|p| relevant.get(p))
+        .min()
+        .copied()
+        .unwrap_or(0);
     CommitInfo {
         id: commit.id.clone(),
         date: date_of(commit.time),
         subject: commit.subject.clone(),
         pr: pr_number(&commit.subject),
-        touched: commit
-            .paths
-            .iter()
-            .filter(|p| relevant.contains(*p))
-            .cloned()
-            .collect(),
+        touched,
+        distance,
     }
+}
+
+/// The files a failing test reads, each with its import distance.
+type Relevant = BTreeMap<String, usize>;
+
+/// The commits among `commits` that touched what the test reads, nearest
+/// first, newest first within a distance.
+fn touching(commits: &[Commit], relevant: &Relevant) -> Vec<CommitInfo> {
+    let mut found: Vec<CommitInfo> = commits
+        .iter()
+        .filter(|c| c.paths.iter().any(|p| relevant.contains_key(p)))
+        .map(|c| info(c, relevant))
+        .collect();
+    // Stable: git's newest-first order is kept within a distance.
+    found.sort_by_key(|c| c.distance);
+    found
+}
+
+/// `3 on the test file, 2 on modules it imports, 40 further down`.
+fn by_distance(commits: &[CommitInfo]) -> String {
+    let count = |keep: &dyn Fn(usize) -> bool| commits.iter().filter(|c| keep(c.distance)).count();
+    let parts: Vec<String> = [
+        (count(&|d| d == 0), "on the test file"),
+        (
+            count(&|d| d == 1),
+            "on modules it imports or its conftest.py",
+        ),
+        (count(&|d| d >= 2), "further down its imports"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    parts.join(", ")
 }
 
 /// Test files by every dotted suffix, to find the file a JUnit classname
@@ -418,7 +463,7 @@ struct Located {
     merged: Merged,
     file: Option<String>,
     class: Option<String>,
-    relevant: BTreeSet<String>,
+    relevant: Relevant,
     worst: Outcome,
     flaky: bool,
 }
@@ -474,7 +519,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         depth: options.depth,
         ..ClosureOptions::default()
     };
-    let mut closures: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut closures: HashMap<String, Relevant> = HashMap::new();
     let mut located = Vec::new();
     for (merged, worst, flaky) in failing {
         let (file, class) = files.locate(&merged.case);
@@ -483,10 +528,10 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
                 .entry(file.clone())
                 .or_insert_with(|| {
                     pyimports::closure(git.root(), std::slice::from_ref(file), &closure_options)
-                        .files
+                        .depth
                 })
                 .clone(),
-            None => BTreeSet::new(),
+            None => Relevant::new(),
         };
         located.push(Located {
             merged,
@@ -502,7 +547,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
     // failure reads.
     let all_relevant: Vec<String> = located
         .iter()
-        .flat_map(|l| l.relevant.iter().cloned())
+        .flat_map(|l| l.relevant.keys().cloned())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -533,13 +578,6 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
     let mut failures = Vec::new();
     for l in located {
         let window = &windows[&l.merged.job].0;
-        let touching = |commits: &[Commit], relevant: &BTreeSet<String>| -> Vec<CommitInfo> {
-            commits
-                .iter()
-                .filter(|c| c.paths.iter().any(|p| relevant.contains(p)))
-                .map(|c| info(c, relevant))
-                .collect()
-        };
         let mut latent = touching(
             walks.get(window).map(Vec::as_slice).unwrap_or_default(),
             &l.relevant,
@@ -568,17 +606,23 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
                     l.merged.case.classname
                 ),
             )
-        } else if !this_change.is_empty() {
+        } else if !this_change.is_empty()
+            && latent
+                .first()
+                .is_none_or(|l| this_change[0].distance <= l.distance)
+        {
+            // The branch's own change is the nearer suspect (or as near).
             (
                 Cause::ThisChange,
                 format!(
-                    "{} commit{} of this branch {} the test or modules it imports",
+                    "{} commit{} of this branch: {}{}",
                     this_change.len(),
                     plural(this_change.len()),
-                    if this_change.len() == 1 {
-                        "touches"
+                    by_distance(&this_change),
+                    if latent.is_empty() {
+                        String::new()
                     } else {
-                        "touch"
+                        format!("; also {} while the job was dark", latent.len())
                     }
                 ),
             )
@@ -586,10 +630,19 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
             (
                 Cause::Latent,
                 format!(
-                    "{} commit{} landed on {} while the job was dark",
+                    "{} commit{} landed on {} while the job was dark: {}{}",
                     latent.len(),
                     plural(latent.len()),
-                    main
+                    main,
+                    by_distance(&latent),
+                    if this_change.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; this branch touches only files further away ({})",
+                            this_change.len()
+                        )
+                    }
                 ),
             )
         } else {
@@ -683,7 +736,7 @@ fn stale_xfail(
         });
     };
     let added = blame_line(git, head, file, marker.line)?;
-    let under_test: Vec<String> = l.relevant.iter().filter(|p| *p != file).cloned().collect();
+    let under_test: Vec<String> = l.relevant.keys().filter(|p| *p != file).cloned().collect();
     let mut from_marker = true;
     let since = if under_test.is_empty() {
         Vec::new()
@@ -712,15 +765,27 @@ fn stale_xfail(
         };
         git.log(&range, &under_test, true)?
     };
-    let relevant: BTreeSet<String> = under_test.iter().cloned().collect();
-    let since: Vec<CommitInfo> = since.iter().map(|c| info(c, &relevant)).collect();
-    // The likeliest fix: the oldest commit that says it fixes something,
-    // else the oldest change (what came first made the test pass first).
-    let likely = since
+    let relevant: Relevant = l
+        .relevant
+        .iter()
+        .filter(|(p, _)| *p != file)
+        .map(|(p, d)| (p.clone(), *d))
+        .collect();
+    let since: Vec<CommitInfo> = touching(&since, &relevant);
+    // The likeliest fix: nearest to the test first; among those, the oldest
+    // commit that says it fixes something, else the oldest change (what came
+    // first made the test pass first).
+    let nearest = since.first().map(|c| c.distance);
+    let near: Vec<&CommitInfo> = since
+        .iter()
+        .filter(|c| Some(c.distance) == nearest)
+        .collect();
+    let likely = near
         .iter()
         .rev()
         .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
-        .or(since.last());
+        .or(near.last())
+        .copied();
     let note = match likely {
         Some(likely) => format!(
             "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
@@ -750,7 +815,7 @@ fn stale_xfail(
         line: marker.line,
         strict: marker.strict,
         reason: marker.reason.clone(),
-        added: added.map(|c| info(&c, &BTreeSet::new())),
+        added: added.map(|c| info(&c, &Relevant::new())),
     };
     Ok(StaleXfail {
         marker: Some(info_),

@@ -493,19 +493,28 @@ fn failures_are_told_latent_this_change_stale_xfail_or_unexplained() {
     );
 
     // Broken while dark: the module it imports changed, and what that
-    // imports (two levels down).
+    // imports (two levels down); the nearer change comes first.
     let handshake = failure(&report, "tests/kv/test_nixl.py::test_handshake");
     assert_eq!(handshake["cause"], "latent");
     assert_eq!(
         subjects(&handshake["latent"]),
         [
-            "Rework the KV handshake (#64100)",
-            "Fix the NIXL metadata race (#64001)"
+            "Fix the NIXL metadata race (#64001)",
+            "Rework the KV handshake (#64100)"
         ]
     );
-    assert_eq!(handshake["latent"][0]["pr"], 64100);
-    assert_eq!(handshake["latent"][0]["date"], "2026-09-10");
-    assert_eq!(handshake["latent"][0]["touched"][0], "vllm/kv/base.py");
+    assert_eq!(handshake["latent"][0]["distance"], 1);
+    assert_eq!(handshake["latent"][1]["pr"], 64100);
+    assert_eq!(handshake["latent"][1]["date"], "2026-09-10");
+    assert_eq!(handshake["latent"][1]["touched"][0], "vllm/kv/base.py");
+    assert_eq!(handshake["latent"][1]["distance"], 2);
+    assert!(
+        handshake["note"]
+            .as_str()
+            .expect("note")
+            .contains("1 on modules it imports or its conftest.py, 1 further down its imports"),
+        "{handshake}"
+    );
     assert_eq!(handshake["message"], "assert False");
 
     // The branch's own change.
@@ -610,7 +619,7 @@ fn the_markdown_report_groups_by_job_and_cause() {
     assert!(out.contains("**stale xfail** (1)"), "{out}");
     assert!(out.contains("| Test | Error | Why | Commits |"), "{out}");
     assert!(
-        out.contains("Rework the KV handshake (#64100)<br>"),
+        out.contains("Fix the NIXL metadata race (#64001)<br>"),
         "{out}"
     );
     // Text: the same groups.

@@ -227,7 +227,6 @@ fn closure_follows_imports_packages_and_conftests() {
         files(root, &["tests/unit/test_x.py"], 1),
         [
             "conftest.py",
-            "fixtures_top.py",
             "pkg/__init__.py",
             "pkg/sub/__init__.py",
             "pkg/sub/helper.py",
@@ -240,6 +239,18 @@ fn closure_follows_imports_packages_and_conftests() {
     let deeper = files(root, &["tests/unit/test_x.py"], 2);
     assert!(deeper.contains(&"pkg/sub/deep.py".to_owned()));
     assert!(deeper.contains(&"pkg/other.py".to_owned()));
+    // A conftest.py is one step away, so what it imports is two.
+    assert!(deeper.contains(&"fixtures_top.py".to_owned()));
+    let depth = closure(
+        root,
+        &["tests/unit/test_x.py".to_owned()],
+        &ClosureOptions::default(),
+    )
+    .depth;
+    assert_eq!(depth["tests/unit/test_x.py"], 0);
+    assert_eq!(depth["tests/conftest.py"], 1);
+    assert_eq!(depth["pkg/sub/helper.py"], 1);
+    assert_eq!(depth["fixtures_top.py"], 2);
     assert!(!deeper.contains(&"pkg/unused.py".to_owned()));
 }
 

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use layerlock_history::git::Git;
 use layerlock_history::triage::{
-    self, Cause, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
+    self, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
 };
 
 use crate::cli::HistoryFormat;
@@ -135,7 +135,7 @@ fn print_failure_text(f: &Failure) {
                 .unwrap_or_default()
         );
     }
-    let label = if f.cause == Cause::StaleXfail {
+    let label = if f.xfail.is_some() {
         "since the xfail"
     } else {
         "while dark"
