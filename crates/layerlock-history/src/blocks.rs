@@ -336,11 +336,16 @@ impl<'a> History<'a> {
             }
     }
 
+    /// The CI files as the working tree has them. Files a sparse checkout
+    /// leaves out (skip-worktree) are read from the index, so they count as
+    /// present rather than removed; a tracked file deleted from the working
+    /// tree is removed.
     fn worktree(&self) -> Result<Snapshot, GitError> {
         let root = self.git.root();
         let mut args = vec![
             "ls-files",
             "-z",
+            "-t",
             "--cached",
             "--others",
             "--exclude-standard",
@@ -348,23 +353,45 @@ impl<'a> History<'a> {
         ];
         args.extend(self.pathspecs.iter().map(String::as_str));
         let out = self.git.run(&args, None)?;
-        let mut files: BTreeSet<String> = BTreeSet::new();
-        for path in out.split(|b| *b == 0).filter(|p| !p.is_empty()) {
-            let path = String::from_utf8_lossy(path).into_owned();
-            if self.wanted(&path) {
-                files.insert(path);
+        let mut on_disk: BTreeSet<String> = BTreeSet::new();
+        let mut in_index: BTreeSet<String> = BTreeSet::new();
+        for entry in out.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            let entry = String::from_utf8_lossy(entry);
+            let (tag, path) = entry.split_at(entry.find(' ').map_or(0, |i| i + 1));
+            if !self.wanted(path) {
+                continue;
+            }
+            if tag.trim() == "S" {
+                in_index.insert(path.to_string());
+            } else {
+                on_disk.insert(path.to_string());
             }
         }
+        in_index.retain(|p| !on_disk.contains(p));
         let canonical_root = fs_err::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let read = files
+        let mut read: Vec<(String, Result<Vec<u8>, String>)> = on_disk
             .into_iter()
-            .filter(|path| root.join(path).exists())
+            // A dangling name: deleted in the working tree, so removed.
+            .filter(|path| root.join(path).symlink_metadata().is_ok())
             .map(|path| {
                 let bytes = layerlock_walk::read_bounded(&root.join(&path), &canonical_root)
                     .map_err(|e| e.to_string());
                 (path, bytes)
             })
             .collect();
+        let sparse: Vec<String> = in_index.into_iter().collect();
+        let wanted: Vec<(String, String)> =
+            sparse.iter().map(|p| (String::new(), p.clone())).collect();
+        for (path, blob) in sparse
+            .into_iter()
+            .zip(self.git.blobs(&wanted, MAX_CI_FILE)?)
+        {
+            match blob {
+                Some(bytes) => read.push((path, Ok(bytes))),
+                None => read.push((path, Err("in the index but unreadable".to_string()))),
+            }
+        }
+        read.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(Snapshot::build(read, None))
     }
 

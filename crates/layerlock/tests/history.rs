@@ -707,3 +707,47 @@ fn triage_fails_closed_on_what_it_cannot_read() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no failing test to triage"), "{out}");
 }
+
+#[test]
+fn a_sparse_checkout_does_not_remove_the_files_it_leaves_out() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  lint:\n    runs-on: x\n    steps:\n    - run: |\n        ruff check\n        ruff format --check\n",
+    );
+    repo.write("src/app.py", "");
+    let base = repo.commit("2026-08-01", "CI");
+    repo.git(&[
+        "sparse-checkout",
+        "set",
+        "--no-cone",
+        "/src/",
+        "/.buildkite/",
+    ]);
+    assert!(!repo.path().join(".github/workflows/ci.yml").exists());
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 steps compared: 2 unchanged"), "{out}");
+    // A multi-line field reads as a diff, not one long quoted string.
+    repo.git(&["sparse-checkout", "disable"]);
+    repo.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  lint:\n    runs-on: x\n    steps:\n    - uses: some/action@v1\n      with:\n        script: |\n          one\n          two\n",
+    );
+    repo.commit("2026-08-02", "script");
+    repo.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  lint:\n    runs-on: x\n    steps:\n    - uses: some/action@v1\n      with:\n        script: |\n          one\n          three\n",
+    );
+    let (code, out, _) = repo.layerlock(&["blocks", "--since", "HEAD"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("steps[0].with.script: (several lines; diff below)"),
+        "{out}"
+    );
+    assert!(out.contains("    -two\n    +three\n"), "{out}");
+}

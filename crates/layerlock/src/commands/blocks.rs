@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use layerlock_ci::jobs::Value;
-use layerlock_history::blocks::{self, Baseline, BlocksOptions, BlocksReport, Status, StepReport};
+use layerlock_history::blocks::{
+    self, Baseline, BlocksOptions, BlocksReport, FieldChange, Status, StepReport,
+};
 use layerlock_history::{git::Git, main_line};
 
 use crate::cli::HistoryFormat;
@@ -83,8 +85,32 @@ fn shown_value(value: Option<&Value>) -> String {
     }
 }
 
+/// A multi-line field (an inline script, a long description) as a diff
+/// under its path; `None` for one-line values.
+fn field_diff(change: &FieldChange) -> Option<String> {
+    let text = |v: &Option<Value>| match v {
+        Some(Value::Scalar(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let (old, new) = (text(&change.old), text(&change.new));
+    if !old.iter().chain(new.iter()).any(|s| s.contains('\n')) {
+        return None;
+    }
+    let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
+    Some(
+        similar::TextDiff::from_lines(&old, &new)
+            .unified_diff()
+            .context_radius(2)
+            .header("before", "now")
+            .to_string(),
+    )
+}
+
 /// A field change in words: list items added and removed, else old → new.
-fn field_line(change: &layerlock_history::blocks::FieldChange) -> String {
+fn field_line(change: &FieldChange) -> String {
+    if field_diff(change).is_some() {
+        return format!("{}: (several lines; diff below)", change.path);
+    }
     if let (Some(Value::List(old)), Some(Value::List(new))) = (&change.old, &change.new) {
         let added: Vec<&String> = new.iter().filter(|i| !old.contains(i)).collect();
         let removed: Vec<&String> = old.iter().filter(|i| !new.contains(i)).collect();
@@ -145,6 +171,11 @@ fn print_text(report: &BlocksReport, listing_unchanged: bool) {
         }
         for change in &step.fields {
             outln!("  {}", field_line(change));
+            if let Some(diff) = field_diff(change) {
+                for line in diff.lines() {
+                    outln!("    {line}");
+                }
+            }
         }
     }
     outln!("{}", summary(report));
@@ -239,6 +270,12 @@ fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
         }
         for change in &step.fields {
             outln!("- `{}`", field_line(change).replace('`', "'"));
+            if let Some(diff) = field_diff(change) {
+                outln!();
+                outln!("````diff");
+                outln!("{}", diff.trim_end());
+                outln!("````");
+            }
         }
         outln!();
         outln!("</details>");
