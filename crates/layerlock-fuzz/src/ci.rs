@@ -29,6 +29,11 @@ pub fn yaml_ci(data: &[u8]) {
         let Some(system) = System::detect(path, &docs) else {
             continue;
         };
+        // The jobs `blocks` compares, and a declared rewrite applied to each.
+        for job in layerlock_ci::jobs::jobs(system, &docs) {
+            black_box((&job.id, job.id.value(), &job.label, job.line, &job.commands));
+            black_box(job.map_strings(|s| s.replace("install", "check")));
+        }
         for script in system.scripts(&docs) {
             let layout = script.layout.clone().refine(&script.text, &text);
             use_script(&Script { layout, ..script });

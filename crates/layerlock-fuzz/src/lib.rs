@@ -7,11 +7,13 @@
 //! mutations of them on every `cargo test`.
 
 mod ci;
+mod history;
 mod index;
 mod requirements;
 mod shell;
 
 pub use ci::{dockerfile, yaml_ci};
+pub use history::{python_source, test_report};
 pub use index::{simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
 pub use shell::shell;
@@ -30,6 +32,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("yaml_ci", yaml_ci),
     ("shell", shell),
     ("dockerfile", dockerfile),
+    ("test_report", test_report),
+    ("python_source", python_source),
 ];
 
 /// Text parsers take `&str`; the fuzzer's bytes become text the way a file

@@ -260,3 +260,18 @@ fn shell_reader_survives_mutated_scripts() {
 fn dockerfile_reader_survives_mutated_dockerfiles() {
     survives("dockerfile");
 }
+
+#[test]
+fn pylock_reader_survives_mutated_pylock_files() {
+    survives("pylock");
+}
+
+#[test]
+fn test_report_readers_survive_mutated_junit_and_buildkite_reports() {
+    survives("test_report");
+}
+
+#[test]
+fn python_import_and_xfail_readers_survive_mutated_sources() {
+    survives("python_source");
+}

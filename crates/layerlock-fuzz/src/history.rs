@@ -1,0 +1,60 @@
+//! The `test_report` and `python_source` targets: what `layerlock triage`
+//! reads from a failed job (JUnit XML, Buildkite Test Engine JSON) and from
+//! the repository's test files (imports, xfail markers).
+
+use std::hint::black_box;
+
+use layerlock_history::{junit, pyimports, xfail};
+
+/// Node ids asked of every source: plain, in a class, parametrized.
+const NODES: &[(&str, Option<&str>)] = &[
+    ("test_x", None),
+    ("test_x[a-1]", None),
+    ("test_y[meta]", Some("TestX")),
+    ("test_z", Some("TestOuter.TestInner")),
+];
+
+pub fn test_report(data: &[u8]) {
+    let text = crate::text(data);
+    for parse in [
+        junit::parse_report,
+        junit::parse_junit,
+        junit::parse_buildkite_json,
+    ] {
+        match parse(&text) {
+            Ok(cases) => {
+                for case in &cases {
+                    black_box((
+                        &case.classname,
+                        &case.name,
+                        &case.file,
+                        case.line,
+                        case.outcome.is_failure(),
+                        &case.message,
+                        &case.suite,
+                    ));
+                    black_box(xfail::NodeId::parse(
+                        &case.name,
+                        case.classname.rsplit('.').next(),
+                    ));
+                }
+            }
+            Err(error) => crate::render_error(&error),
+        }
+    }
+}
+
+pub fn python_source(data: &[u8]) {
+    let text = crate::text(data);
+    for (module, is_package) in [("pkg.tests.test_x", false), ("pkg", true), ("top", false)] {
+        for import in pyimports::imports(&text, module, is_package) {
+            black_box((&import.module, &import.names, import.line));
+        }
+    }
+    for (name, class) in NODES {
+        let node = xfail::NodeId::parse(name, *class);
+        if let Some(marker) = xfail::find_xfail(&text, &node) {
+            black_box((marker.line, marker.strict, &marker.reason));
+        }
+    }
+}
