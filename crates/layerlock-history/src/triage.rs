@@ -742,7 +742,7 @@ fn stale_xfail(
         Vec::new()
     } else {
         let range = match (window, &added) {
-            (Window::After(dark), Some(added)) if git.is_ancestor(dark, &added.id)? => {
+            (Window::After(dark), Some(added)) if in_range(git, dark, head, &added.id)? => {
                 vec![format!("{}..{head}", added.id)]
             }
             (Window::After(dark), _) => {
@@ -822,6 +822,16 @@ fn stale_xfail(
         since_added: Some(since),
         note,
     })
+}
+
+/// Is `commit` in `from..to`? Listing the window is bounded by its size;
+/// asking `merge-base --is-ancestor` about a commit far older than `from`
+/// walks the whole history to say no.
+fn in_range(git: &Git, from: &str, to: &str, commit: &str) -> Result<bool, GitError> {
+    let listed = git.run(&["rev-list", &format!("{from}..{to}")], None)?;
+    Ok(listed
+        .split(|b| *b == b'\n')
+        .any(|line| line == commit.as_bytes()))
 }
 
 fn read_source(root: &Path, file: &str) -> Option<String> {
