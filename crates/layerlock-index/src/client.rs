@@ -436,10 +436,10 @@ impl Inner {
                 message: format!("cannot form a project URL from {}: {e}", index.display),
             })?;
         let key = url.to_string();
-        let cached = self.cache.page(&key);
+        let cached = self.cache.page(&key, &index.display);
         if self.offline {
             return Ok(match cached {
-                Some(page) => self.read_page(&url, &page, &index.display)?,
+                Some(page) => self.read_page(&url, page)?,
                 None => Page::NotCached,
             });
         }
@@ -465,7 +465,7 @@ impl Inner {
         if response.status == StatusCode::NOT_MODIFIED
             && let Some(page) = cached
         {
-            return self.read_page(&url, &page, &index.display);
+            return self.read_page(&url, page);
         }
         let header = |name: header::HeaderName| {
             response
@@ -475,21 +475,35 @@ impl Inner {
                 .map(str::to_string)
         };
         let page = match response.status {
-            s if s.is_success() => CachedPage {
-                url: key,
-                status: 200,
-                etag: header(header::ETAG),
-                last_modified: header(header::LAST_MODIFIED),
-                content_type: header(header::CONTENT_TYPE),
-                body: String::from_utf8_lossy(&response.body).into_owned(),
-            },
+            s if s.is_success() => {
+                let content_type = header(header::CONTENT_TYPE);
+                let is_json = content_type
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with(JSON_TYPE) || t.starts_with("application/json"));
+                let files = if is_json {
+                    parse_json(&url, &response.body, &index.display).map_err(|e| {
+                        SourceError::Invalid {
+                            url: redact(url.as_str()),
+                            message: e.to_string(),
+                        }
+                    })?
+                } else {
+                    parse_html(&url, &response.body, &index.display)
+                };
+                CachedPage {
+                    url: key,
+                    status: 200,
+                    etag: header(header::ETAG),
+                    last_modified: header(header::LAST_MODIFIED),
+                    files,
+                }
+            }
             StatusCode::NOT_FOUND | StatusCode::GONE => CachedPage {
                 url: key,
                 status: 404,
                 etag: None,
                 last_modified: None,
-                content_type: None,
-                body: String::new(),
+                files: Vec::new(),
             },
             status => {
                 return Err(SourceError::Status {
@@ -498,44 +512,19 @@ impl Inner {
                 });
             }
         };
+        // Checked before it is cached, and again whenever it is read.
+        check_schemes(&url, &page.files)?;
         self.cache.put_page(&page);
-        self.read_page(&url, &page, &index.display)
+        self.read_page(&url, page)
     }
 
-    fn read_page(&self, url: &Url, page: &CachedPage, display: &str) -> Result<Page, SourceError> {
+    /// A page's files, once they are known to be safe to use.
+    fn read_page(&self, url: &Url, page: CachedPage) -> Result<Page, SourceError> {
         if page.status == 404 {
             return Ok(Page::Missing);
         }
-        let is_json = page
-            .content_type
-            .as_deref()
-            .is_some_and(|t| t.starts_with(JSON_TYPE) || t.starts_with("application/json"));
-        let files = if is_json {
-            parse_json(url, page.body.as_bytes(), display).map_err(|e| SourceError::Invalid {
-                url: redact(url.as_str()),
-                message: e.to_string(),
-            })?
-        } else {
-            parse_html(url, page.body.as_bytes(), display)
-        };
-        // A page fetched over HTTP links only to HTTP(S) files: a `file://`
-        // (or any other scheme) there would make us read this machine's
-        // files. Local indexes and find-links directories may use `file:`.
-        if matches!(url.scheme(), "http" | "https")
-            && let Some(bad) = files
-                .iter()
-                .find(|f| !(f.url.starts_with("https://") || f.url.starts_with("http://")))
-        {
-            return Err(SourceError::Invalid {
-                url: redact(url.as_str()),
-                message: format!(
-                    "the page links {} to `{}`, which is not an HTTP(S) URL; a remote index may not point at local files",
-                    bad.filename,
-                    redact(&bad.url)
-                ),
-            });
-        }
-        Ok(Page::Files(files))
+        check_schemes(url, &page.files)?;
+        Ok(Page::Files(page.files))
     }
 
     async fn fetch_metadata(
@@ -714,6 +703,27 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// A page fetched over HTTP links only to HTTP(S) files: a `file://` (or
+/// any other scheme) there would make us read this machine's files. Local
+/// indexes and find-links directories may use `file:`.
+fn check_schemes(url: &Url, files: &[IndexFile]) -> Result<(), SourceError> {
+    if matches!(url.scheme(), "http" | "https")
+        && let Some(bad) = files
+            .iter()
+            .find(|f| !(f.url.starts_with("https://") || f.url.starts_with("http://")))
+    {
+        return Err(SourceError::Invalid {
+            url: redact(url.as_str()),
+            message: format!(
+                "the page links {} to `{}`, which is not an HTTP(S) URL; a remote index may not point at local files",
+                bad.filename,
+                redact(&bad.url)
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn range_header(value: &str) -> HeaderMap {
