@@ -13,6 +13,10 @@ use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, normalize, wa
 
 use crate::pytest::{Selection, fnmatch, selection};
 
+mod index;
+
+use index::RunIndex;
+
 #[derive(Debug, Clone, Default)]
 pub struct TetherOptions {
     pub scan: ScanOptions,
@@ -39,13 +43,59 @@ pub struct StepRun {
 }
 
 impl StepRun {
+    /// A run of `command` with nothing selected yet.
+    fn new(job: String, at: String, command: String) -> Self {
+        Self {
+            job,
+            at,
+            command,
+            files: Vec::new(),
+            dirs: Vec::new(),
+            finds: Vec::new(),
+            ignore: Vec::new(),
+            ignore_glob: Vec::new(),
+            deselect: Vec::new(),
+        }
+    }
+
+    /// Add what a command selects, each path resolved by `resolve` (paths
+    /// ending in `.py` are files, others folders; no path at all is the
+    /// folder the command runs in).
+    fn select(&mut self, selection: Selection, resolve: impl Fn(&str) -> String) {
+        let Selection {
+            paths,
+            finds,
+            ignore,
+            ignore_glob,
+            deselect,
+            whole_dir,
+            script: _,
+            dynamic: _,
+        } = selection;
+        self.finds
+            .extend(finds.iter().map(|(d, p)| (resolve(d), p.clone())));
+        self.ignore.extend(ignore.iter().map(|i| resolve(i)));
+        self.ignore_glob.extend(ignore_glob);
+        self.deselect.extend(deselect.iter().map(|d| resolve(d)));
+        for path in paths {
+            let resolved = resolve(&path);
+            if path.ends_with(".py") || path.ends_with(".py*") {
+                self.files.push(resolved);
+            } else {
+                self.dirs.push(resolved);
+            }
+        }
+        if whole_dir {
+            self.dirs.push(resolve("."));
+        }
+    }
+
+    /// Whether the run's paths take in `file`. With [`StepRun::excludes`],
+    /// this is the reference: [`RunIndex`] answers the same for many files.
     fn covers(&self, file: &str) -> bool {
         let under = |dir: &str| {
             if is_glob(dir) {
-                // `tests/*/unit`: the file's leading segments match it.
-                let depth = dir.split('/').count();
-                let segments: Vec<&str> = file.split('/').collect();
-                return segments.len() > depth && glob_matches(dir, &segments[..depth].join("/"));
+                return under_glob(dir, file);
             }
             dir.is_empty() || dir == "." || file.starts_with(&format!("{dir}/"))
         };
@@ -68,11 +118,7 @@ impl StepRun {
         {
             return Some(format!("--ignore {i}"));
         }
-        if let Some(g) = self
-            .ignore_glob
-            .iter()
-            .find(|g| fnmatch(g, file) || fnmatch(g, file.rsplit('/').next().unwrap_or(file)))
-        {
+        if let Some(g) = self.ignore_glob.iter().find(|g| ignore_glob_hits(g, file)) {
             return Some(format!("--ignore-glob {g}"));
         }
         if self.deselect.iter().any(|d| d == file) {
@@ -86,58 +132,20 @@ impl StepRun {
     }
 }
 
-/// The runs indexed by what they name, so a file is matched against the
-/// few runs that can cover it rather than every run (vLLM has hundreds).
-struct RunIndex<'r> {
-    /// Exact files and directories (`""` for a whole tree) → runs.
-    by_path: BTreeMap<&'r str, Vec<usize>>,
-    /// Runs with globs or `find` selections, checked one by one.
-    patterned: Vec<usize>,
-    runs: &'r [StepRun],
+/// A folder glob (`tests/*/unit`) takes in a file whose leading segments,
+/// as many as the glob has, match it.
+fn under_glob(dir: &str, file: &str) -> bool {
+    let depth = dir.split('/').count();
+    // The text before the file's `depth`-th `/`: its first `depth` segments,
+    // when it has more than that.
+    file.match_indices('/')
+        .nth(depth - 1)
+        .is_some_and(|(slash, _)| glob_matches(dir, &file[..slash]))
 }
 
-impl<'r> RunIndex<'r> {
-    fn new(runs: &'r [StepRun]) -> Self {
-        let mut by_path: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        let mut patterned = Vec::new();
-        for (i, run) in runs.iter().enumerate() {
-            if !run.finds.is_empty() || run.files.iter().chain(&run.dirs).any(|p| is_glob(p)) {
-                patterned.push(i);
-                continue;
-            }
-            for path in run.files.iter().chain(&run.dirs) {
-                let key = if path == "." { "" } else { path.as_str() };
-                by_path.entry(key).or_default().push(i);
-            }
-        }
-        Self {
-            by_path,
-            patterned,
-            runs,
-        }
-    }
-
-    /// The runs that run `file` (cover it and do not exclude it), in order.
-    fn running(&self, file: &str) -> Vec<&'r StepRun> {
-        let mut hits: Vec<usize> = self.patterned.clone();
-        // The file itself and each directory above it, up to the root.
-        let mut key = file;
-        loop {
-            if let Some(found) = self.by_path.get(key) {
-                hits.extend(found);
-            }
-            if key.is_empty() {
-                break;
-            }
-            key = key.rsplit_once('/').map_or("", |(dir, _)| dir);
-        }
-        hits.sort_unstable();
-        hits.dedup();
-        hits.into_iter()
-            .map(|i| &self.runs[i])
-            .filter(|r| r.runs(file))
-            .collect()
-    }
+/// `--ignore-glob` matches the path or the file name (pytest's fnmatch).
+fn ignore_glob_hits(glob: &str, file: &str) -> bool {
+    fnmatch(glob, file) || fnmatch(glob, file.rsplit('/').next().unwrap_or(file))
 }
 
 struct Collector<'a> {
@@ -182,45 +190,14 @@ impl Visitor for Collector<'_> {
         let Some(sel) = selection(site.args, site.previous) else {
             return;
         };
-        let Selection {
-            paths,
-            finds,
-            ignore,
-            ignore_glob,
-            deselect,
-            whole_dir,
-            script: _,
-            dynamic: _,
-        } = sel;
-        let cwd = site.cwd;
-        let mut run = StepRun {
-            job: site
-                .job
+        let mut run = StepRun::new(
+            site.job
                 .map(str::to_string)
                 .unwrap_or_else(|| site.location.path.clone()),
-            at: format!("{}:{}", site.location.path, site.location.line),
-            command: site.text.to_string(),
-            files: Vec::new(),
-            dirs: Vec::new(),
-            finds: finds
-                .iter()
-                .map(|(d, p)| (self.resolve(d, cwd), p.clone()))
-                .collect(),
-            ignore: ignore.iter().map(|i| self.resolve(i, cwd)).collect(),
-            ignore_glob,
-            deselect: deselect.iter().map(|d| self.resolve(d, cwd)).collect(),
-        };
-        for path in paths {
-            let resolved = self.resolve(&path, cwd);
-            if path.ends_with(".py") || path.ends_with(".py*") {
-                run.files.push(resolved);
-            } else {
-                run.dirs.push(resolved);
-            }
-        }
-        if whole_dir {
-            run.dirs.push(self.resolve(".", cwd));
-        }
+            format!("{}:{}", site.location.path, site.location.line),
+            site.text.to_string(),
+        );
+        run.select(sel, |path| self.resolve(path, site.cwd));
         self.runs.push(run);
     }
 }
@@ -311,12 +288,12 @@ pub fn check(
     let index = RunIndex::new(runs);
     for file in &selected {
         report.checked += 1;
-        let mut jobs: Vec<String> = index
+        let mut jobs: Vec<&str> = index
             .running(file)
             .into_iter()
-            .map(|r| r.job.clone())
+            .map(|r| r.job.as_str())
             .collect();
-        jobs.sort();
+        jobs.sort_unstable();
         jobs.dedup();
         if jobs.is_empty() {
             if allowed.contains(file) {
@@ -325,11 +302,17 @@ pub fn check(
                 report.untethered.push((*file).to_string());
             }
         } else {
+            let jobs = jobs.into_iter().map(str::to_string).collect();
             report.tethered.insert((*file).to_string(), jobs);
         }
     }
+    // A set: an allowlist of thousands checked against `only`'s thousands.
+    let only: Option<BTreeSet<&str>> = only.map(|files| files.iter().map(String::as_str).collect());
     for (path, _, _) in allowlist {
-        if only.is_some_and(|files| !files.contains(path)) {
+        if only
+            .as_ref()
+            .is_some_and(|files| !files.contains(path.as_str()))
+        {
             continue;
         }
         if !inv.contains(path.as_str()) && !root.join(path).is_file() {
