@@ -196,46 +196,28 @@ impl Git {
         paths: &[String],
         with_paths: bool,
     ) -> Result<Vec<Commit>, GitError> {
-        let mut args: Vec<&str> = vec!["log", "--no-color", "--format=%x1e%H%x00%ct%x00%s"];
+        // Each commit starts with an empty NUL-terminated field: a subject
+        // holds no NUL and a path is never empty, so neither can start a
+        // record of its own (a subject may hold any other byte).
+        let mut args: Vec<&str> = vec![
+            "log",
+            "--no-color",
+            "--no-textconv",
+            "--no-ext-diff",
+            "-z",
+            "--format=%x00%H%x00%ct%x00%s",
+        ];
         if with_paths {
-            args.extend(["--name-only", "-z", "--no-renames"]);
+            args.extend(["--name-only", "--no-renames"]);
         }
         args.extend(range.iter().map(String::as_str));
         args.push("--");
         args.extend(paths.iter().map(String::as_str));
         let out = self.run(&args, None)?;
-        let mut commits = Vec::new();
-        for record in out.split(|b| *b == 0x1e).skip(1) {
-            let mut fields = record.split(|b| *b == 0);
-            let id = String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
-            let time = String::from_utf8_lossy(fields.next().unwrap_or_default())
-                .parse()
-                .unwrap_or(0);
-            let subject_and_rest = fields.next().unwrap_or_default();
-            // Without -z the subject ends the record (and a newline); with
-            // it, the first name follows the subject after a newline.
-            let (subject, first) = match subject_and_rest.iter().position(|b| *b == b'\n') {
-                Some(nl) => (&subject_and_rest[..nl], &subject_and_rest[nl + 1..]),
-                None => (subject_and_rest, &[][..]),
-            };
-            let mut paths = Vec::new();
-            if with_paths {
-                for name in std::iter::once(first).chain(fields) {
-                    let name = String::from_utf8_lossy(name);
-                    let name = name.trim_matches('\n');
-                    if !name.is_empty() {
-                        paths.push(name.to_string());
-                    }
-                }
-            }
-            commits.push(Commit {
-                id,
-                time,
-                subject: String::from_utf8_lossy(subject).trim().to_string(),
-                paths,
-            });
-        }
-        Ok(commits)
+        parse_log(&out).map_err(|why| GitError::Failed {
+            args: args.join(" "),
+            stderr: format!("unexpected output ({why})"),
+        })
     }
 
     /// Is `ancestor` reachable from `descendant`?
@@ -356,6 +338,59 @@ impl Git {
     }
 }
 
+/// Commits from `git log -z --format=%x00%H%x00%ct%x00%s [--name-only]`:
+/// `\0 ID \0 TIME \0 SUBJECT \0`, then, with names, `\n` and each name
+/// NUL-terminated. Anything else is an error, never a commit skipped.
+fn parse_log(out: &[u8]) -> Result<Vec<Commit>, String> {
+    let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
+    let mut commits = Vec::new();
+    let mut at = 0;
+    // The output ends with a NUL, which leaves one empty field last.
+    while at + 1 < fields.len() {
+        if !fields[at].is_empty() {
+            return Err(format!("a record starts with {:?}", lossy(fields[at])));
+        }
+        let (Some(id), Some(time), Some(subject)) =
+            (fields.get(at + 1), fields.get(at + 2), fields.get(at + 3))
+        else {
+            return Err("a record is cut short".to_string());
+        };
+        let id = lossy(id);
+        if !matches!(id.len(), 40 | 64) || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("{id:?} is not a commit id"));
+        }
+        let time: i64 = lossy(time)
+            .parse()
+            .map_err(|_| format!("commit {id} has the time {:?}", lossy(time)))?;
+        at += 4;
+        let mut paths = Vec::new();
+        let mut first = true;
+        while let Some(name) = fields.get(at).filter(|f| !f.is_empty()) {
+            let name = if first {
+                name.strip_prefix(b"\n").unwrap_or(name)
+            } else {
+                name
+            };
+            first = false;
+            if !name.is_empty() {
+                paths.push(lossy(name));
+            }
+            at += 1;
+        }
+        commits.push(Commit {
+            id,
+            time,
+            subject: lossy(subject).trim().to_string(),
+            paths,
+        });
+    }
+    Ok(commits)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 fn truncated(path: &str) -> GitError {
     GitError::Failed {
         args: "cat-file --batch".to_string(),
@@ -368,4 +403,34 @@ fn split_z(out: &[u8]) -> Vec<String> {
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_is_read_record_by_record() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        // A subject with the old record separator and a fake id in it, a
+        // commit without names, an empty subject.
+        let out = format!(
+            "\0{a}\0100\0x\u{1e}{b}\0\n.buildkite/p.yml\0tests/t.py\0\0{b}\0200\0\0\0{a}\0300\0merge\0"
+        );
+        let commits = parse_log(out.as_bytes()).unwrap();
+        assert_eq!(commits.len(), 3);
+        assert_eq!(commits[0].subject, format!("x\u{1e}{b}"));
+        assert_eq!(commits[0].paths, [".buildkite/p.yml", "tests/t.py"]);
+        assert_eq!((commits[1].id.as_str(), commits[1].time), (b.as_str(), 200));
+        assert!(commits[1].paths.is_empty() && commits[1].subject.is_empty());
+        assert_eq!(commits[2].subject, "merge");
+        assert!(parse_log(b"").unwrap().is_empty());
+        // What git would never print is an error, not a commit skipped.
+        assert!(parse_log(format!("\0{a}\0soon\0x\0").as_bytes()).is_err());
+        assert!(parse_log(b"\0not-an-id\x00100\0x\0").is_err());
+        assert!(parse_log(format!("junk\0{a}\0100\0x\0").as_bytes()).is_err());
+        assert!(parse_log(format!("\0{a}\0100").as_bytes()).is_err());
+    }
 }

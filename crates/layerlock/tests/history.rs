@@ -707,3 +707,77 @@ fn triage_fails_closed_on_what_it_cannot_read() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("no failing test to triage"), "{out}");
 }
+
+// Hostile repositories and inputs: what a pull request's author controls
+// (commit subjects, file names, CI files, test names and messages) must not
+// hide a change, hang the check or break out of the report.
+
+/// A failing test importing `helper.py`, its job disabled on 2026-09-01,
+/// restored on a branch. Returns the disabling commit.
+fn small_dark_job(subject_while_dark: &str) -> (Repo, String) {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: kv\n  command: pytest tests\n",
+    );
+    repo.write("helper.py", "X = 1\n");
+    repo.write(
+        "tests/test_a.py",
+        "import helper\n\n\ndef test_a():\n    assert helper.X == 1\n",
+    );
+    repo.commit("2026-08-01", "Add the job");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    let disabling = repo.commit("2026-09-01", "Disable the job");
+    repo.write("helper.py", "X = 2\n");
+    repo.commit("2026-09-02", subject_while_dark);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: kv\n  command: pytest tests\n",
+    );
+    repo.commit("2026-10-01", "Restore the job");
+    repo.write(
+        "reports/r.xml",
+        "<testsuites><testsuite><testcase classname=\"tests.test_a\" name=\"test_a\"><failure message=\"assert 2 == 1\"/></testcase></testsuite></testsuites>",
+    );
+    (repo, disabling)
+}
+
+#[test]
+fn a_commit_subject_cannot_hide_or_forge_commits() {
+    // Git keeps a record separator in a subject; the log must still be read
+    // commit by commit.
+    let forged = "Tweak\u{1e}0000000000000000000000000000000000000000 the helper";
+    let (repo, _) = small_dark_job(forged);
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let failure = failure(&report, "tests/test_a.py::test_a");
+    assert_eq!(failure["cause"], "latent", "{failure:#}");
+    assert_eq!(subjects(&failure["latent"]), [forged]);
+
+    // The same subject on the commit that disabled a step.
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.commit("2026-08-01", "Add");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    repo.commit("2026-09-01", forged);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make -j9\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto", "--format", "json"]);
+    assert_eq!(code, 1, "the restored step differs: {out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+}
