@@ -248,8 +248,9 @@ const CI_PLACES: [&str; 4] = [
     ".gitlab",
 ];
 
-/// Literal pathspecs of every CI file: the user's, else the usual places
-/// plus any nested ones (`sub/.buildkite`) among the work tree's files.
+/// Pathspecs of every CI file (git reads every pathspec literally): the
+/// user's, else the usual places plus any nested ones (`sub/.buildkite`)
+/// among the work tree's files.
 fn ci_pathspecs(git: &Git, paths: &[String]) -> Result<Vec<String>, GitError> {
     if !paths.is_empty() {
         return Ok(paths.to_vec());
@@ -280,7 +281,7 @@ fn is_yaml(path: &str) -> bool {
 /// Reads CI files at revisions, each revision once.
 struct History<'a> {
     git: &'a Git,
-    /// For `git log`, which reads pathspec magic.
+    /// The literal pathspecs git is given.
     pathspecs: Vec<String>,
     /// The user's files and folders; empty: every CI file by location.
     paths: Vec<String>,

@@ -245,9 +245,14 @@ impl Git {
         let mut child = Command::new("git")
             .arg("-C")
             .arg(&self.root)
-            // No pager, no prompts, no configured external diff or colour.
+            // No pager, no prompts, no configured external diff or colour,
+            // no file-system monitor program.
             .args(["-c", "core.quotePath=false", "-c", "color.ui=false"])
+            .args(["-c", "core.fsmonitor=false"])
             .args(args)
+            // Every path layerlock passes is a file or folder name: a name
+            // such as `:(exclude)…` or `*` in the repository is not magic.
+            .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
             .env_remove("GIT_EXTERNAL_DIFF")

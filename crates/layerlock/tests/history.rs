@@ -781,3 +781,27 @@ fn a_commit_subject_cannot_hide_or_forge_commits() {
     assert_eq!(code, 1, "the restored step differs: {out}{err}");
     assert_eq!(status_of(&json(&out), "a"), "changed");
 }
+#[test]
+fn file_names_are_never_pathspec_magic() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    // A nested CI folder whose name, read as pathspec magic, would exclude
+    // every `.buildkite` folder.
+    repo.write(":(exclude,glob)**/.buildkite/pipeline.yml", "steps: []\n");
+    repo.write(":!.buildkite/.buildkite/pipeline.yml", "steps: []\n");
+    repo.commit("2026-08-02", "Nested pipelines");
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--format", "json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+    // And a path given on the command line is a path.
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, ".buildkite/pipeline.yml"]);
+    assert_eq!(code, 1, "{out}{err}");
+}
