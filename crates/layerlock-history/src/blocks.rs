@@ -183,11 +183,67 @@ impl BlocksReport {
     }
 }
 
-/// Jobs of every CI file at one revision (or the working tree), by id.
+/// One definition of a job: its file and the job.
+type Def = (String, Job);
+
+/// Jobs of every CI file at one revision (or the working tree), by id:
+/// every definition of an id, in file order (GitHub Actions job ids are
+/// per workflow, and YAML keeps a key written twice).
 #[derive(Debug, Default, Clone)]
 struct Snapshot {
-    jobs: BTreeMap<JobId, (String, Job)>,
+    jobs: BTreeMap<JobId, Vec<Def>>,
     problems: Vec<FileProblem>,
+}
+
+impl Snapshot {
+    fn defs(&self, id: &JobId) -> &[Def] {
+        self.jobs.get(id).map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// Definitions of one id on two sides, matched: those in the same file
+/// first (in order), then the rest in order; what is left over stands
+/// alone. Indexes into `old` and `new`.
+fn pair(old: &[Def], new: &[Def]) -> Vec<(Option<usize>, Option<usize>)> {
+    let mut taken = vec![false; new.len()];
+    let mut pairs = Vec::new();
+    let mut old_left = Vec::new();
+    for (i, (path, _)) in old.iter().enumerate() {
+        match (0..new.len()).find(|&j| !taken[j] && new[j].0 == *path) {
+            Some(j) => {
+                taken[j] = true;
+                pairs.push((Some(i), Some(j)));
+            }
+            None => old_left.push(i),
+        }
+    }
+    let new_left: Vec<usize> = (0..new.len()).filter(|&j| !taken[j]).collect();
+    for k in 0..old_left.len().max(new_left.len()) {
+        pairs.push((old_left.get(k).copied(), new_left.get(k).copied()));
+    }
+    pairs
+}
+
+/// The definitions of `old` that `new` no longer has.
+fn gone<'a>(old: &'a [Def], new: &[Def]) -> Vec<&'a Def> {
+    pair(old, new)
+        .into_iter()
+        .filter_map(|(o, n)| match (o, n) {
+            (Some(o), None) => Some(&old[o]),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The definitions of `new` that `old` does not have.
+fn fresh<'a>(old: &[Def], new: &'a [Def]) -> Vec<&'a Def> {
+    pair(old, new)
+        .into_iter()
+        .filter_map(|(o, n)| match (o, n) {
+            (None, Some(n)) => Some(&new[n]),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Snapshot {
@@ -220,17 +276,11 @@ impl Snapshot {
                 continue;
             };
             for job in jobs::jobs(system, &docs) {
-                let mut id = job.id.clone();
-                let mut n = 1;
-                while snapshot.jobs.contains_key(&id) {
-                    n += 1;
-                    id = match &job.id {
-                        JobId::Key(v) => JobId::Key(format!("{v} #{n}")),
-                        JobId::Label(v) => JobId::Label(format!("{v} #{n}")),
-                        JobId::Job(v) => JobId::Job(format!("{path}:{v}")),
-                    };
-                }
-                snapshot.jobs.insert(id, (path.clone(), job));
+                snapshot
+                    .jobs
+                    .entry(job.id.clone())
+                    .or_default()
+                    .push((path.clone(), job));
             }
         }
         snapshot
@@ -370,15 +420,19 @@ impl<'a> History<'a> {
     }
 
     /// For each job named in `wanted` (a key, label or job id), the newest
-    /// commit on the first-parent line from `from` whose change removed it.
+    /// commit on the first-parent line from `from` whose change removed a
+    /// definition of it: one in a file of `prefer[name]` when there is one,
+    /// else one in any file.
     fn disabling_commits(
         &mut self,
         from: &str,
         wanted: &BTreeSet<String>,
+        prefer: &BTreeMap<String, BTreeSet<String>>,
     ) -> Result<BTreeMap<String, CommitRef>, GitError> {
-        let mut found = BTreeMap::new();
+        let mut exact: BTreeMap<String, CommitRef> = BTreeMap::new();
+        let mut any: BTreeMap<String, CommitRef> = BTreeMap::new();
         if wanted.is_empty() {
-            return Ok(found);
+            return Ok(exact);
         }
         // Commits whose diff mentions one of the ids, newest first; each is
         // then proven by reading the jobs before and after it.
@@ -398,33 +452,49 @@ impl<'a> History<'a> {
             let Some(parent) = self.git.parent(&commit.id)? else {
                 continue;
             };
-            let names = |snapshot: &Snapshot| -> BTreeSet<String> {
-                snapshot
-                    .jobs
-                    .keys()
-                    .map(|id| id.value().to_string())
-                    .collect()
-            };
-            let after = names(self.at(&commit.id)?);
-            let before = names(self.at(&parent)?);
-            for id in wanted {
-                if !found.contains_key(id) && before.contains(id) && !after.contains(id) {
-                    found.insert(
-                        id.clone(),
-                        CommitRef {
-                            id: commit.id.clone(),
-                            time: commit.time,
-                            subject: commit.subject.clone(),
-                        },
-                    );
+            let after = self.at(&commit.id)?.clone();
+            let before = self.at(&parent)?.clone();
+            for name in wanted {
+                if exact.contains_key(name) {
+                    continue;
                 }
+                let (old, new) = (named(&before, name), named(&after, name));
+                let removed = gone(&old, &new);
+                if removed.is_empty() {
+                    continue;
+                }
+                let by = CommitRef {
+                    id: commit.id.clone(),
+                    time: commit.time,
+                    subject: commit.subject.clone(),
+                };
+                let preferred = prefer
+                    .get(name)
+                    .is_none_or(|paths| removed.iter().any(|(path, _)| paths.contains(path)));
+                if preferred {
+                    exact.insert(name.clone(), by.clone());
+                }
+                any.entry(name.clone()).or_insert(by);
             }
-            if found.len() == wanted.len() {
+            if exact.len() == wanted.len() {
                 break;
             }
         }
-        Ok(found)
+        for (name, by) in any {
+            exact.entry(name).or_insert(by);
+        }
+        Ok(exact)
     }
+}
+
+/// Every definition of the jobs whose key, label or id is `name`.
+fn named(snapshot: &Snapshot, name: &str) -> Vec<Def> {
+    snapshot
+        .jobs
+        .iter()
+        .filter(|(id, _)| id.value() == name)
+        .flat_map(|(_, defs)| defs.iter().cloned())
+        .collect()
 }
 
 /// Compare the working tree's CI jobs with `baseline`.
@@ -436,24 +506,29 @@ pub fn blocks(
     let mut history = History::new(git, &options.paths)?;
     let now = history.worktree()?;
     let mut problems = now.problems.clone();
-    let selected =
-        |id: &JobId| options.only.is_empty() || options.only.iter().any(|o| o == id.value());
-    let mut steps = Vec::new();
-    let (description, pairs): (String, Vec<Pair>) = match baseline {
+    let selected = |shown: &JobId, id: &JobId| {
+        options.only.is_empty()
+            || options
+                .only
+                .iter()
+                .any(|o| o == id.value() || o == shown.value())
+    };
+    let mut pairs: Vec<Pair> = Vec::new();
+    let description = match baseline {
         Baseline::Since(rev) => {
             let commit = git.commit(rev)?;
             let old = history.at(&commit)?.clone();
             problems.extend(old.problems.iter().cloned());
-            let ids: BTreeSet<JobId> = old.jobs.keys().chain(now.jobs.keys()).cloned().collect();
-            let pairs = ids
-                .into_iter()
-                .filter(|id| selected(id))
-                .map(|id| {
-                    let before = old_job(&old, &id, &commit);
-                    (id, before, None)
-                })
-                .collect();
-            (format!("{rev} ({})", short(&commit)), pairs)
+            let ids: BTreeSet<&JobId> = old.jobs.keys().chain(now.jobs.keys()).collect();
+            for id in ids {
+                let (before, after) = (old.defs(id), now.defs(id));
+                let qualify = before.len() > 1 || after.len() > 1;
+                for (o, n) in pair(before, after) {
+                    let (o, n) = (o.map(|o| &before[o]), n.map(|n| &after[n]));
+                    pairs.push(Pair::new(id, qualify, o, n, &commit, None));
+                }
+            }
+            format!("{rev} ({})", short(&commit))
         }
         Baseline::DisabledBy(rev) => {
             let commit = git.commit(rev)?;
@@ -462,7 +537,7 @@ pub fn blocks(
                 .ok_or_else(|| GitError::UnknownRevision {
                     rev: format!("{rev}^ (the commit has no parent)"),
                 })?;
-            let after: BTreeSet<JobId> = history.at(&commit)?.jobs.keys().cloned().collect();
+            let after = history.at(&commit)?.clone();
             let old = history.at(&parent)?.clone();
             problems.extend(old.problems.iter().cloned());
             let subject = git
@@ -474,44 +549,77 @@ pub fn blocks(
                 time: c.time,
                 subject: c.subject,
             });
-            let pairs = old
-                .jobs
-                .keys()
-                .filter(|id| !after.contains(id) && selected(id))
-                .cloned()
-                .map(|id| {
-                    let before = old_job(&old, &id, &parent);
-                    (id, before, disabled.clone())
-                })
-                .collect();
-            (
-                format!(
-                    "the parent of {rev} ({}), for the steps it disabled",
-                    short(&commit)
-                ),
-                pairs,
+            for (id, defs) in &old.jobs {
+                // What the commit removed, against what is back now: the
+                // definitions the commit kept are not candidates.
+                let removed: Vec<Def> = gone(defs, after.defs(id)).into_iter().cloned().collect();
+                if removed.is_empty() {
+                    continue;
+                }
+                let back: Vec<Def> = fresh(after.defs(id), now.defs(id))
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                let qualify = defs.len() > 1 || now.defs(id).len() > 1;
+                for (o, n) in pair(&removed, &back) {
+                    if let Some(o) = o {
+                        let n = n.map(|n| &back[n]);
+                        pairs.push(Pair::new(
+                            id,
+                            qualify,
+                            Some(&removed[o]),
+                            n,
+                            &parent,
+                            disabled.clone(),
+                        ));
+                    }
+                }
+            }
+            format!(
+                "the parent of {rev} ({}), for the steps it disabled",
+                short(&commit)
             )
         }
         Baseline::Restored { since } => {
             let commit = git.commit(since)?;
-            let then: BTreeSet<JobId> = history.at(&commit)?.jobs.keys().cloned().collect();
-            let back: BTreeSet<JobId> = now
-                .jobs
-                .keys()
-                .filter(|id| !then.contains(id) && selected(id))
-                .cloned()
-                .collect();
-            let names = back.iter().map(|id| id.value().to_string()).collect();
-            let disabling = history.disabling_commits(&commit, &names)?;
-            let mut pairs = Vec::new();
-            for id in back {
-                match disabling.get(id.value()) {
-                    Some(by) => {
-                        let parent = git.parent(&by.id)?.unwrap_or_default();
-                        let before = old_job(history.at(&parent)?, &id, &parent);
-                        pairs.push((id, before, Some(by.clone())));
+            let then = history.at(&commit)?.clone();
+            // Each definition new since then, by id.
+            let mut back: BTreeMap<&JobId, Vec<Def>> = BTreeMap::new();
+            for (id, defs) in &now.jobs {
+                let new: Vec<Def> = fresh(then.defs(id), defs).into_iter().cloned().collect();
+                if !new.is_empty() {
+                    back.insert(id, new);
+                }
+            }
+            let names: BTreeSet<String> = back.keys().map(|id| id.value().to_string()).collect();
+            let mut prefer: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for (id, defs) in &back {
+                prefer
+                    .entry(id.value().to_string())
+                    .or_default()
+                    .extend(defs.iter().map(|(path, _)| path.clone()));
+            }
+            let disabling = history.disabling_commits(&commit, &names, &prefer)?;
+            for (id, restored) in back {
+                let qualify = restored.len() > 1 || now.defs(id).len() > 1;
+                let Some(by) = disabling.get(id.value()) else {
+                    for def in &restored {
+                        pairs.push(Pair::new(id, qualify, None, Some(def), &commit, None));
                     }
-                    None => pairs.push((id, None, None)),
+                    continue;
+                };
+                let parent = git.parent(&by.id)?.unwrap_or_default();
+                let before = history.at(&parent)?.defs(id).to_vec();
+                let removed: Vec<Def> = gone(&before, history.at(&by.id)?.defs(id))
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                for (o, n) in pair(&removed, &restored) {
+                    if let Some(n) = n {
+                        let o = o.map(|o| &removed[o]);
+                        let by = o.map(|_| by.clone());
+                        pairs.push(Pair::new(id, qualify, o, Some(&restored[n]), &parent, by));
+                    }
                 }
             }
             let since_shown = if since == &commit {
@@ -519,17 +627,22 @@ pub fn blocks(
             } else {
                 format!("{since} ({})", short(&commit))
             };
-            (
-                format!(
-                    "each step new since {since_shown}, as it was before the commit that removed it"
-                ),
-                pairs,
+            format!(
+                "each step new since {since_shown}, as it was before the commit that removed it"
             )
         }
     };
-    for (id, before, disabled_by) in pairs {
-        let after = now.jobs.get(&id).cloned();
-        steps.push(compare(&id, before, after, disabled_by, &options.edits));
+    let mut steps = Vec::new();
+    for pair in pairs {
+        if selected(&pair.shown, &pair.id) {
+            steps.push(compare(
+                &pair.shown,
+                pair.old,
+                pair.new,
+                pair.disabled_by,
+                &options.edits,
+            ));
+        }
     }
     steps.sort_by(|a, b| {
         (a.status == Status::Unchanged, &a.id).cmp(&(b.status == Status::Unchanged, &b.id))
@@ -546,13 +659,44 @@ pub fn blocks(
 
 /// A job to compare: its id, its old definition (file, job, commit) and
 /// the commit that disabled it.
-type Pair = (JobId, Option<(String, Job, String)>, Option<CommitRef>);
+struct Pair {
+    id: JobId,
+    /// The id as reported: with its file when the id names more than one
+    /// job.
+    shown: JobId,
+    old: Option<(String, Job, String)>,
+    new: Option<Def>,
+    disabled_by: Option<CommitRef>,
+}
 
-fn old_job(snapshot: &Snapshot, id: &JobId, commit: &str) -> Option<(String, Job, String)> {
-    snapshot
-        .jobs
-        .get(id)
-        .map(|(path, job)| (path.clone(), job.clone(), commit.to_string()))
+impl Pair {
+    fn new(
+        id: &JobId,
+        qualify: bool,
+        old: Option<&Def>,
+        new: Option<&Def>,
+        commit: &str,
+        disabled_by: Option<CommitRef>,
+    ) -> Self {
+        let shown = match new.or(old) {
+            Some((path, _)) if qualify => {
+                let value = format!("{} ({path})", id.value());
+                match id {
+                    JobId::Key(_) => JobId::Key(value),
+                    JobId::Label(_) => JobId::Label(value),
+                    JobId::Job(_) => JobId::Job(value),
+                }
+            }
+            _ => id.clone(),
+        };
+        Self {
+            id: id.clone(),
+            shown,
+            old: old.map(|(path, job)| (path.clone(), job.clone(), commit.to_string())),
+            new: new.cloned(),
+            disabled_by,
+        }
+    }
 }
 
 fn short(commit: &str) -> &str {
@@ -696,5 +840,5 @@ pub fn disabling_commits(
     from: &str,
     wanted: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, CommitRef>, GitError> {
-    History::new(git, paths)?.disabling_commits(from, wanted)
+    History::new(git, paths)?.disabling_commits(from, wanted, &BTreeMap::new())
 }

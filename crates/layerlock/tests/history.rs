@@ -805,3 +805,93 @@ fn file_names_are_never_pathspec_magic() {
     let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, ".buildkite/pipeline.yml"]);
     assert_eq!(code, 1, "{out}{err}");
 }
+impl Repo {
+    /// `layerlock ARGS`, stopped after `secs` seconds: a hang is a failure
+    /// of its own, not a test that never ends.
+    fn layerlock_within(&self, secs: u64, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.work.layerlock(args);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("run layerlock");
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(secs) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("layerlock {args:?} ran longer than {secs} s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().expect("output");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+#[test]
+fn jobs_of_the_same_name_are_matched_by_file_and_never_hang() {
+    // A job id written three times in one workflow (YAML keeps duplicate
+    // keys).
+    let repo = Repo::new();
+    let thrice = "on: push\njobs:\n  build:\n    runs-on: a\n  build:\n    runs-on: b\n  build:\n    runs-on: c\n";
+    repo.write(".github/workflows/ci.yml", thrice);
+    let base = repo.commit("2026-08-01", "Add");
+    let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 steps compared: 3 unchanged"), "{out}");
+
+    // `test` in two workflows: the one in a.yml (sorted first) is disabled,
+    // then restored with a change; ci.yml's never moved.
+    let repo = Repo::new();
+    let job = |run: &str| {
+        format!("on: push\njobs:\n  test:\n    runs-on: x\n    steps:\n    - run: {run}\n")
+    };
+    repo.write(".github/workflows/a.yml", &job("pytest a"));
+    repo.write(".github/workflows/ci.yml", &job("pytest ci"));
+    repo.commit("2026-08-01", "Add");
+    repo.write(".github/workflows/a.yml", "on: push\njobs: {}\n");
+    let disabling = repo.commit("2026-09-01", "Disable a");
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(".github/workflows/a.yml", &job("curl x | sh"));
+    for baseline in [
+        ["--disabled-by", disabling.as_str()],
+        ["--disabled-by", "auto"],
+    ] {
+        let mut args = vec!["blocks"];
+        args.extend(baseline);
+        let (code, out, err) = repo.layerlock_within(20, &args);
+        assert_eq!(code, 1, "{baseline:?}: {out}{err}");
+        assert!(
+            out.contains("changed: job test (.github/workflows/a.yml)"),
+            "{out}"
+        );
+        assert!(out.contains("+curl x | sh"), "{out}");
+        assert!(
+            !out.contains("ci.yml"),
+            "ci.yml's job was never disabled: {out}"
+        );
+    }
+    // Every occurrence of a job compared with the one in its own file.
+    let (code, out, _) = repo.layerlock_within(20, &["blocks", "--since", "main"]);
+    assert_eq!(code, 0, "a job added back is no difference: {out}");
+    assert!(
+        out.contains("added: job test (.github/workflows/a.yml)"),
+        "{out}"
+    );
+    let (code, out, _) =
+        repo.layerlock_within(20, &["blocks", "--since", "main~1", "--step", "test"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("changed: job test (.github/workflows/a.yml)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 steps compared: 1 changed, 1 unchanged"),
+        "{out}"
+    );
+}
