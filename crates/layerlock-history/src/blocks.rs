@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use layerlock_ci::System;
 use layerlock_ci::jobs::{self, Job, JobId, Value};
 use layerlock_ci::yaml;
-use layerlock_walk::git::{Git, GitError};
+use layerlock_walk::git::{Blob, Git, GitError};
 use regex::Regex;
 use serde::Serialize;
 
@@ -367,7 +367,11 @@ impl<'a> History<'a> {
             let read = files
                 .into_iter()
                 .zip(blobs)
-                .filter_map(|(path, blob)| blob.map(|b| (path, Ok(b))))
+                .filter_map(|(path, blob)| match blob {
+                    Blob::Missing => None,
+                    Blob::Bytes(bytes) => Some((path, Ok(bytes))),
+                    Blob::Refused(why) => Some((path, Err(why))),
+                })
                 .collect();
             self.snapshots
                 .insert(commit.to_string(), Snapshot::build(read, Some(commit)));
@@ -407,9 +411,11 @@ impl<'a> History<'a> {
             }
         }
         let canonical_root = fs_err::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        // A file deleted from the work tree is gone; a link to nothing is
+        // there and cannot be read.
         let read = files
             .into_iter()
-            .filter(|path| root.join(path).exists())
+            .filter(|path| fs_err::symlink_metadata(root.join(path)).is_ok())
             .map(|path| {
                 let bytes = layerlock_walk::read_bounded(&root.join(&path), &canonical_root)
                     .map_err(|e| e.to_string());

@@ -39,6 +39,17 @@ pub struct Git {
     timeout: Duration,
 }
 
+/// A file at a commit, as [`Git::blobs`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blob {
+    /// Nothing at that path.
+    Missing,
+    Bytes(Vec<u8>),
+    /// What cannot be read, and why: a symlink out of the repository, to
+    /// nothing, or in a loop.
+    Refused(String),
+}
+
 /// One `git log` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
@@ -124,14 +135,16 @@ impl Git {
         Ok(split_z(&out))
     }
 
-    /// The contents of `path` at each commit, in one `git cat-file --batch`:
-    /// `None` where the file does not exist at that commit. Blobs larger than
+    /// The contents of `path` at each commit, in one `git cat-file --batch`,
+    /// a symlink followed to its target at that commit as a checkout would:
+    /// [`Blob::Missing`] where nothing is there, [`Blob::Refused`] where the
+    /// link leaves the repository, dangles or loops. Blobs larger than
     /// `max_bytes` are an error.
     pub fn blobs(
         &self,
         wanted: &[(String, String)],
         max_bytes: usize,
-    ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    ) -> Result<Vec<Blob>, GitError> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -145,7 +158,7 @@ impl Git {
             }
             input.extend_from_slice(format!("{commit}:{path}\n").as_bytes());
         }
-        let out = self.run(&["cat-file", "--batch"], Some(input))?;
+        let out = self.run(&["cat-file", "--batch", "--follow-symlinks"], Some(input))?;
         let mut rest = out.as_slice();
         let mut blobs = Vec::with_capacity(wanted.len());
         for (commit, path) in wanted {
@@ -155,23 +168,45 @@ impl Git {
                 .ok_or_else(|| truncated(path))?;
             let header = String::from_utf8_lossy(&rest[..end]).into_owned();
             rest = &rest[end + 1..];
-            if header.ends_with(" missing") || header.ends_with(" ambiguous") {
-                blobs.push(None);
+            if header.ends_with(" missing") {
+                blobs.push(Blob::Missing);
                 continue;
             }
-            let mut fields = header.split(' ');
-            let kind = fields.nth(1).unwrap_or_default();
-            let size: usize = fields
-                .next()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| truncated(path))?;
+            let fields: Vec<&str> = header.split(' ').collect();
+            // `OID TYPE SIZE`, or `symlink|dangling|loop|notdir SIZE` and
+            // SIZE bytes naming the link's target.
+            let (kind, size) = match fields.as_slice() {
+                [_, kind, size] => (*kind, *size),
+                [kind, size] => (*kind, *size),
+                _ => return Err(truncated(path)),
+            };
+            let size: usize = size.parse().map_err(|_| truncated(path))?;
             if rest.len() < size + 1 {
                 return Err(truncated(path));
             }
             let body = &rest[..size];
             rest = &rest[size + 1..];
-            if kind != "blob" {
-                blobs.push(None);
+            let target = || String::from_utf8_lossy(body).into_owned();
+            let refused = match (fields.len(), kind) {
+                (3, "blob") => None,
+                (3, other) => Some(format!("a link to a {other}, not a file")),
+                (_, "symlink") => Some(format!(
+                    "a link to {}, outside the repository, so it was not read",
+                    target()
+                )),
+                (_, "dangling") => Some(format!(
+                    "a link to {}, which does not exist at this commit",
+                    target()
+                )),
+                (_, "loop") => Some("a link that loops, so it was not read".to_string()),
+                (_, "notdir") => Some(format!(
+                    "a link through {}, which is not a folder",
+                    target()
+                )),
+                _ => Some(format!("git cat-file answered {header:?}")),
+            };
+            if let Some(why) = refused {
+                blobs.push(Blob::Refused(why));
                 continue;
             }
             if size > max_bytes {
@@ -182,7 +217,7 @@ impl Git {
                     ),
                 });
             }
-            blobs.push(Some(body.to_vec()));
+            blobs.push(Blob::Bytes(body.to_vec()));
         }
         Ok(blobs)
     }

@@ -895,3 +895,42 @@ fn jobs_of_the_same_name_are_matched_by_file_and_never_hang() {
         "{out}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn symlinked_ci_files_are_followed_inside_the_repository_only() {
+    use std::os::unix::fs::symlink;
+    let repo = Repo::new();
+    repo.write("ci/pipeline.yml", "steps:\n- key: a\n  command: make\n");
+    std::fs::create_dir_all(repo.path().join(".buildkite")).expect("mkdir");
+    symlink(
+        "../ci/pipeline.yml",
+        repo.path().join(".buildkite/pipeline.yml"),
+    )
+    .expect("symlink");
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        "ci/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    // The file at the revision is the link's target, as in the work tree.
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--format", "json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+
+    // A link that leaves the repository, at the revision: refused, named.
+    symlink("/etc/passwd", repo.path().join(".buildkite/outside.yml")).expect("symlink");
+    let outside = repo.commit("2026-08-02", "Link out");
+    std::fs::remove_file(repo.path().join(".buildkite/outside.yml")).expect("rm");
+    let (code, _, err) = repo.layerlock(&["blocks", "--since", &outside]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".buildkite/outside.yml at "), "{err}");
+    assert!(err.contains("outside the repository"), "{err}");
+
+    // A link to nothing in the work tree is no file removed: it cannot be
+    // read.
+    symlink("../ci/gone.yml", repo.path().join(".buildkite/gone.yml")).expect("symlink");
+    let (code, _, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".buildkite/gone.yml"), "{err}");
+}
