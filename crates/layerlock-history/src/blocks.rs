@@ -27,6 +27,13 @@ pub enum BlocksError {
     Pattern { pattern: String, message: String },
     #[error("--rewrite `{0}` is not OLD=NEW")]
     Rewrite(String),
+    #[error(
+        "{path}{at}: {message}; the commit that removed a step cannot be told without it",
+        path = .0.path,
+        at = .0.commit.as_deref().map(|c| format!(" at {}", short(c))).unwrap_or_default(),
+        message = .0.message
+    )]
+    Unreadable(FileProblem),
 }
 
 /// The edits a restored step is allowed to carry.
@@ -336,6 +343,9 @@ struct History<'a> {
     /// The user's files and folders; empty: every CI file by location.
     paths: Vec<String>,
     snapshots: HashMap<String, Snapshot>,
+    /// The problems of every revision read: a file that could not be read
+    /// may hide the job looked for.
+    problems: Vec<FileProblem>,
 }
 
 impl<'a> History<'a> {
@@ -348,6 +358,7 @@ impl<'a> History<'a> {
                 .map(|p| p.trim_end_matches('/').to_string())
                 .collect(),
             snapshots: HashMap::new(),
+            problems: Vec::new(),
         })
     }
 
@@ -373,8 +384,9 @@ impl<'a> History<'a> {
                     Blob::Refused(why) => Some((path, Err(why))),
                 })
                 .collect();
-            self.snapshots
-                .insert(commit.to_string(), Snapshot::build(read, Some(commit)));
+            let snapshot = Snapshot::build(read, Some(commit));
+            self.problems.extend(snapshot.problems.iter().cloned());
+            self.snapshots.insert(commit.to_string(), snapshot);
         }
         Ok(&self.snapshots[commit])
     }
@@ -524,7 +536,6 @@ pub fn blocks(
         Baseline::Since(rev) => {
             let commit = git.commit(rev)?;
             let old = history.at(&commit)?.clone();
-            problems.extend(old.problems.iter().cloned());
             let ids: BTreeSet<&JobId> = old.jobs.keys().chain(now.jobs.keys()).collect();
             for id in ids {
                 let (before, after) = (old.defs(id), now.defs(id));
@@ -545,7 +556,6 @@ pub fn blocks(
                 })?;
             let after = history.at(&commit)?.clone();
             let old = history.at(&parent)?.clone();
-            problems.extend(old.problems.iter().cloned());
             let subject = git
                 .log(&["-1".to_string(), commit.clone()], &[], false)?
                 .into_iter()
@@ -638,6 +648,7 @@ pub fn blocks(
             )
         }
     };
+    problems.extend(history.problems);
     let mut steps = Vec::new();
     for pair in pairs {
         if selected(&pair.shown, &pair.id) {
@@ -839,12 +850,18 @@ fn unified(old: &[String], new: &[String]) -> String {
 
 /// For each job named in `wanted` (a step key, label or job id), the
 /// newest commit on the first-parent line from `from` that removed it from
-/// the CI files under `paths` (every CI file when empty).
+/// the CI files under `paths` (every CI file when empty). A CI file that
+/// could not be read at a commit looked at is an error.
 pub fn disabling_commits(
     git: &Git,
     paths: &[String],
     from: &str,
     wanted: &BTreeSet<String>,
-) -> Result<BTreeMap<String, CommitRef>, GitError> {
-    History::new(git, paths)?.disabling_commits(from, wanted, &BTreeMap::new())
+) -> Result<BTreeMap<String, CommitRef>, BlocksError> {
+    let mut history = History::new(git, paths)?;
+    let found = history.disabling_commits(from, wanted, &BTreeMap::new())?;
+    match history.problems.into_iter().next() {
+        Some(problem) => Err(BlocksError::Unreadable(problem)),
+        None => Ok(found),
+    }
 }

@@ -26,6 +26,8 @@ const MAX_COMMITS_SHOWN: usize = 10;
 pub enum TriageError {
     #[error(transparent)]
     Git(#[from] GitError),
+    #[error(transparent)]
+    Blocks(#[from] blocks::BlocksError),
     #[error("{path}: {message}")]
     Report { path: String, message: String },
     #[error("{path}:{line}: {message}")]

@@ -934,3 +934,33 @@ fn symlinked_ci_files_are_followed_inside_the_repository_only() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(".buildkite/gone.yml"), "{err}");
 }
+#[test]
+fn ci_files_history_cannot_read_are_reported_by_disabled_by_auto() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n- key: b\n  command: [oops\n",
+    );
+    repo.commit("2026-08-01", "Add, one step broken");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: x\n  command: make\n",
+    );
+    repo.commit("2026-09-01", "Replace");
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: x\n  command: make\n- key: a\n  command: curl x | sh\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto"]);
+    assert_eq!(code, 2, "the old definition could not be read: {out}{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+    // Nor can triage tell when the job went dark.
+    repo.write(
+        "r.xml",
+        "<testsuites><testsuite><testcase classname=\"t\" name=\"t\"><failure/></testcase></testsuite></testsuites>",
+    );
+    let (code, _, err) = repo.layerlock(&["triage", "a=r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+}
