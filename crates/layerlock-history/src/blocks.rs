@@ -34,6 +34,14 @@ pub enum BlocksError {
         message = .0.message
     )]
     Unreadable(FileProblem),
+    #[error(
+        "{0} holds no YAML CI file in the working tree or at the revisions compared; give a pipeline or workflow file, or its folder"
+    )]
+    NoCiFile(String),
+    #[error(
+        "--step {step} names no step compared with {baseline}; give a key, label or job id that the report lists without --step"
+    )]
+    UnknownStep { step: String, baseline: String },
 }
 
 /// The edits a restored step is allowed to carry.
@@ -346,6 +354,8 @@ struct History<'a> {
     /// The problems of every revision read: a file that could not be read
     /// may hide the job looked for.
     problems: Vec<FileProblem>,
+    /// Every CI file read, in the work tree or at a revision.
+    read: BTreeSet<String>,
 }
 
 impl<'a> History<'a> {
@@ -359,6 +369,7 @@ impl<'a> History<'a> {
                 .collect(),
             snapshots: HashMap::new(),
             problems: Vec::new(),
+            read: BTreeSet::new(),
         })
     }
 
@@ -375,6 +386,7 @@ impl<'a> History<'a> {
                 .map(|p| (commit.to_string(), p.clone()))
                 .collect();
             let blobs = self.git.blobs(&wanted, MAX_CI_FILE)?;
+            self.read.extend(files.iter().cloned());
             let read = files
                 .into_iter()
                 .zip(blobs)
@@ -403,7 +415,7 @@ impl<'a> History<'a> {
             }
     }
 
-    fn worktree(&self) -> Result<Snapshot, GitError> {
+    fn worktree(&mut self) -> Result<Snapshot, GitError> {
         let root = self.git.root();
         let mut args = vec![
             "ls-files",
@@ -422,6 +434,7 @@ impl<'a> History<'a> {
                 files.insert(path);
             }
         }
+        self.read.extend(files.iter().cloned());
         let canonical_root = fs_err::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         // A file deleted from the work tree is gone; a link to nothing is
         // there and cannot be read.
@@ -649,6 +662,23 @@ pub fn blocks(
         }
     };
     problems.extend(history.problems);
+    for path in &history.paths {
+        let holds = |file: &String| file == path || file.starts_with(&format!("{path}/"));
+        if !history.read.iter().any(holds) {
+            return Err(BlocksError::NoCiFile(path.clone()));
+        }
+    }
+    for step in &options.only {
+        if !pairs
+            .iter()
+            .any(|p| step == p.id.value() || step == p.shown.value())
+        {
+            return Err(BlocksError::UnknownStep {
+                step: step.clone(),
+                baseline: description,
+            });
+        }
+    }
     let mut steps = Vec::new();
     for pair in pairs {
         if selected(&pair.shown, &pair.id) {

@@ -964,3 +964,41 @@ fn ci_files_history_cannot_read_are_reported_by_disabled_by_auto() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not valid YAML"), "{err}");
 }
+
+#[test]
+fn a_step_or_path_that_names_nothing_is_an_error_not_a_pass() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.write("README.md", "hi\n");
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    for args in [
+        vec!["--step", "typo"],
+        vec![".buildkite/typo.yml"],
+        vec!["README.md"],
+        vec!["nowhere/"],
+    ] {
+        let mut all = vec!["blocks", "--since", &base];
+        all.extend(&args);
+        let (code, out, err) = repo.layerlock(&all);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        let named = args.last().expect("arg").trim_end_matches('/');
+        assert!(err.contains(named), "{err}");
+    }
+    let (code, out, err) =
+        repo.layerlock(&["blocks", "--since", &base, "--step", "a", ".buildkite/"]);
+    assert_eq!(code, 1, "{out}{err}");
+
+    // Where triage looks for the steps: inside the repository too.
+    let (repo, _) = small_dark_job("Change the helper");
+    repo.write("layerlock.toml", "[blocks]\npaths = [\"/\"]\n");
+    let (code, _, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("outside the repository"), "{err}");
+}

@@ -22,8 +22,14 @@ pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
             for path in &settings.pipeline_paths {
                 let real =
                     fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
-                if let Ok(rel) = real.strip_prefix(&root) {
-                    paths.push(rel.to_string_lossy().replace('\\', "/"));
+                match real.strip_prefix(&root) {
+                    Ok(rel) if rel.as_os_str().is_empty() => {}
+                    Ok(rel) => paths.push(rel.to_string_lossy().replace('\\', "/")),
+                    Err(_) => anyhow::bail!(
+                        "[blocks] paths: {} is outside the repository at {}; --dark-since auto reads only the repository's own CI files",
+                        path.display(),
+                        root.display()
+                    ),
                 }
             }
             DarkSince::FromBlocks { paths }
