@@ -42,6 +42,10 @@ pub enum BlocksError {
         "--step {step} names no step compared with {baseline}; give a key, label or job id that the report lists without --step"
     )]
     UnknownStep { step: String, baseline: String },
+    #[error(
+        "looked through the {MAX_DISABLE_CANDIDATES} newest commits whose changes mention {names} and found none that removed it; name the commit (blocks --disabled-by COMMIT, triage --dark-since REV)"
+    )]
+    TooManyCandidates { names: String },
 }
 
 /// The edits a restored step is allowed to carry.
@@ -459,7 +463,7 @@ impl<'a> History<'a> {
         from: &str,
         wanted: &BTreeSet<String>,
         prefer: &BTreeMap<String, BTreeSet<String>>,
-    ) -> Result<BTreeMap<String, CommitRef>, GitError> {
+    ) -> Result<BTreeMap<String, CommitRef>, BlocksError> {
         let mut exact: BTreeMap<String, CommitRef> = BTreeMap::new();
         let mut any: BTreeMap<String, CommitRef> = BTreeMap::new();
         if wanted.is_empty() {
@@ -479,6 +483,7 @@ impl<'a> History<'a> {
             from.to_string(),
         ];
         let candidates = self.git.log(&range, &self.pathspecs.clone(), false)?;
+        let cut = candidates.len() > MAX_DISABLE_CANDIDATES;
         for commit in candidates.into_iter().take(MAX_DISABLE_CANDIDATES) {
             let Some(parent) = self.git.parent(&commit.id)? else {
                 continue;
@@ -513,6 +518,18 @@ impl<'a> History<'a> {
         }
         for (name, by) in any {
             exact.entry(name).or_insert(by);
+        }
+        // Not found among the commits looked at is no answer when there
+        // were more.
+        let missing: Vec<&str> = wanted
+            .iter()
+            .filter(|name| !exact.contains_key(*name))
+            .map(String::as_str)
+            .collect();
+        if cut && !missing.is_empty() {
+            return Err(BlocksError::TooManyCandidates {
+                names: missing.join(", "),
+            });
         }
         Ok(exact)
     }

@@ -1002,3 +1002,53 @@ fn a_step_or_path_that_names_nothing_is_an_error_not_a_pass() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("outside the repository"), "{err}");
 }
+
+#[test]
+fn disabled_by_auto_says_so_when_it_stops_looking() {
+    // The step was removed before 2,001 commits whose diffs mention its key.
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.commit("2026-01-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: b\n  command: make\n",
+    );
+    repo.commit("2026-01-02", "Remove a");
+    let mut stream = Vec::new();
+    for i in 0..2001 {
+        let data = format!("steps:\n- key: b\n  command: make # a {i}\n");
+        let from = if i == 0 {
+            "from refs/heads/main^0\n"
+        } else {
+            ""
+        };
+        stream.extend(
+            format!(
+                "commit refs/heads/main\ncommitter Dev <dev@example.com> {} +0000\ndata 2\nx\n{from}M 100644 inline .buildkite/pipeline.yml\ndata {}\n{data}\n",
+                1_767_400_000 + i,
+                data.len()
+            )
+            .into_bytes(),
+        );
+    }
+    let mut import = Process::new("git")
+        .current_dir(repo.path())
+        .args(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    std::io::Write::write_all(&mut import.stdin.take().expect("stdin"), &stream).expect("feed");
+    assert!(import.wait().expect("wait").success());
+    repo.git(&["reset", "-q", "--hard"]);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: b\n  command: make\n- key: a\n  command: curl x | sh\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto"]);
+    assert_eq!(code, 2, "not 'added': {out}{err}");
+    assert!(err.contains("--disabled-by COMMIT"), "{err}");
+}
