@@ -1131,3 +1131,180 @@ fn a_gitlab_job_is_compared_as_gitlab_runs_it() {
     let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
     assert!(code == 0 || code == 1, "{out}{err}");
 }
+
+/// What a pull request's author can write into a report: Markdown and HTML
+/// that would break out of a code span, a cell, a fence or the details
+/// block; terminal escapes; line breaks.
+const HOSTILE: &str = "x` </code></summary></details> <!-- ![p](https://t.example/p.png) [ok](https://e.example) *b* | \u{1b}]0;owned\u{7}\u{1b}[2J \u{202e}";
+
+/// A Markdown line without its code spans (CommonMark's rule: a run of N
+/// backticks up to the next run of exactly N), backslash escapes dropped.
+fn outside_code(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if i + 1 < chars.len() && chars[i + 1].is_ascii_punctuation() => i += 2,
+            '`' => {
+                let run = chars[i..].iter().take_while(|c| **c == '`').count();
+                let mut j = i + run;
+                let mut closed = None;
+                while j < chars.len() {
+                    let other = chars[j..].iter().take_while(|c| **c == '`').count();
+                    if other == run {
+                        closed = Some(j + other);
+                        break;
+                    }
+                    j += other.max(1);
+                }
+                match closed {
+                    Some(end) => i = end,
+                    None => {
+                        out.extend(&chars[i..i + run]);
+                        i += run;
+                    }
+                }
+            }
+            ch => {
+                out.push(ch);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn assert_inert_markdown(out: &str) {
+    for bad in ["\u{1b}", "\u{7}", "\u{202e}"] {
+        assert!(!out.contains(bad), "{bad:?} reached the Markdown:\n{out}");
+    }
+    let mut fence: Option<String> = None;
+    for line in out.lines() {
+        if let Some(open) = &fence {
+            if line == open {
+                fence = None;
+            }
+            continue;
+        }
+        if line.starts_with("````") {
+            fence = Some(line.trim_end_matches(|c: char| c != '`').to_string());
+            continue;
+        }
+        if line == "</details>" {
+            continue;
+        }
+        if line.starts_with("<details><summary>") {
+            assert!(
+                !line.contains("<!--") && line.matches('<').count() == 5,
+                "{line}"
+            );
+            continue;
+        }
+        let text = outside_code(line);
+        for bad in ["<!--", "<img", "</", "![", "](", "<code>"] {
+            assert!(
+                !text.contains(bad),
+                "{bad:?} outside code in {line:?}:\n{out}"
+            );
+        }
+        assert!(
+            !line.starts_with("## ") && (!line.starts_with('<') || line == "</details>"),
+            "a line of the author's: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn reports_are_inert_whatever_the_names_messages_and_subjects() {
+    // triage: a test name and a message, and a commit subject, all hostile.
+    let (repo, _) = small_dark_job(&format!("Change the helper {HOSTILE}"));
+    let attr = HOSTILE
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\u{1b}', "&#27;")
+        .replace('\u{7}', "&#7;");
+    repo.write(
+        "reports/r.xml",
+        &format!(
+            "<testsuites><testsuite><testcase classname=\"tests.test_a\" name=\"test_a[{attr}&#10;    latent]\" file=\"tests/test_a.py\"><failure message=\"{attr}\"/></testcase></testsuite></testsuites>"
+        ),
+    );
+    let (code, md, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "{md}{err}");
+    assert_inert_markdown(&md);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 2, "the header and one row: {md}");
+    let (code, text, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 1, "{text}{err}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(
+        text.contains("\\x1b]0;owned"),
+        "escaped, still legible: {text}"
+    );
+    assert!(
+        !text.contains("\n    latent]"),
+        "a test name cannot start a line: {text}"
+    );
+
+    // blocks: a step key, a field value with line breaks, a command that
+    // closes a four-backtick fence, a disabling commit's subject.
+    let repo = Repo::new();
+    let key = HOSTILE
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\u{1b}', "\\e")
+        .replace('\u{7}', "\\a");
+    let step = |command: &str| {
+        format!(
+            "steps:\n- key: \"{key}\"\n  env:\n    L: [\"x\\n\\n</details>\\n\\n## All clear\\n<!--\"]\n  commands:\n  - \"````\"\n  - {command}\n"
+        )
+    };
+    repo.write(".buildkite/pipeline.yml", &step("make"));
+    repo.commit("2026-08-01", "Add");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    let disabling = repo.commit("2026-09-01", &format!("Disable {HOSTILE}"));
+    repo.write(
+        ".buildkite/pipeline.yml",
+        &step("make -j9").replace("[\"x", "[\"y"),
+    );
+    let (code, md, err) = repo.layerlock(&[
+        "blocks",
+        "--disabled-by",
+        &disabling,
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "{md}{err}");
+    assert_inert_markdown(&md);
+    assert!(!md.contains("\n## All clear"), "{md}");
+    let fence = md
+        .lines()
+        .find(|l| l.ends_with("diff"))
+        .expect("a diff fence");
+    let close = &fence[..fence.len() - 4];
+    assert!(
+        close.len() > 4,
+        "the fence outgrows the commands' backticks: {md}"
+    );
+    let after = &md[md.find(fence).expect("fence") + fence.len()..];
+    let body = &after[..after.find(&format!("\n{close}\n")).expect("closed")];
+    assert!(body.contains("+make -j9"), "the whole diff is fenced: {md}");
+    let (_, text, _) = repo.layerlock(&["blocks", "--disabled-by", &disabling]);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use layerlock_history::git::Git;
+use layerlock_history::render::{md_code, md_text, terminal};
 use layerlock_history::triage::{
     self, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
 };
@@ -101,19 +102,25 @@ fn date(time: i64) -> String {
         .unwrap_or_default()
 }
 
+/// One line of text output, whatever the reports and the repository put
+/// in it.
+fn say(line: &str) {
+    outln!("{}", terminal(line));
+}
+
 fn print_text(report: &TriageReport) {
-    outln!(
+    say(&format!(
         "main line {} (merge base {}), branch {}; read: {}",
         report.main,
         short(&report.merge_base),
         short(&report.head),
         totals(report)
-    );
+    ));
     for (job, causes) in report.by_job_and_cause() {
         outln!();
-        outln!("job {job}: {}", window_line(report, job));
+        say(&format!("job {job}: {}", window_line(report, job)));
         for (cause, failures) in causes {
-            outln!("  {} ({})", cause.as_str(), failures.len());
+            say(&format!("  {} ({})", cause.as_str(), failures.len()));
             for f in failures {
                 print_failure_text(f);
             }
@@ -125,13 +132,13 @@ fn print_text(report: &TriageReport) {
 }
 
 fn print_failure_text(f: &Failure) {
-    outln!("    {}", f.node_id);
+    say(&format!("    {}", f.node_id));
     if let Some(message) = &f.message {
-        outln!("      error: {message}");
+        say(&format!("      error: {message}"));
     }
-    outln!("      {}", f.note);
+    say(&format!("      {}", f.note));
     if let Some(x) = &f.xfail {
-        outln!(
+        say(&format!(
             "      xfail at {}:{}{}",
             x.path,
             x.line,
@@ -139,7 +146,7 @@ fn print_failure_text(f: &Failure) {
                 .as_ref()
                 .map(|c| format!(", added {} in {} {}", c.date, short(&c.id), c.subject))
                 .unwrap_or_default()
-        );
+        ));
     }
     let label = if f.xfail.is_some() {
         "since the xfail"
@@ -147,49 +154,42 @@ fn print_failure_text(f: &Failure) {
         "while dark"
     };
     for c in &f.latent {
-        outln!("      {label}: {}", commit_line(c));
+        say(&format!("      {label}: {}", commit_line(c)));
     }
     for c in &f.this_change {
-        outln!("      this branch: {}", commit_line(c));
+        say(&format!("      this branch: {}", commit_line(c)));
     }
     if f.more_commits > 0 {
-        outln!("      … and {} more commits", f.more_commits);
+        say(&format!("      … and {} more commits", f.more_commits));
     }
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn commit_cell(c: &CommitInfo) -> String {
-    let pr = c.pr.map(|n| format!(" (#{n})")).unwrap_or_default();
-    let subject = cell(&c.subject);
     // The subject usually names the PR already.
-    let pr = if subject.contains(&format!("#{}", c.pr.unwrap_or(0))) {
-        String::new()
-    } else {
-        pr
+    let pr = match c.pr {
+        Some(n) if !c.subject.contains(&format!("#{n}")) => format!(" (#{n})"),
+        _ => String::new(),
     };
-    format!("`{}` {} {subject}{pr}", short(&c.id), c.date)
+    format!("`{}` {} {}{pr}", short(&c.id), c.date, md_text(&c.subject))
 }
 
 fn print_markdown(report: &TriageReport) {
     outln!("### layerlock triage");
     outln!();
     outln!(
-        "Main line `{}` (merge base `{}`), branch `{}`. Read: {}.",
-        cell(&report.main),
+        "Main line {} (merge base `{}`), branch `{}`. Read: {}.",
+        md_code(&report.main, false),
         short(&report.merge_base),
         short(&report.head),
         totals(report)
     );
     for (job, causes) in report.by_job_and_cause() {
         outln!();
-        outln!("#### `{}`: {}", cell(job), cell(&window_line(report, job)));
+        outln!(
+            "#### {}: {}",
+            md_code(job, false),
+            md_text(&window_line(report, job))
+        );
         for (cause, failures) in causes {
             outln!();
             outln!("**{}** ({})", cause.as_str(), failures.len());
@@ -207,14 +207,17 @@ fn print_markdown(report: &TriageReport) {
                             .map(|c| format!("this branch: {}", commit_cell(c))),
                     )
                     .collect();
-                let mut why = cell(&f.note);
+                let mut why = md_text(&f.note);
                 if let Some(x) = &f.xfail {
-                    why = format!("{why} (`{}:{}`)", cell(&x.path), x.line);
+                    why = format!(
+                        "{why} ({})",
+                        md_code(&format!("{}:{}", x.path, x.line), true)
+                    );
                 }
                 outln!(
-                    "| `{}` | {} | {} | {} |",
-                    cell(&f.node_id),
-                    f.message.as_deref().map(cell).unwrap_or_default(),
+                    "| {} | {} | {} | {} |",
+                    md_code(&f.node_id, true),
+                    f.message.as_deref().map(md_text).unwrap_or_default(),
                     why,
                     commits.join("<br>")
                 );
