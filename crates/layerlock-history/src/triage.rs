@@ -349,9 +349,15 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
         path: input.shown.clone(),
         message,
     };
-    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| report_error(e.to_string()))?;
+    // Checked before opening: opening a FIFO waits for a writer.
+    let meta = fs_err::metadata(&input.path).map_err(|e| report_error(e.to_string()))?;
     if !meta.is_file() {
+        return Err(report_error(
+            "not a regular file (a folder, FIFO or device); pass the report file".to_string(),
+        ));
+    }
+    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(report_error("not a regular file".to_string()));
     }
     let mut bytes = Vec::new();
@@ -364,12 +370,34 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
             MAX_REPORT_BYTES >> 20
         )));
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = decode(&bytes);
     junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
         path: input.shown.clone(),
         line: e.line,
         message: e.message,
     })
+}
+
+/// A report's text: UTF-16 when it starts with a UTF-16 byte-order mark
+/// (some JUnit writers save it so), else UTF-8.
+fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let units = |big: bool| {
+        bytes[2..].chunks(2).map(move |pair| match pair {
+            [a, b] if big => u16::from_be_bytes([*a, *b]),
+            [a, b] => u16::from_le_bytes([*a, *b]),
+            _ => 0xfffd,
+        })
+    };
+    let utf16 = |big: bool| {
+        char::decode_utf16(units(big))
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect::<String>()
+    };
+    match bytes {
+        [0xff, 0xfe, ..] => utf16(false).into(),
+        [0xfe, 0xff, ..] => utf16(true).into(),
+        _ => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// A `--dark-since` date as git takes it, checked strictly first (git

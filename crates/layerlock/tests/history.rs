@@ -1308,3 +1308,46 @@ fn reports_are_inert_whatever_the_names_messages_and_subjects() {
         "{text}"
     );
 }
+
+#[test]
+fn reports_that_are_fifos_or_utf16_are_read_or_refused_without_waiting() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // A FIFO no one writes to: refused at once, not waited on.
+    let fifo = repo.path().join("reports/fifo.xml");
+    let made = Process::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let (code, _, err) = repo.layerlock_within(
+        20,
+        &["triage", "kv=reports/fifo.xml", "--dark-since", "auto"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("reports/fifo.xml") && err.contains("not a regular file"),
+        "{err}"
+    );
+    // UTF-16 with its byte-order mark, as some JUnit writers save it.
+    let xml = repo.work.read("reports/r.xml");
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(xml.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(repo.path().join("reports/r16.xml"), utf16).expect("write");
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r16.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        failure(&json(&out), "tests/test_a.py::test_a")["cause"],
+        "latent"
+    );
+    // A date for the window is shown whole.
+    let (_, text, _) =
+        repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "2026-09-01"]);
+    assert!(
+        text.contains("job kv: dark since 2026-09-01T00:00:00Z\n"),
+        "{text}"
+    );
+}

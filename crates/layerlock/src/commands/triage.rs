@@ -90,7 +90,11 @@ fn window_line(report: &TriageReport, job: &str) -> String {
                 by.subject,
                 date(by.time)
             ),
-            None => format!("dark since {}", short(&w.dark_since)),
+            // A commit id, shortened; a date, whole.
+            None if w.dark_since.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                format!("dark since {}", short(&w.dark_since))
+            }
+            None => format!("dark since {}", w.dark_since),
         },
         None => String::new(),
     }
