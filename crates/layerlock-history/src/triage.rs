@@ -44,6 +44,14 @@ pub enum TriageError {
         "cannot tell when job {job} went dark: no commit reachable from {main} removed its step; pass --dark-since REV|DATE"
     )]
     NoDisablingCommit { job: String, main: String },
+    #[error(
+        "{path}, the file of failing test {node}, cannot be read: {why}; triage reads the imports of each failing test from its file in the work tree"
+    )]
+    TestFile {
+        path: String,
+        node: String,
+        why: String,
+    },
 }
 
 /// One report file and the job it belongs to.
@@ -551,8 +559,24 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
     };
     let mut closures: HashMap<String, Relevant> = HashMap::new();
     let mut located = Vec::new();
+    let root = fs_err::canonicalize(git.root()).unwrap_or_else(|_| git.root().to_path_buf());
+    let mut readable: BTreeSet<String> = BTreeSet::new();
     for (merged, worst, flaky) in failing {
         let (file, class) = files.locate(&merged.case);
+        // What the test imports is unknown when its file cannot be read:
+        // that is no "nothing it imports changed".
+        if let Some(file) = &file
+            && !readable.contains(file)
+        {
+            if let Err(why) = layerlock_walk::read_bounded(&root.join(file), &root) {
+                return Err(TriageError::TestFile {
+                    path: file.clone(),
+                    node: node_id(&merged.case, Some(file), class.as_deref()),
+                    why: why.to_string(),
+                });
+            }
+            readable.insert(file.clone());
+        }
         let relevant = match &file {
             Some(file) => closures
                 .entry(file.clone())

@@ -1351,3 +1351,17 @@ fn reports_that_are_fifos_or_utf16_are_read_or_refused_without_waiting() {
         "{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_test_file_triage_cannot_read_is_an_error_not_unexplained() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // The failing test's file links out of the repository.
+    std::fs::remove_file(repo.path().join("tests/test_a.py")).expect("rm");
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("tests/test_a.py")).expect("ln");
+    repo.commit("2026-10-02", "Link the test out");
+    let (code, out, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("tests/test_a.py"), "{err}");
+    assert!(!out.contains("root:"), "{out}");
+}
