@@ -629,6 +629,8 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         walks.insert(window.clone(), git.log(&range, &all_relevant, true)?);
     }
 
+    let mut xfails = Xfails::new(git, &head);
+    xfails.prepare(&located)?;
     let mut failures = Vec::new();
     for l in located {
         let window = &windows[&l.merged.job].0;
@@ -640,7 +642,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         let mut xfail_info = None;
         let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
         let (cause, note) = if l.worst == Outcome::XPassStrict {
-            let stale = stale_xfail(git, &l, &head, window)?;
+            let stale = xfails.stale(&l, window)?;
             xfail_info = stale.marker;
             if let Some(since_added) = stale.since_added {
                 latent = since_added;
@@ -756,126 +758,195 @@ struct StaleXfail {
     note: String,
 }
 
-/// For a strict XPASS: the xfail marker, the commit that added it, and the
-/// commits since then that touched the code under test (the test file
-/// itself excluded).
-///
-/// The walk starts at the later of the marker and the dark window: while
-/// the job ran, the test did fail as marked, so what made the marker stale
-/// landed after both.
-fn stale_xfail(
-    git: &Git,
-    l: &Located,
-    head: &str,
-    window: &Window,
-) -> Result<StaleXfail, TriageError> {
-    let Some(file) = &l.file else {
-        return Ok(StaleXfail {
-            marker: None,
-            since_added: None,
-            note: "an xfail(strict=True) test passed; its test file was not found".to_string(),
-        });
-    };
-    let source = read_source(git.root(), file);
-    let node = NodeId::parse(&l.merged.case.name, l.class.as_deref());
-    let Some(marker): Option<XfailMarker> =
-        source.as_deref().and_then(|s| xfail::find_xfail(s, &node))
-    else {
-        return Ok(StaleXfail {
-            marker: None,
-            since_added: None,
-            note: format!(
-                "an xfail(strict=True) test passed; no xfail marker for it was found in {file}"
-            ),
-        });
-    };
-    let added = blame_line(git, head, file, marker.line)?;
-    let under_test: Vec<String> = l.relevant.keys().filter(|p| *p != file).cloned().collect();
-    let mut from_marker = true;
-    let since = if under_test.is_empty() {
-        Vec::new()
-    } else {
-        let range = match (window, &added) {
-            (Window::After(dark), Some(added)) if git.is_ancestor(dark, &added.id)? => {
-                vec![format!("{}..{head}", added.id)]
+/// What strict XPASS failures read, each once however many there are:
+/// each test file's markers, each marker line's blame, each walk.
+struct Xfails<'g> {
+    git: &'g Git,
+    head: String,
+    indexes: HashMap<String, Option<xfail::XfailIndex>>,
+    blamed: HashMap<(String, usize), Option<Commit>>,
+    logs: HashMap<(Vec<String>, Vec<String>), Vec<Commit>>,
+    ancestry: HashMap<(String, String), bool>,
+}
+
+impl<'g> Xfails<'g> {
+    fn new(git: &'g Git, head: &str) -> Self {
+        Self {
+            git,
+            head: head.to_string(),
+            indexes: HashMap::new(),
+            blamed: HashMap::new(),
+            logs: HashMap::new(),
+            ancestry: HashMap::new(),
+        }
+    }
+
+    /// The marker of a failure's node, its file scanned once.
+    fn marker(&mut self, l: &Located) -> Option<XfailMarker> {
+        let file = l.file.as_ref()?;
+        let root = self.git.root();
+        let index = self
+            .indexes
+            .entry(file.clone())
+            .or_insert_with(|| read_source(root, file).map(|s| xfail::XfailIndex::new(&s)));
+        let node = NodeId::parse(&l.merged.case.name, l.class.as_deref());
+        index.as_ref().and_then(|index| index.find(&node))
+    }
+
+    /// Blame every marker line of the strict XPASS failures, one `git
+    /// blame` per file.
+    fn prepare(&mut self, located: &[Located]) -> Result<(), TriageError> {
+        let mut lines: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+        for l in located.iter().filter(|l| l.worst == Outcome::XPassStrict) {
+            if let (Some(file), Some(marker)) = (&l.file, self.marker(l)) {
+                lines.entry(file.clone()).or_default().insert(marker.line);
             }
-            (Window::After(dark), _) => {
-                from_marker = false;
-                vec![format!("{dark}..{head}")]
+        }
+        for (file, lines) in lines {
+            let found = blame_lines(self.git, &self.head, &file, &lines)?;
+            for line in lines {
+                self.blamed
+                    .insert((file.clone(), line), found.get(&line).cloned());
             }
-            (Window::SinceDate(date), added) => {
-                let after_marker = added.as_ref().map(|c| c.time.to_string());
-                let since = match (jiff::Timestamp::from_str(date), after_marker) {
-                    (Ok(dark), Some(t)) if t.parse::<i64>().unwrap_or(0) > dark.as_second() => {
-                        format!("--since={t}")
-                    }
-                    _ => {
-                        from_marker = false;
-                        format!("--since={date}")
-                    }
-                };
-                vec![since, head.to_string()]
-            }
+        }
+        Ok(())
+    }
+
+    fn log(&mut self, range: Vec<String>, paths: Vec<String>) -> Result<&[Commit], TriageError> {
+        let key = (range, paths);
+        if !self.logs.contains_key(&key) {
+            let commits = self.git.log(&key.0, &key.1, true)?;
+            self.logs.insert(key.clone(), commits);
+        }
+        Ok(&self.logs[&key])
+    }
+
+    fn is_ancestor(&mut self, ancestor: &str, descendant: &str) -> Result<bool, TriageError> {
+        let key = (ancestor.to_string(), descendant.to_string());
+        if let Some(known) = self.ancestry.get(&key) {
+            return Ok(*known);
+        }
+        let answer = self.git.is_ancestor(ancestor, descendant)?;
+        self.ancestry.insert(key, answer);
+        Ok(answer)
+    }
+
+    /// For a strict XPASS: the xfail marker, the commit that added it, and the
+    /// commits since then that touched the code under test (the test file
+    /// itself excluded).
+    ///
+    /// The walk starts at the later of the marker and the dark window: while
+    /// the job ran, the test did fail as marked, so what made the marker stale
+    /// landed after both.
+    fn stale(&mut self, l: &Located, window: &Window) -> Result<StaleXfail, TriageError> {
+        let head = self.head.clone();
+        let Some(file) = &l.file else {
+            return Ok(StaleXfail {
+                marker: None,
+                since_added: None,
+                note: "an xfail(strict=True) test passed; its test file was not found".to_string(),
+            });
         };
-        git.log(&range, &under_test, true)?
-    };
-    let relevant: Relevant = l
-        .relevant
-        .iter()
-        .filter(|(p, _)| *p != file)
-        .map(|(p, d)| (p.clone(), *d))
-        .collect();
-    let since: Vec<CommitInfo> = touching(&since, &relevant);
-    // The likeliest fix: nearest to the test first; among those, the oldest
-    // commit that says it fixes something, else the oldest change (what came
-    // first made the test pass first).
-    let nearest = since.first().map(|c| c.distance);
-    let near: Vec<&CommitInfo> = since
-        .iter()
-        .filter(|c| Some(c.distance) == nearest)
-        .collect();
-    let likely = near
-        .iter()
-        .rev()
-        .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
-        .or(near.last())
-        .copied();
-    let note = match likely {
-        Some(likely) => format!(
-            "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
-            marker.line,
-            since.len(),
-            plural(since.len()),
-            if from_marker {
-                "it was added"
-            } else {
-                "the job went dark"
-            },
-            &likely.id[..likely.id.len().min(12)],
-            likely.subject
-        ),
-        None => format!(
-            "stale xfail at {file}:{}: nothing under test changed since {}; the pass may be the environment",
-            marker.line,
-            if from_marker {
-                "it was added"
-            } else {
-                "the job went dark"
-            }
-        ),
-    };
-    let info_ = XfailInfo {
-        path: file.clone(),
-        line: marker.line,
-        strict: marker.strict,
-        reason: marker.reason.clone(),
-        added: added.map(|c| info(&c, &Relevant::new())),
-    };
-    Ok(StaleXfail {
-        marker: Some(info_),
-        since_added: Some(since),
-        note,
-    })
+        let Some(marker) = self.marker(l) else {
+            return Ok(StaleXfail {
+                marker: None,
+                since_added: None,
+                note: format!(
+                    "an xfail(strict=True) test passed; no xfail marker for it was found in {file}"
+                ),
+            });
+        };
+        let added = match self.blamed.get(&(file.clone(), marker.line)) {
+            Some(added) => added.clone(),
+            None => blame_line(self.git, &head, file, marker.line)?,
+        };
+        let under_test: Vec<String> = l.relevant.keys().filter(|p| *p != file).cloned().collect();
+        let mut from_marker = true;
+        let since = if under_test.is_empty() {
+            Vec::new()
+        } else {
+            let range = match (window, &added) {
+                (Window::After(dark), Some(added)) if self.is_ancestor(dark, &added.id)? => {
+                    vec![format!("{}..{head}", added.id)]
+                }
+                (Window::After(dark), _) => {
+                    from_marker = false;
+                    vec![format!("{dark}..{head}")]
+                }
+                (Window::SinceDate(date), added) => {
+                    let after_marker = added.as_ref().map(|c| c.time.to_string());
+                    let since = match (jiff::Timestamp::from_str(date), after_marker) {
+                        (Ok(dark), Some(t)) if t.parse::<i64>().unwrap_or(0) > dark.as_second() => {
+                            format!("--since={t}")
+                        }
+                        _ => {
+                            from_marker = false;
+                            format!("--since={date}")
+                        }
+                    };
+                    vec![since, head.to_string()]
+                }
+            };
+            self.log(range, under_test)?.to_vec()
+        };
+        let relevant: Relevant = l
+            .relevant
+            .iter()
+            .filter(|(p, _)| *p != file)
+            .map(|(p, d)| (p.clone(), *d))
+            .collect();
+        let since: Vec<CommitInfo> = touching(&since, &relevant);
+        // The likeliest fix: nearest to the test first; among those, the oldest
+        // commit that says it fixes something, else the oldest change (what came
+        // first made the test pass first).
+        let nearest = since.first().map(|c| c.distance);
+        let near: Vec<&CommitInfo> = since
+            .iter()
+            .filter(|c| Some(c.distance) == nearest)
+            .collect();
+        let likely = near
+            .iter()
+            .rev()
+            .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
+            .or(near.last())
+            .copied();
+        let note = match likely {
+            Some(likely) => format!(
+                "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
+                marker.line,
+                since.len(),
+                plural(since.len()),
+                if from_marker {
+                    "it was added"
+                } else {
+                    "the job went dark"
+                },
+                &likely.id[..likely.id.len().min(12)],
+                likely.subject
+            ),
+            None => format!(
+                "stale xfail at {file}:{}: nothing under test changed since {}; the pass may be the environment",
+                marker.line,
+                if from_marker {
+                    "it was added"
+                } else {
+                    "the job went dark"
+                }
+            ),
+        };
+        let info_ = XfailInfo {
+            path: file.clone(),
+            line: marker.line,
+            strict: marker.strict,
+            reason: marker.reason.clone(),
+            added: added.map(|c| info(&c, &Relevant::new())),
+        };
+        Ok(StaleXfail {
+            marker: Some(info_),
+            since_added: Some(since),
+            note,
+        })
+    }
 }
 
 fn read_source(root: &Path, file: &str) -> Option<String> {
@@ -921,4 +992,75 @@ fn blame_line(
         subject,
         paths: Vec::new(),
     }))
+}
+
+/// The commits that last wrote `lines` of `file` at `head`, in one `git
+/// blame`; a line git cannot blame (past the end of the file at `head`)
+/// has none. When the batch fails, each line is blamed alone.
+fn blame_lines(
+    git: &Git,
+    head: &str,
+    file: &str,
+    lines: &BTreeSet<usize>,
+) -> Result<BTreeMap<usize, Commit>, TriageError> {
+    let ranges: Vec<String> = lines.iter().map(|l| format!("{l},{l}")).collect();
+    let mut args = vec!["blame", "--porcelain"];
+    for range in &ranges {
+        args.extend(["-L", range.as_str()]);
+    }
+    args.extend([head, "--", file]);
+    let out = match git.run(&args, None) {
+        Ok(out) => out,
+        Err(GitError::Failed { .. }) => {
+            let mut found = BTreeMap::new();
+            for &line in lines {
+                if let Some(commit) = blame_line(git, head, file, line)? {
+                    found.insert(line, commit);
+                }
+            }
+            return Ok(found);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // `--porcelain`: a header `COMMIT ORIG-LINE FINAL-LINE [N]` per line,
+    // the commit's details after its first header only, the line's text
+    // after a tab.
+    let text = String::from_utf8_lossy(&out);
+    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
+    let mut details: HashMap<String, (i64, String)> = HashMap::new();
+    let mut current = String::new();
+    for row in text.lines() {
+        if row.starts_with('\t') {
+            continue;
+        }
+        let mut words = row.split(' ');
+        let first = words.next().unwrap_or_default();
+        let is_commit =
+            matches!(first.len(), 40 | 64) && first.bytes().all(|b| b.is_ascii_hexdigit());
+        if is_commit {
+            current = first.to_string();
+            if let Some(line) = words.nth(1).and_then(|w| w.parse().ok()) {
+                by_line.insert(line, current.clone());
+            }
+        } else if let Some(time) = row.strip_prefix("committer-time ") {
+            details.entry(current.clone()).or_default().0 = time.trim().parse().unwrap_or(0);
+        } else if let Some(subject) = row.strip_prefix("summary ") {
+            details.entry(current.clone()).or_default().1 = subject.to_string();
+        }
+    }
+    Ok(by_line
+        .into_iter()
+        .map(|(line, id)| {
+            let (time, subject) = details.get(&id).cloned().unwrap_or_default();
+            (
+                line,
+                Commit {
+                    id,
+                    time,
+                    subject,
+                    paths: Vec::new(),
+                },
+            )
+        })
+        .collect())
 }

@@ -815,20 +815,35 @@ impl Repo {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("run layerlock");
+        // Read while it runs: a report larger than a pipe holds would
+        // otherwise stop it on its write.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
         let started = std::time::Instant::now();
-        while child.try_wait().expect("wait").is_none() {
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
             if started.elapsed() > std::time::Duration::from_secs(secs) {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!("layerlock {args:?} ran longer than {secs} s");
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().expect("output");
+        };
         (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+            status.code().unwrap_or(-1),
+            out.join().expect("stdout"),
+            err.join().expect("stderr"),
         )
     }
 }
@@ -1364,4 +1379,44 @@ fn a_test_file_triage_cannot_read_is_an_error_not_unexplained() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("tests/test_a.py"), "{err}");
     assert!(!out.contains("root:"), "{out}");
+}
+
+#[test]
+fn many_stale_xfails_in_one_large_file_take_seconds_not_hours() {
+    // 1,500 strict xfail tests that all passed, in a test file of 1 MB:
+    // the file is read and scanned once, blamed once.
+    let (repo, _) = small_dark_job("Change the helper");
+    let mut source = String::from("import helper\nimport pytest\n");
+    for i in 0..1500 {
+        source.push_str(&format!(
+            "\n\n@pytest.mark.xfail(strict=True, reason=\"helper {i}\")\ndef test_x{i}():\n    assert helper.X == 2\n"
+        ));
+    }
+    source.push_str(&"# padding\n".repeat(100_000));
+    repo.write("tests/test_a.py", &source);
+    repo.commit("2026-10-03", "Many xfails");
+    let cases: String = (0..1500)
+        .map(|i| format!("<testcase classname=\"tests.test_a\" name=\"test_x{i}\"><failure message=\"[XPASS(strict)] helper {i}\"/></testcase>"))
+        .collect();
+    repo.write(
+        "reports/x.xml",
+        &format!("<testsuites><testsuite>{cases}</testsuite></testsuites>"),
+    );
+    let (code, out, err) = repo.layerlock_within(
+        90,
+        &[
+            "triage",
+            "kv=reports/x.xml",
+            "--dark-since",
+            "auto",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let report = json(&out);
+    let last = failure(&report, "tests/test_a.py::test_x1499");
+    assert_eq!(last["cause"], "stale-xfail");
+    assert_eq!(last["xfail"]["reason"], "helper 1499");
+    assert_eq!(last["xfail"]["added"]["subject"], "Many xfails");
 }
