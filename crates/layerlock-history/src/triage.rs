@@ -281,6 +281,10 @@ fn by_distance(commits: &[CommitInfo]) -> String {
     parts.join(", ")
 }
 
+/// The most dotted names of a module path a report's classname is matched
+/// against (`a.b.test_x` is three).
+const MAX_MODULE_PARTS: usize = 32;
+
 /// Test files by every dotted suffix, to find the file a JUnit classname
 /// names wherever the tests ran from.
 struct TestFiles {
@@ -296,7 +300,9 @@ impl TestFiles {
         for path in &tracked {
             let module = path.trim_end_matches(".py").replace('/', ".");
             let parts: Vec<&str> = module.split('.').collect();
-            for start in 0..parts.len() {
+            // The last few names only: a path thousands of folders deep
+            // would otherwise cost the square of its length.
+            for start in parts.len().saturating_sub(MAX_MODULE_PARTS)..parts.len() {
                 by_module
                     .entry(parts[start..].join("."))
                     .or_default()
@@ -322,9 +328,10 @@ impl TestFiles {
                 return (Some(found), None);
             }
         }
-        // `a.b.test_x.TestClass` → the longest prefix that names one file.
+        // `a.b.test_x.TestClass` → the longest prefix that names one file
+        // (no longer than the names a file is indexed by).
         let parts: Vec<&str> = case.classname.split('.').collect();
-        for end in (1..=parts.len()).rev() {
+        for end in (1..=parts.len().min(MAX_MODULE_PARTS)).rev() {
             if let Some(found) = self.unique(&parts[..end].join(".")) {
                 let class = parts[end..].last().map(|c| (*c).to_string());
                 return (Some(found), class);
@@ -1063,4 +1070,44 @@ fn blame_lines(
             )
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_index_a_bounded_number_of_module_names() {
+        // A tracked path thousands of folders deep (git's index takes it,
+        // no checkout could): each dotted suffix would be a key.
+        let deep = format!("{}test_x.py", "a/".repeat(5_000));
+        let files = TestFiles::new(vec![deep.clone(), "tests/test_y.py".to_string()]);
+        let keys: usize = files.by_module.keys().map(String::len).sum();
+        assert!(
+            files.by_module.len() <= 2 * MAX_MODULE_PARTS,
+            "{}",
+            files.by_module.len()
+        );
+        assert!(keys < 100_000, "{keys} bytes of keys");
+        // Still found by the names a report gives.
+        assert_eq!(files.unique("a.a.test_x"), Some(deep));
+        assert_eq!(
+            files.unique("tests.test_y").as_deref(),
+            Some("tests/test_y.py")
+        );
+        // A report's classname of very many names is matched in bounded
+        // time too.
+        let case = TestCase {
+            classname: format!("tests.test_y.{}", "C.".repeat(50_000)),
+            name: "test".to_string(),
+            file: None,
+            line: 1,
+            outcome: Outcome::Failed,
+            message: None,
+            suite: None,
+        };
+        let started = std::time::Instant::now();
+        assert_eq!(files.locate(&case).0.as_deref(), Some("tests/test_y.py"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
 }
