@@ -45,6 +45,10 @@ pub enum TriageError {
     )]
     NoDisablingCommit { job: String, main: String },
     #[error(
+        "--dark-since {rev} is not on the main line ({main}): pass the commit of {main} that disabled the job, or a date"
+    )]
+    DarkOffMain { rev: String, main: String },
+    #[error(
         "{path}, the file of failing test {node}, cannot be read: {why}; triage reads the imports of each failing test from its file in the work tree"
     )]
     TestFile {
@@ -459,6 +463,14 @@ fn resolve_windows(
     };
     match dark_since {
         DarkSince::Rev(rev) => match git.commit(rev) {
+            // Off the main line, `REV..merge-base` would walk nothing (a
+            // commit of the branch) or the wrong commits.
+            Ok(commit) if !git.is_ancestor(&commit, main_commit)? => {
+                Err(TriageError::DarkOffMain {
+                    rev: rev.clone(),
+                    main: main.to_string(),
+                })
+            }
             Ok(commit) => Ok(same_for_all(Window::After(commit.clone()), commit)),
             Err(GitError::UnknownRevision { .. }) => {
                 let date = checked_date(rev).ok_or_else(|| TriageError::DarkSince(rev.clone()))?;

@@ -1420,3 +1420,13 @@ fn many_stale_xfails_in_one_large_file_take_seconds_not_hours() {
     assert_eq!(last["xfail"]["reason"], "helper 1499");
     assert_eq!(last["xfail"]["added"]["subject"], "Many xfails");
 }
+
+#[test]
+fn a_dark_since_revision_off_the_main_line_is_refused() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // The branch's own commit: the window `REV..merge-base` would be empty
+    // and every failure unexplained.
+    let (code, out, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "HEAD"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("not on the main line"), "{err}");
+}
