@@ -71,7 +71,10 @@ impl Git {
         };
         let top = probe
             .run(&["rev-parse", "--show-toplevel"], None)
-            .map_err(|_| GitError::NotARepository(dir.to_path_buf()))?;
+            .map_err(|e| match e {
+                GitError::Failed { .. } => GitError::NotARepository(dir.to_path_buf()),
+                other => other,
+            })?;
         let top = String::from_utf8_lossy(&top).trim_end().to_string();
         Ok(Self {
             root: PathBuf::from(top),
@@ -97,8 +100,12 @@ impl Git {
             None,
         )
         .map(|out| String::from_utf8_lossy(&out).trim().to_string())
-        .map_err(|_| GitError::UnknownRevision {
-            rev: rev.to_string(),
+        .map_err(|e| match e {
+            // Git answered: not a commit. Stopped or not started, it did not.
+            GitError::Failed { .. } => GitError::UnknownRevision {
+                rev: rev.to_string(),
+            },
+            other => other,
         })
     }
 
@@ -472,5 +479,58 @@ mod tests {
         assert!(parse_log(b"\0not-an-id\x00100\0x\0").is_err());
         assert!(parse_log(format!("junk\0{a}\0100\0x\0").as_bytes()).is_err());
         assert!(parse_log(format!("\0{a}\0100").as_bytes()).is_err());
+    }
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().unwrap();
+        let made = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let git = Git::open(dir.path()).unwrap();
+        (dir, git)
+    }
+
+    #[test]
+    fn only_a_name_git_rejects_is_an_unknown_revision() {
+        let (dir, git) = repo();
+        for _ in 0..2 {
+            let made = Command::new("git")
+                .args(["-c", "user.name=D", "-c", "user.email=d@e"])
+                .args(["commit", "-q", "--allow-empty", "-m", "x"])
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        assert!(matches!(
+            git.commit("no-such-branch"),
+            Err(GitError::UnknownRevision { .. })
+        ));
+        // Git stopped (here: at once, unless it was quicker still) is no
+        // answer about the revision: never "no such commit", never "a root
+        // commit without a parent".
+        let stopped = Git {
+            root: git.root.clone(),
+            timeout: Duration::ZERO,
+        };
+        for _ in 0..10 {
+            let head = stopped.commit("HEAD");
+            assert!(
+                matches!(head, Ok(_) | Err(GitError::TimedOut { .. })),
+                "{head:?}"
+            );
+            let parent = stopped.parent("HEAD");
+            assert!(
+                matches!(parent, Ok(Some(_)) | Err(GitError::TimedOut { .. })),
+                "{parent:?}"
+            );
+        }
     }
 }
