@@ -101,8 +101,18 @@ pub fn jobs(system: System, docs: &[Node]) -> Vec<Job> {
                     Node::Seq { items, .. } => items,
                     _ => doc.get("steps").map(Node::items).unwrap_or_default(),
                 };
+                // The pipeline's own keys (`env`, `agents`) reach every step.
+                let mut pipeline = BTreeMap::new();
+                for (key, value) in doc.entries() {
+                    match key.as_str() {
+                        Some(key) if key != "steps" => {
+                            flatten(value, &format!("pipeline.{key}"), &mut pipeline);
+                        }
+                        _ => {}
+                    }
+                }
                 for step in steps {
-                    buildkite_step(step, &mut out);
+                    buildkite_step(step, &pipeline, &mut out);
                 }
             }
             System::GithubActions => github_jobs(doc, &mut out),
@@ -175,7 +185,12 @@ fn fields_except(node: &Node, skip: &[&str]) -> BTreeMap<String, Value> {
     out
 }
 
-fn buildkite_step(step: &Node, out: &mut Vec<Job>) {
+/// Keys of a group step that name it rather than configure its steps.
+const GROUP_NAMING: &[&str] = &["steps", "group", "label", "name", "key", "identifier", "id"];
+
+/// One step (and a group's steps), with the fields it inherits from its
+/// pipeline and group.
+fn buildkite_step(step: &Node, inherited: &BTreeMap<String, Value>, out: &mut Vec<Job>) {
     if step.as_str().is_some() || !matches!(step, Node::Map { .. }) {
         // `wait` and other bare strings name no job.
         return;
@@ -202,27 +217,51 @@ fn buildkite_step(step: &Node, out: &mut Vec<Job>) {
             scalar_lines(node, &mut commands);
         }
     }
+    let mut fields = inherited.clone();
+    fields.extend(fields_except(step, &["command", "commands", "steps"]));
     out.push(Job {
         system: "buildkite",
         id,
         label,
         line: step.pos().line,
         commands,
-        fields: fields_except(step, &["command", "commands", "steps"]),
+        fields,
     });
     if let Some(nested) = step.get("steps") {
+        // A group's `if`, `depends_on` and the like decide whether its
+        // steps run.
+        let mut group = inherited.clone();
+        for (key, value) in step.entries() {
+            match key.as_str() {
+                Some(key) if !GROUP_NAMING.contains(&key) => {
+                    flatten(value, &format!("group.{key}"), &mut group);
+                }
+                _ => {}
+            }
+        }
         for inner in nested.items() {
-            buildkite_step(inner, out);
+            buildkite_step(inner, &group, out);
         }
     }
 }
 
+/// Workflow keys that reach every job: when it runs at all, and what each
+/// job starts with.
+const WORKFLOW_KEYS: &[&str] = &["on", "env", "defaults", "permissions", "concurrency"];
+
 fn github_jobs(doc: &Node, out: &mut Vec<Job>) {
     let Some(jobs) = doc.get("jobs") else { return };
+    let mut workflow = BTreeMap::new();
+    for key in WORKFLOW_KEYS {
+        if let Some(value) = doc.get(key) {
+            flatten(value, &format!("workflow.{key}"), &mut workflow);
+        }
+    }
     for (id, job) in jobs.entries() {
         let Some(id) = id.as_str() else { continue };
         let mut commands = Vec::new();
-        let mut fields = fields_except(job, &["steps"]);
+        let mut fields = workflow.clone();
+        fields.extend(fields_except(job, &["steps"]));
         for (i, step) in job
             .get("steps")
             .map(Node::items)

@@ -1430,3 +1430,39 @@ fn a_dark_since_revision_off_the_main_line_is_refused() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("not on the main line"), "{err}");
 }
+
+#[test]
+fn what_a_workflow_or_pipeline_gives_its_jobs_is_compared_with_them() {
+    let repo = Repo::new();
+    let workflow = |on: &str, a: &str| {
+        format!(
+            "on: {on}\nenv:\n  A: '{a}'\njobs:\n  t:\n    runs-on: x\n    steps:\n    - run: pytest\n"
+        )
+    };
+    let pipeline = |a: &str, group_if: &str| {
+        format!(
+            "env:\n  A: '{a}'\nsteps:\n- group: G\n  key: g\n{group_if}  steps:\n  - key: a\n    command: make\n"
+        )
+    };
+    repo.write(".github/workflows/ci.yml", &workflow("push", "1"));
+    repo.write(".buildkite/pipeline.yml", &pipeline("1", ""));
+    let base = repo.commit("2026-08-01", "Add");
+    // The workflow no longer runs on push; its environment changed.
+    repo.write(
+        ".github/workflows/ci.yml",
+        &workflow("workflow_dispatch", "2"),
+    );
+    // The pipeline's environment changed, and the group no longer runs.
+    repo.write(".buildkite/pipeline.yml", &pipeline("2", "  if: 'false'\n"));
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job t"), "{out}");
+    assert!(
+        out.contains("workflow.on: \"push\" → \"workflow_dispatch\""),
+        "{out}"
+    );
+    assert!(out.contains("workflow.env.A: \"1\" → \"2\""), "{out}");
+    assert!(out.contains("changed: key a"), "{out}");
+    assert!(out.contains("group.if: (absent) → \"false\""), "{out}");
+    assert!(out.contains("pipeline.env.A: \"1\" → \"2\""), "{out}");
+}
