@@ -46,6 +46,10 @@ pub enum BlocksError {
         "looked through the {MAX_DISABLE_CANDIDATES} newest commits whose changes mention {names} and found none that removed it; name the commit (blocks --disabled-by COMMIT, triage --dark-since REV)"
     )]
     TooManyCandidates { names: String },
+    #[error(
+        "--disabled-by {0} removed no step from the CI files compared; name the commit that disabled the steps, or use --disabled-by auto"
+    )]
+    DisabledNothing(String),
 }
 
 /// The edits a restored step is allowed to carry.
@@ -646,6 +650,9 @@ pub fn blocks(
                         ));
                     }
                 }
+            }
+            if pairs.is_empty() && history.problems.is_empty() {
+                return Err(BlocksError::DisabledNothing(rev.clone()));
             }
             format!(
                 "the parent of {rev} ({}), for the steps it disabled",

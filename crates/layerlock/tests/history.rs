@@ -1466,3 +1466,14 @@ fn what_a_workflow_or_pipeline_gives_its_jobs_is_compared_with_them() {
     assert!(out.contains("group.if: (absent) → \"false\""), "{out}");
     assert!(out.contains("pipeline.env.A: \"1\" → \"2\""), "{out}");
 }
+
+#[test]
+fn disabled_by_a_commit_that_disabled_nothing_is_an_error() {
+    let (repo, _) = disabled_and_restored();
+    // The commit after the disabling one touched the pipeline but removed
+    // no step: comparing "the steps it disabled" checks nothing.
+    let wrong = repo.git(&["rev-parse", "main"]);
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", &wrong]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("removed no step"), "{err}");
+}
