@@ -1477,3 +1477,16 @@ fn disabled_by_a_commit_that_disabled_nothing_is_an_error() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("removed no step"), "{err}");
 }
+
+#[test]
+fn errors_quote_hostile_names_inertly() {
+    let (repo, _) = small_dark_job("Change the helper");
+    repo.write(
+        "reports/bk.json",
+        "[{\"name\":\"t\\u001b]0;owned\\u0007\",\"scope\":\"tests.test_a\",\"result\":\"weird\"}]",
+    );
+    let (code, _, err) = repo.layerlock(&["triage", "kv=reports/bk.json", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("weird"), "{err}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}

@@ -44,7 +44,9 @@ pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
         only: settings.only.clone(),
         edits: settings.edits.clone(),
     };
-    let report = blocks::blocks(&git, &baseline, &options)?;
+    // Errors quote repository text (file names, job ids).
+    let report = blocks::blocks(&git, &baseline, &options)
+        .map_err(|e| anyhow::anyhow!("{}", terminal(&e.to_string())))?;
     let listing_unchanged = !matches!(baseline, Baseline::Since(_));
     match settings.format {
         HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),

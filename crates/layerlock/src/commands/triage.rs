@@ -44,7 +44,9 @@ pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
         head: settings.head.clone(),
         depth: settings.depth,
     };
-    let report = triage::triage(&git, &options)?;
+    // Errors quote report and repository text (test names, file names).
+    let report = triage::triage(&git, &options)
+        .map_err(|e| anyhow::anyhow!("{}", terminal(&e.to_string())))?;
     match settings.format {
         HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         HistoryFormat::Text => print_text(&report),
