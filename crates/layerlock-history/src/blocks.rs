@@ -407,34 +407,41 @@ impl<'a> History<'a> {
         })
     }
 
+    /// The jobs at `commit`, read once and kept.
     fn at(&mut self, commit: &str) -> Result<&Snapshot, GitError> {
         if !self.snapshots.contains_key(commit) {
-            let files: Vec<String> = self
-                .git
-                .files_at(commit, &self.pathspecs)?
-                .into_iter()
-                .filter(|p| self.wanted(p))
-                .collect();
-            let wanted: Vec<(String, String)> = files
-                .iter()
-                .map(|p| (commit.to_string(), p.clone()))
-                .collect();
-            let blobs = self.git.blobs(&wanted, MAX_CI_FILE)?;
-            self.read.extend(files.iter().cloned());
-            let read = files
-                .into_iter()
-                .zip(blobs)
-                .filter_map(|(path, blob)| match blob {
-                    Blob::Missing => None,
-                    Blob::Bytes(bytes) => Some((path, Ok(bytes))),
-                    Blob::Refused(why) => Some((path, Err(why))),
-                })
-                .collect();
-            let snapshot = Snapshot::build(read, Some(commit));
-            self.problems.extend(snapshot.problems.iter().cloned());
+            let snapshot = self.read_at(commit)?;
             self.snapshots.insert(commit.to_string(), snapshot);
         }
         Ok(&self.snapshots[commit])
+    }
+
+    /// The jobs at `commit`, read and not kept (its problems and files are).
+    fn read_at(&mut self, commit: &str) -> Result<Snapshot, GitError> {
+        let files: Vec<String> = self
+            .git
+            .files_at(commit, &self.pathspecs)?
+            .into_iter()
+            .filter(|p| self.wanted(p))
+            .collect();
+        let wanted: Vec<(String, String)> = files
+            .iter()
+            .map(|p| (commit.to_string(), p.clone()))
+            .collect();
+        let blobs = self.git.blobs(&wanted, MAX_CI_FILE)?;
+        self.read.extend(files.iter().cloned());
+        let read = files
+            .into_iter()
+            .zip(blobs)
+            .filter_map(|(path, blob)| match blob {
+                Blob::Missing => None,
+                Blob::Bytes(bytes) => Some((path, Ok(bytes))),
+                Blob::Refused(why) => Some((path, Err(why))),
+            })
+            .collect();
+        let snapshot = Snapshot::build(read, Some(commit));
+        self.problems.extend(snapshot.problems.iter().cloned());
+        Ok(snapshot)
     }
 
     /// Is `path` (from the root) a CI file this check reads?
@@ -518,8 +525,10 @@ impl<'a> History<'a> {
             let Some(parent) = self.git.parent(&commit.id)? else {
                 continue;
             };
-            let after = self.at(&commit.id)?.clone();
-            let before = self.at(&parent)?.clone();
+            // Read and dropped: the commits looked through may be
+            // thousands, each with the whole pipeline.
+            let after = self.read_at(&commit.id)?;
+            let before = self.read_at(&parent)?;
             for name in wanted {
                 if exact.contains_key(name) {
                     continue;
@@ -944,5 +953,54 @@ pub fn disabling_commits(
     match history.problems.into_iter().next() {
         Some(problem) => Err(BlocksError::Unreadable(problem)),
         None => Ok(found),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=D", "-c", "user.email=d@e"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn looking_for_the_disabling_commit_holds_no_revision_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main", "."]);
+        std::fs::create_dir_all(root.join(".buildkite")).unwrap();
+        let pipeline = root.join(".buildkite/pipeline.yml");
+        std::fs::write(&pipeline, "steps:\n- key: a\n  command: make\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "add"]);
+        std::fs::write(&pipeline, "steps:\n- key: b\n  command: make\n").unwrap();
+        git(root, &["commit", "-qam", "remove a"]);
+        for i in 0..20 {
+            let text = format!("steps:\n- key: b\n  command: make # a {i}\n");
+            std::fs::write(&pipeline, text).unwrap();
+            git(root, &["commit", "-qam", "edit"]);
+        }
+        let repo = Git::open(root).unwrap();
+        let head = repo.commit("HEAD").unwrap();
+        let mut history = History::new(&repo, &[]).unwrap();
+        let wanted = BTreeSet::from(["a".to_string()]);
+        let found = history
+            .disabling_commits(&head, &wanted, &BTreeMap::new())
+            .unwrap();
+        assert_eq!(found["a"].subject, "remove a");
+        // 21 candidates, 42 revisions read; none kept.
+        assert!(history.snapshots.is_empty(), "{}", history.snapshots.len());
     }
 }
