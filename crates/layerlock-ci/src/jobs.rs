@@ -4,7 +4,7 @@
 //! flattened to paths (`env.FOO`, `plugins[0].docker.image`), so two
 //! definitions of a job can be compared field by field.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -101,13 +101,27 @@ pub fn jobs(system: System, docs: &[Node]) -> Vec<Job> {
                     Node::Seq { items, .. } => items,
                     _ => doc.get("steps").map(Node::items).unwrap_or_default(),
                 };
+                // The pipeline's own keys (`env`, `agents`) reach every step.
+                let mut pipeline = BTreeMap::new();
+                for (key, value) in doc.entries() {
+                    match key.as_str() {
+                        Some(key) if key != "steps" => {
+                            flatten(value, &format!("pipeline.{key}"), &mut pipeline);
+                        }
+                        _ => {}
+                    }
+                }
                 for step in steps {
-                    buildkite_step(step, &mut out);
+                    buildkite_step(step, &pipeline, &mut out);
                 }
             }
             System::GithubActions => github_jobs(doc, &mut out),
-            System::Gitlab => gitlab_jobs(doc, &mut out),
+            System::Gitlab => {}
         }
+    }
+    if system == System::Gitlab {
+        let pipeline = gitlab_pipeline(&[(String::new(), docs.to_vec())]);
+        out.extend(pipeline.jobs.into_iter().map(|(_, job)| job));
     }
     out
 }
@@ -171,7 +185,12 @@ fn fields_except(node: &Node, skip: &[&str]) -> BTreeMap<String, Value> {
     out
 }
 
-fn buildkite_step(step: &Node, out: &mut Vec<Job>) {
+/// Keys of a group step that name it rather than configure its steps.
+const GROUP_NAMING: &[&str] = &["steps", "group", "label", "name", "key", "identifier", "id"];
+
+/// One step (and a group's steps), with the fields it inherits from its
+/// pipeline and group.
+fn buildkite_step(step: &Node, inherited: &BTreeMap<String, Value>, out: &mut Vec<Job>) {
     if step.as_str().is_some() || !matches!(step, Node::Map { .. }) {
         // `wait` and other bare strings name no job.
         return;
@@ -198,27 +217,51 @@ fn buildkite_step(step: &Node, out: &mut Vec<Job>) {
             scalar_lines(node, &mut commands);
         }
     }
+    let mut fields = inherited.clone();
+    fields.extend(fields_except(step, &["command", "commands", "steps"]));
     out.push(Job {
         system: "buildkite",
         id,
         label,
         line: step.pos().line,
         commands,
-        fields: fields_except(step, &["command", "commands", "steps"]),
+        fields,
     });
     if let Some(nested) = step.get("steps") {
+        // A group's `if`, `depends_on` and the like decide whether its
+        // steps run.
+        let mut group = inherited.clone();
+        for (key, value) in step.entries() {
+            match key.as_str() {
+                Some(key) if !GROUP_NAMING.contains(&key) => {
+                    flatten(value, &format!("group.{key}"), &mut group);
+                }
+                _ => {}
+            }
+        }
         for inner in nested.items() {
-            buildkite_step(inner, out);
+            buildkite_step(inner, &group, out);
         }
     }
 }
 
+/// Workflow keys that reach every job: when it runs at all, and what each
+/// job starts with.
+const WORKFLOW_KEYS: &[&str] = &["on", "env", "defaults", "permissions", "concurrency"];
+
 fn github_jobs(doc: &Node, out: &mut Vec<Job>) {
     let Some(jobs) = doc.get("jobs") else { return };
+    let mut workflow = BTreeMap::new();
+    for key in WORKFLOW_KEYS {
+        if let Some(value) = doc.get(key) {
+            flatten(value, &format!("workflow.{key}"), &mut workflow);
+        }
+    }
     for (id, job) in jobs.entries() {
         let Some(id) = id.as_str() else { continue };
         let mut commands = Vec::new();
-        let mut fields = fields_except(job, &["steps"]);
+        let mut fields = workflow.clone();
+        fields.extend(fields_except(job, &["steps"]));
         for (i, step) in job
             .get("steps")
             .map(Node::items)
@@ -263,27 +306,248 @@ const GITLAB_RESERVED: &[&str] = &[
     "spec",
 ];
 
-fn gitlab_jobs(doc: &Node, out: &mut Vec<Job>) {
-    for (id, job) in doc.entries() {
-        let Some(id) = id.as_str() else { continue };
-        if GITLAB_RESERVED.contains(&id) || id.starts_with('.') || !matches!(job, Node::Map { .. })
+/// What `default:` (and the same keys at the top level, GitLab's older
+/// form) gives every job that does not set them.
+const GITLAB_DEFAULT_KEYS: &[&str] = &[
+    "after_script",
+    "artifacts",
+    "before_script",
+    "cache",
+    "hooks",
+    "id_tokens",
+    "image",
+    "interruptible",
+    "retry",
+    "services",
+    "tags",
+    "timeout",
+];
+
+/// How many templates `extends:` may chain, as GitLab allows.
+const MAX_EXTENDS_DEPTH: usize = 11;
+
+/// The jobs of the GitLab files of one pipeline (each file's path and
+/// documents), as GitLab runs them: the files' top-level keys merged (a
+/// later file's over an earlier one's, `.gitlab-ci.yml` last), each job's
+/// `extends:` resolved (maps merged deeply, the job's own keys winning),
+/// then the pipeline's `default:` keys and global `variables:` given to the
+/// jobs that inherit them. Each job comes with the file that defines it
+/// last; what cannot be resolved (a template no file defines, a loop) is a
+/// problem of that file.
+pub fn gitlab_pipeline(files: &[(String, Vec<Node>)]) -> GitlabPipeline {
+    let mut order: Vec<&(String, Vec<Node>)> = files.iter().collect();
+    order.sort_by_key(|(path, _)| path.ends_with(".gitlab-ci.yml"));
+    let mut top: BTreeMap<String, Node> = BTreeMap::new();
+    let mut origin: BTreeMap<String, String> = BTreeMap::new();
+    let mut names: Vec<String> = Vec::new();
+    for (path, docs) in order {
+        for doc in docs {
+            for (key, value) in doc.entries() {
+                let Some(key) = key.as_str() else { continue };
+                let merged = match top.get(key) {
+                    Some(before) => deep_merge(before, value),
+                    None => {
+                        names.push(key.to_string());
+                        value.clone()
+                    }
+                };
+                top.insert(key.to_string(), merged);
+                origin.insert(key.to_string(), path.clone());
+            }
+        }
+    }
+    let mut resolver = Extends {
+        top: &top,
+        done: HashMap::new(),
+        visiting: BTreeSet::new(),
+    };
+    let mut jobs = Vec::new();
+    let mut problems = Vec::new();
+    for id in names {
+        let node = &top[&id];
+        if GITLAB_RESERVED.contains(&id.as_str())
+            || id.starts_with('.')
+            || !matches!(node, Node::Map { .. })
         {
             continue;
         }
+        let path = origin[&id].clone();
+        let resolved = match resolver.resolve(&id, 0) {
+            Ok(resolved) => resolved,
+            Err(message) => {
+                problems.push((path, message));
+                continue;
+            }
+        };
+        let job = inherit_defaults(&resolved, &top);
         let mut commands = Vec::new();
         for k in ["before_script", "script", "after_script"] {
             if let Some(node) = job.get(k) {
                 scalar_lines(node, &mut commands);
             }
         }
-        out.push(Job {
-            system: "gitlab",
-            id: JobId::Job(id.to_string()),
-            label: None,
-            line: job.pos().line,
-            commands,
-            fields: fields_except(job, &["before_script", "script", "after_script"]),
-        });
+        jobs.push((
+            path,
+            Job {
+                system: "gitlab",
+                id: JobId::Job(id.clone()),
+                label: None,
+                line: node.pos().line,
+                commands,
+                fields: fields_except(&job, &["before_script", "script", "after_script"]),
+            },
+        ));
+    }
+    GitlabPipeline { jobs, problems }
+}
+
+/// The jobs of a GitLab pipeline, each with its file, and what could not
+/// be resolved (file, message).
+#[derive(Debug, Default)]
+pub struct GitlabPipeline {
+    pub jobs: Vec<(String, Job)>,
+    pub problems: Vec<(String, String)>,
+}
+
+/// `extends:` resolution, each template resolved once.
+struct Extends<'a> {
+    top: &'a BTreeMap<String, Node>,
+    done: HashMap<String, Result<Node, String>>,
+    visiting: BTreeSet<String>,
+}
+
+impl Extends<'_> {
+    fn resolve(&mut self, name: &str, depth: usize) -> Result<Node, String> {
+        if let Some(done) = self.done.get(name) {
+            return done.clone();
+        }
+        let result = self.resolve_uncached(name, depth);
+        self.done.insert(name.to_string(), result.clone());
+        result
+    }
+
+    fn resolve_uncached(&mut self, name: &str, depth: usize) -> Result<Node, String> {
+        let Some(node) = self.top.get(name) else {
+            return Err(format!(
+                "`{name}` is extended but no GitLab file defines it"
+            ));
+        };
+        let parents: Vec<&str> = match node.get("extends") {
+            None => return Ok(node.clone()),
+            Some(Node::Scalar { value, .. }) => vec![value.as_str()],
+            Some(Node::Seq { items, .. }) => items.iter().filter_map(Node::as_str).collect(),
+            Some(_) => return Err(format!("`{name}`: extends is neither a name nor a list")),
+        };
+        if depth >= MAX_EXTENDS_DEPTH || !self.visiting.insert(name.to_string()) {
+            return Err(format!(
+                "`{name}`: extends goes deeper than {MAX_EXTENDS_DEPTH} levels or in a loop"
+            ));
+        }
+        let mut base: Option<Node> = None;
+        for parent in parents {
+            let resolved = self.resolve(parent, depth + 1);
+            let resolved = match resolved {
+                Ok(resolved) => resolved,
+                Err(message) => {
+                    self.visiting.remove(name);
+                    return Err(message);
+                }
+            };
+            base = Some(match base {
+                Some(base) => deep_merge(&base, &resolved),
+                None => resolved,
+            });
+        }
+        self.visiting.remove(name);
+        Ok(match base {
+            Some(base) => deep_merge(&base, node),
+            None => node.clone(),
+        })
+    }
+}
+
+/// `over` on `base` as GitLab merges: maps key by key, deeply; anything
+/// else (lists too) replaced.
+fn deep_merge(base: &Node, over: &Node) -> Node {
+    match (base, over) {
+        (Node::Map { entries: old, .. }, Node::Map { entries: new, pos }) => {
+            let mut entries = old.clone();
+            for (key, value) in new {
+                let at = entries
+                    .iter()
+                    .position(|(k, _)| k.as_str().is_some() && k.as_str() == key.as_str());
+                match at {
+                    Some(at) => entries[at].1 = deep_merge(&entries[at].1, value),
+                    None => entries.push((key.clone(), value.clone())),
+                }
+            }
+            Node::Map { entries, pos: *pos }
+        }
+        _ => over.clone(),
+    }
+}
+
+/// Does the job's `inherit: KIND:` (true, false, or a list of keys) let
+/// `key` through?
+fn inherits(job: &Node, kind: &str, key: &str) -> bool {
+    match job.get("inherit").and_then(|i| i.get(kind)) {
+        None => true,
+        Some(Node::Seq { items, .. }) => items.iter().any(|i| i.as_str() == Some(key)),
+        Some(flag) => flag.as_str() != Some("false"),
+    }
+}
+
+/// The job with the pipeline's defaults it inherits and does not set.
+fn inherit_defaults(job: &Node, top: &BTreeMap<String, Node>) -> Node {
+    let Node::Map { entries, pos } = job else {
+        return job.clone();
+    };
+    let mut entries = entries.clone();
+    let has =
+        |entries: &[(Node, Node)], key: &str| entries.iter().any(|(k, _)| k.as_str() == Some(key));
+    for key in GITLAB_DEFAULT_KEYS {
+        if has(&entries, key) || !inherits(job, "default", key) {
+            continue;
+        }
+        let given = top
+            .get("default")
+            .and_then(|d| d.get(key))
+            .or_else(|| top.get(*key));
+        if let Some(value) = given {
+            entries.push((scalar(key), value.clone()));
+        }
+    }
+    if let Some(Node::Map {
+        entries: globals, ..
+    }) = top.get("variables")
+    {
+        let inherited: Vec<(Node, Node)> = globals
+            .iter()
+            .filter(|(k, _)| k.as_str().is_some_and(|k| inherits(job, "variables", k)))
+            .cloned()
+            .collect();
+        if !inherited.is_empty() {
+            let globals = Node::Map {
+                entries: inherited,
+                pos: *pos,
+            };
+            match entries
+                .iter()
+                .position(|(k, _)| k.as_str() == Some("variables"))
+            {
+                Some(at) => entries[at].1 = deep_merge(&globals, &entries[at].1),
+                None => entries.push((scalar("variables"), globals)),
+            }
+        }
+    }
+    Node::Map { entries, pos: *pos }
+}
+
+fn scalar(text: &str) -> Node {
+    Node::Scalar {
+        value: text.to_string(),
+        pos: crate::yaml::Pos::default(),
+        style: crate::yaml::Style::Plain,
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use layerlock_ci::System;
 use layerlock_ci::jobs::{self, Job, JobId, Value};
 use layerlock_ci::yaml;
-use layerlock_walk::git::{Git, GitError};
+use layerlock_walk::git::{Blob, Git, GitError};
 use regex::Regex;
 use serde::Serialize;
 
@@ -27,6 +27,29 @@ pub enum BlocksError {
     Pattern { pattern: String, message: String },
     #[error("--rewrite `{0}` is not OLD=NEW")]
     Rewrite(String),
+    #[error(
+        "{path}{at}: {message}; the commit that removed a step cannot be told without it",
+        path = .0.path,
+        at = .0.commit.as_deref().map(|c| format!(" at {}", short(c))).unwrap_or_default(),
+        message = .0.message
+    )]
+    Unreadable(FileProblem),
+    #[error(
+        "{0} holds no YAML CI file in the working tree or at the revisions compared; give a pipeline or workflow file, or its folder"
+    )]
+    NoCiFile(String),
+    #[error(
+        "--step {step} names no step compared with {baseline}; give a key, label or job id that the report lists without --step"
+    )]
+    UnknownStep { step: String, baseline: String },
+    #[error(
+        "looked through the {MAX_DISABLE_CANDIDATES} newest commits whose changes mention {names} and found none that removed it; name the commit (blocks --disabled-by COMMIT, triage --dark-since REV)"
+    )]
+    TooManyCandidates { names: String },
+    #[error(
+        "--disabled-by {0} removed no step from the CI files compared; name the commit that disabled the steps, or use --disabled-by auto"
+    )]
+    DisabledNothing(String),
 }
 
 /// The edits a restored step is allowed to carry.
@@ -183,16 +206,74 @@ impl BlocksReport {
     }
 }
 
-/// Jobs of every CI file at one revision (or the working tree), by id.
+/// One definition of a job: its file and the job.
+type Def = (String, Job);
+
+/// Jobs of every CI file at one revision (or the working tree), by id:
+/// every definition of an id, in file order (GitHub Actions job ids are
+/// per workflow, and YAML keeps a key written twice).
 #[derive(Debug, Default, Clone)]
 struct Snapshot {
-    jobs: BTreeMap<JobId, (String, Job)>,
+    jobs: BTreeMap<JobId, Vec<Def>>,
     problems: Vec<FileProblem>,
+}
+
+impl Snapshot {
+    fn defs(&self, id: &JobId) -> &[Def] {
+        self.jobs.get(id).map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// Definitions of one id on two sides, matched: those in the same file
+/// first (in order), then the rest in order; what is left over stands
+/// alone. Indexes into `old` and `new`.
+fn pair(old: &[Def], new: &[Def]) -> Vec<(Option<usize>, Option<usize>)> {
+    let mut taken = vec![false; new.len()];
+    let mut pairs = Vec::new();
+    let mut old_left = Vec::new();
+    for (i, (path, _)) in old.iter().enumerate() {
+        match (0..new.len()).find(|&j| !taken[j] && new[j].0 == *path) {
+            Some(j) => {
+                taken[j] = true;
+                pairs.push((Some(i), Some(j)));
+            }
+            None => old_left.push(i),
+        }
+    }
+    let new_left: Vec<usize> = (0..new.len()).filter(|&j| !taken[j]).collect();
+    for k in 0..old_left.len().max(new_left.len()) {
+        pairs.push((old_left.get(k).copied(), new_left.get(k).copied()));
+    }
+    pairs
+}
+
+/// The definitions of `old` that `new` no longer has.
+fn gone<'a>(old: &'a [Def], new: &[Def]) -> Vec<&'a Def> {
+    pair(old, new)
+        .into_iter()
+        .filter_map(|(o, n)| match (o, n) {
+            (Some(o), None) => Some(&old[o]),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The definitions of `new` that `old` does not have.
+fn fresh<'a>(old: &[Def], new: &'a [Def]) -> Vec<&'a Def> {
+    pair(old, new)
+        .into_iter()
+        .filter_map(|(o, n)| match (o, n) {
+            (None, Some(n)) => Some(&new[n]),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Snapshot {
     fn build(files: Vec<(String, Result<Vec<u8>, String>)>, commit: Option<&str>) -> Self {
         let mut snapshot = Self::default();
+        // GitLab files make one pipeline: their jobs are read together.
+        let mut gitlab = Vec::new();
         for (path, bytes) in files {
             let problem = |message: String| FileProblem {
                 path: path.clone(),
@@ -219,20 +300,38 @@ impl Snapshot {
             let Some(system) = System::detect(&path, &docs) else {
                 continue;
             };
+            if system == System::Gitlab {
+                gitlab.push((path, docs));
+                continue;
+            }
             for job in jobs::jobs(system, &docs) {
-                let mut id = job.id.clone();
-                let mut n = 1;
-                while snapshot.jobs.contains_key(&id) {
-                    n += 1;
-                    id = match &job.id {
-                        JobId::Key(v) => JobId::Key(format!("{v} #{n}")),
-                        JobId::Label(v) => JobId::Label(format!("{v} #{n}")),
-                        JobId::Job(v) => JobId::Job(format!("{path}:{v}")),
-                    };
-                }
-                snapshot.jobs.insert(id, (path.clone(), job));
+                snapshot
+                    .jobs
+                    .entry(job.id.clone())
+                    .or_default()
+                    .push((path.clone(), job));
             }
         }
+        let pipeline = jobs::gitlab_pipeline(&gitlab);
+        for (path, job) in pipeline.jobs {
+            snapshot
+                .jobs
+                .entry(job.id.clone())
+                .or_default()
+                .push((path, job));
+        }
+        snapshot
+            .problems
+            .extend(
+                pipeline
+                    .problems
+                    .into_iter()
+                    .map(|(path, message)| FileProblem {
+                        path,
+                        commit: commit.map(str::to_string),
+                        message,
+                    }),
+            );
         snapshot
     }
 }
@@ -248,8 +347,9 @@ const CI_PLACES: [&str; 4] = [
     ".gitlab",
 ];
 
-/// Literal pathspecs of every CI file: the user's, else the usual places
-/// plus any nested ones (`sub/.buildkite`) among the work tree's files.
+/// Pathspecs of every CI file (git reads every pathspec literally): the
+/// user's, else the usual places plus any nested ones (`sub/.buildkite`)
+/// among the work tree's files.
 fn ci_pathspecs(git: &Git, paths: &[String]) -> Result<Vec<String>, GitError> {
     if !paths.is_empty() {
         return Ok(paths.to_vec());
@@ -280,11 +380,16 @@ fn is_yaml(path: &str) -> bool {
 /// Reads CI files at revisions, each revision once.
 struct History<'a> {
     git: &'a Git,
-    /// For `git log`, which reads pathspec magic.
+    /// The literal pathspecs git is given.
     pathspecs: Vec<String>,
     /// The user's files and folders; empty: every CI file by location.
     paths: Vec<String>,
     snapshots: HashMap<String, Snapshot>,
+    /// The problems of every revision read: a file that could not be read
+    /// may hide the job looked for.
+    problems: Vec<FileProblem>,
+    /// Every CI file read, in the work tree or at a revision.
+    read: BTreeSet<String>,
 }
 
 impl<'a> History<'a> {
@@ -297,31 +402,46 @@ impl<'a> History<'a> {
                 .map(|p| p.trim_end_matches('/').to_string())
                 .collect(),
             snapshots: HashMap::new(),
+            problems: Vec::new(),
+            read: BTreeSet::new(),
         })
     }
 
+    /// The jobs at `commit`, read once and kept.
     fn at(&mut self, commit: &str) -> Result<&Snapshot, GitError> {
         if !self.snapshots.contains_key(commit) {
-            let files: Vec<String> = self
-                .git
-                .files_at(commit, &self.pathspecs)?
-                .into_iter()
-                .filter(|p| self.wanted(p))
-                .collect();
-            let wanted: Vec<(String, String)> = files
-                .iter()
-                .map(|p| (commit.to_string(), p.clone()))
-                .collect();
-            let blobs = self.git.blobs(&wanted, MAX_CI_FILE)?;
-            let read = files
-                .into_iter()
-                .zip(blobs)
-                .filter_map(|(path, blob)| blob.map(|b| (path, Ok(b))))
-                .collect();
-            self.snapshots
-                .insert(commit.to_string(), Snapshot::build(read, Some(commit)));
+            let snapshot = self.read_at(commit)?;
+            self.snapshots.insert(commit.to_string(), snapshot);
         }
         Ok(&self.snapshots[commit])
+    }
+
+    /// The jobs at `commit`, read and not kept (its problems and files are).
+    fn read_at(&mut self, commit: &str) -> Result<Snapshot, GitError> {
+        let files: Vec<String> = self
+            .git
+            .files_at(commit, &self.pathspecs)?
+            .into_iter()
+            .filter(|p| self.wanted(p))
+            .collect();
+        let wanted: Vec<(String, String)> = files
+            .iter()
+            .map(|p| (commit.to_string(), p.clone()))
+            .collect();
+        let blobs = self.git.blobs(&wanted, MAX_CI_FILE)?;
+        self.read.extend(files.iter().cloned());
+        let read = files
+            .into_iter()
+            .zip(blobs)
+            .filter_map(|(path, blob)| match blob {
+                Blob::Missing => None,
+                Blob::Bytes(bytes) => Some((path, Ok(bytes))),
+                Blob::Refused(why) => Some((path, Err(why))),
+            })
+            .collect();
+        let snapshot = Snapshot::build(read, Some(commit));
+        self.problems.extend(snapshot.problems.iter().cloned());
+        Ok(snapshot)
     }
 
     /// Is `path` (from the root) a CI file this check reads?
@@ -340,7 +460,7 @@ impl<'a> History<'a> {
     /// leaves out (skip-worktree) are read from the index, so they count as
     /// present rather than removed; a tracked file deleted from the working
     /// tree is removed.
-    fn worktree(&self) -> Result<Snapshot, GitError> {
+    fn worktree(&mut self) -> Result<Snapshot, GitError> {
         let root = self.git.root();
         let mut args = vec![
             "ls-files",
@@ -368,11 +488,14 @@ impl<'a> History<'a> {
             }
         }
         in_index.retain(|p| !on_disk.contains(p));
+        self.read.extend(on_disk.iter().cloned());
+        self.read.extend(in_index.iter().cloned());
         let canonical_root = fs_err::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        // A file deleted from the work tree is gone; a link to nothing is
+        // there and cannot be read.
         let mut read: Vec<(String, Result<Vec<u8>, String>)> = on_disk
             .into_iter()
-            // A dangling name: deleted in the working tree, so removed.
-            .filter(|path| root.join(path).symlink_metadata().is_ok())
+            .filter(|path| fs_err::symlink_metadata(root.join(path)).is_ok())
             .map(|path| {
                 let bytes = layerlock_walk::read_bounded(&root.join(&path), &canonical_root)
                     .map_err(|e| e.to_string());
@@ -387,8 +510,11 @@ impl<'a> History<'a> {
             .zip(self.git.blobs(&wanted, MAX_CI_FILE)?)
         {
             match blob {
-                Some(bytes) => read.push((path, Ok(bytes))),
-                None => read.push((path, Err("in the index but unreadable".to_string()))),
+                Blob::Bytes(bytes) => read.push((path, Ok(bytes))),
+                Blob::Refused(why) => read.push((path, Err(why))),
+                Blob::Missing => {
+                    read.push((path, Err("in the index but unreadable".to_string())));
+                }
             }
         }
         read.sort_by(|a, b| a.0.cmp(&b.0));
@@ -396,15 +522,19 @@ impl<'a> History<'a> {
     }
 
     /// For each job named in `wanted` (a key, label or job id), the newest
-    /// commit on the first-parent line from `from` whose change removed it.
+    /// commit on the first-parent line from `from` whose change removed a
+    /// definition of it: one in a file of `prefer[name]` when there is one,
+    /// else one in any file.
     fn disabling_commits(
         &mut self,
         from: &str,
         wanted: &BTreeSet<String>,
-    ) -> Result<BTreeMap<String, CommitRef>, GitError> {
-        let mut found = BTreeMap::new();
+        prefer: &BTreeMap<String, BTreeSet<String>>,
+    ) -> Result<BTreeMap<String, CommitRef>, BlocksError> {
+        let mut exact: BTreeMap<String, CommitRef> = BTreeMap::new();
+        let mut any: BTreeMap<String, CommitRef> = BTreeMap::new();
         if wanted.is_empty() {
-            return Ok(found);
+            return Ok(exact);
         }
         // Commits whose diff mentions one of the ids, newest first; each is
         // then proven by reading the jobs before and after it.
@@ -420,37 +550,68 @@ impl<'a> History<'a> {
             from.to_string(),
         ];
         let candidates = self.git.log(&range, &self.pathspecs.clone(), false)?;
+        let cut = candidates.len() > MAX_DISABLE_CANDIDATES;
         for commit in candidates.into_iter().take(MAX_DISABLE_CANDIDATES) {
             let Some(parent) = self.git.parent(&commit.id)? else {
                 continue;
             };
-            let names = |snapshot: &Snapshot| -> BTreeSet<String> {
-                snapshot
-                    .jobs
-                    .keys()
-                    .map(|id| id.value().to_string())
-                    .collect()
-            };
-            let after = names(self.at(&commit.id)?);
-            let before = names(self.at(&parent)?);
-            for id in wanted {
-                if !found.contains_key(id) && before.contains(id) && !after.contains(id) {
-                    found.insert(
-                        id.clone(),
-                        CommitRef {
-                            id: commit.id.clone(),
-                            time: commit.time,
-                            subject: commit.subject.clone(),
-                        },
-                    );
+            // Read and dropped: the commits looked through may be
+            // thousands, each with the whole pipeline.
+            let after = self.read_at(&commit.id)?;
+            let before = self.read_at(&parent)?;
+            for name in wanted {
+                if exact.contains_key(name) {
+                    continue;
                 }
+                let (old, new) = (named(&before, name), named(&after, name));
+                let removed = gone(&old, &new);
+                if removed.is_empty() {
+                    continue;
+                }
+                let by = CommitRef {
+                    id: commit.id.clone(),
+                    time: commit.time,
+                    subject: commit.subject.clone(),
+                };
+                let preferred = prefer
+                    .get(name)
+                    .is_none_or(|paths| removed.iter().any(|(path, _)| paths.contains(path)));
+                if preferred {
+                    exact.insert(name.clone(), by.clone());
+                }
+                any.entry(name.clone()).or_insert(by);
             }
-            if found.len() == wanted.len() {
+            if exact.len() == wanted.len() {
                 break;
             }
         }
-        Ok(found)
+        for (name, by) in any {
+            exact.entry(name).or_insert(by);
+        }
+        // Not found among the commits looked at is no answer when there
+        // were more.
+        let missing: Vec<&str> = wanted
+            .iter()
+            .filter(|name| !exact.contains_key(*name))
+            .map(String::as_str)
+            .collect();
+        if cut && !missing.is_empty() {
+            return Err(BlocksError::TooManyCandidates {
+                names: missing.join(", "),
+            });
+        }
+        Ok(exact)
     }
+}
+
+/// Every definition of the jobs whose key, label or id is `name`.
+fn named(snapshot: &Snapshot, name: &str) -> Vec<Def> {
+    snapshot
+        .jobs
+        .iter()
+        .filter(|(id, _)| id.value() == name)
+        .flat_map(|(_, defs)| defs.iter().cloned())
+        .collect()
 }
 
 /// Compare the working tree's CI jobs with `baseline`.
@@ -462,24 +623,28 @@ pub fn blocks(
     let mut history = History::new(git, &options.paths)?;
     let now = history.worktree()?;
     let mut problems = now.problems.clone();
-    let selected =
-        |id: &JobId| options.only.is_empty() || options.only.iter().any(|o| o == id.value());
-    let mut steps = Vec::new();
-    let (description, pairs): (String, Vec<Pair>) = match baseline {
+    let selected = |shown: &JobId, id: &JobId| {
+        options.only.is_empty()
+            || options
+                .only
+                .iter()
+                .any(|o| o == id.value() || o == shown.value())
+    };
+    let mut pairs: Vec<Pair> = Vec::new();
+    let description = match baseline {
         Baseline::Since(rev) => {
             let commit = git.commit(rev)?;
             let old = history.at(&commit)?.clone();
-            problems.extend(old.problems.iter().cloned());
-            let ids: BTreeSet<JobId> = old.jobs.keys().chain(now.jobs.keys()).cloned().collect();
-            let pairs = ids
-                .into_iter()
-                .filter(|id| selected(id))
-                .map(|id| {
-                    let before = old_job(&old, &id, &commit);
-                    (id, before, None)
-                })
-                .collect();
-            (format!("{rev} ({})", short(&commit)), pairs)
+            let ids: BTreeSet<&JobId> = old.jobs.keys().chain(now.jobs.keys()).collect();
+            for id in ids {
+                let (before, after) = (old.defs(id), now.defs(id));
+                let qualify = before.len() > 1 || after.len() > 1;
+                for (o, n) in pair(before, after) {
+                    let (o, n) = (o.map(|o| &before[o]), n.map(|n| &after[n]));
+                    pairs.push(Pair::new(id, qualify, o, n, &commit, None));
+                }
+            }
+            format!("{rev} ({})", short(&commit))
         }
         Baseline::DisabledBy(rev) => {
             let commit = git.commit(rev)?;
@@ -488,9 +653,8 @@ pub fn blocks(
                 .ok_or_else(|| GitError::UnknownRevision {
                     rev: format!("{rev}^ (the commit has no parent)"),
                 })?;
-            let after: BTreeSet<JobId> = history.at(&commit)?.jobs.keys().cloned().collect();
+            let after = history.at(&commit)?.clone();
             let old = history.at(&parent)?.clone();
-            problems.extend(old.problems.iter().cloned());
             let subject = git
                 .log(&["-1".to_string(), commit.clone()], &[], false)?
                 .into_iter()
@@ -500,44 +664,80 @@ pub fn blocks(
                 time: c.time,
                 subject: c.subject,
             });
-            let pairs = old
-                .jobs
-                .keys()
-                .filter(|id| !after.contains(id) && selected(id))
-                .cloned()
-                .map(|id| {
-                    let before = old_job(&old, &id, &parent);
-                    (id, before, disabled.clone())
-                })
-                .collect();
-            (
-                format!(
-                    "the parent of {rev} ({}), for the steps it disabled",
-                    short(&commit)
-                ),
-                pairs,
+            for (id, defs) in &old.jobs {
+                // What the commit removed, against what is back now: the
+                // definitions the commit kept are not candidates.
+                let removed: Vec<Def> = gone(defs, after.defs(id)).into_iter().cloned().collect();
+                if removed.is_empty() {
+                    continue;
+                }
+                let back: Vec<Def> = fresh(after.defs(id), now.defs(id))
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                let qualify = defs.len() > 1 || now.defs(id).len() > 1;
+                for (o, n) in pair(&removed, &back) {
+                    if let Some(o) = o {
+                        let n = n.map(|n| &back[n]);
+                        pairs.push(Pair::new(
+                            id,
+                            qualify,
+                            Some(&removed[o]),
+                            n,
+                            &parent,
+                            disabled.clone(),
+                        ));
+                    }
+                }
+            }
+            if pairs.is_empty() && history.problems.is_empty() {
+                return Err(BlocksError::DisabledNothing(rev.clone()));
+            }
+            format!(
+                "the parent of {rev} ({}), for the steps it disabled",
+                short(&commit)
             )
         }
         Baseline::Restored { since } => {
             let commit = git.commit(since)?;
-            let then: BTreeSet<JobId> = history.at(&commit)?.jobs.keys().cloned().collect();
-            let back: BTreeSet<JobId> = now
-                .jobs
-                .keys()
-                .filter(|id| !then.contains(id) && selected(id))
-                .cloned()
-                .collect();
-            let names = back.iter().map(|id| id.value().to_string()).collect();
-            let disabling = history.disabling_commits(&commit, &names)?;
-            let mut pairs = Vec::new();
-            for id in back {
-                match disabling.get(id.value()) {
-                    Some(by) => {
-                        let parent = git.parent(&by.id)?.unwrap_or_default();
-                        let before = old_job(history.at(&parent)?, &id, &parent);
-                        pairs.push((id, before, Some(by.clone())));
+            let then = history.at(&commit)?.clone();
+            // Each definition new since then, by id.
+            let mut back: BTreeMap<&JobId, Vec<Def>> = BTreeMap::new();
+            for (id, defs) in &now.jobs {
+                let new: Vec<Def> = fresh(then.defs(id), defs).into_iter().cloned().collect();
+                if !new.is_empty() {
+                    back.insert(id, new);
+                }
+            }
+            let names: BTreeSet<String> = back.keys().map(|id| id.value().to_string()).collect();
+            let mut prefer: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for (id, defs) in &back {
+                prefer
+                    .entry(id.value().to_string())
+                    .or_default()
+                    .extend(defs.iter().map(|(path, _)| path.clone()));
+            }
+            let disabling = history.disabling_commits(&commit, &names, &prefer)?;
+            for (id, restored) in back {
+                let qualify = restored.len() > 1 || now.defs(id).len() > 1;
+                let Some(by) = disabling.get(id.value()) else {
+                    for def in &restored {
+                        pairs.push(Pair::new(id, qualify, None, Some(def), &commit, None));
                     }
-                    None => pairs.push((id, None, None)),
+                    continue;
+                };
+                let parent = git.parent(&by.id)?.unwrap_or_default();
+                let before = history.at(&parent)?.defs(id).to_vec();
+                let removed: Vec<Def> = gone(&before, history.at(&by.id)?.defs(id))
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                for (o, n) in pair(&removed, &restored) {
+                    if let Some(n) = n {
+                        let o = o.map(|o| &removed[o]);
+                        let by = o.map(|_| by.clone());
+                        pairs.push(Pair::new(id, qualify, o, Some(&restored[n]), &parent, by));
+                    }
                 }
             }
             let since_shown = if since == &commit {
@@ -545,23 +745,47 @@ pub fn blocks(
             } else {
                 format!("{since} ({})", short(&commit))
             };
-            (
-                format!(
-                    "each step new since {since_shown}, as it was before the commit that removed it"
-                ),
-                pairs,
+            format!(
+                "each step new since {since_shown}, as it was before the commit that removed it"
             )
         }
     };
-    for (id, before, disabled_by) in pairs {
-        let after = now.jobs.get(&id).cloned();
-        steps.push(compare(&id, before, after, disabled_by, &options.edits));
+    problems.extend(history.problems);
+    for path in &history.paths {
+        let holds = |file: &String| file == path || file.starts_with(&format!("{path}/"));
+        if !history.read.iter().any(holds) {
+            return Err(BlocksError::NoCiFile(path.clone()));
+        }
+    }
+    for step in &options.only {
+        if !pairs
+            .iter()
+            .any(|p| step == p.id.value() || step == p.shown.value())
+        {
+            return Err(BlocksError::UnknownStep {
+                step: step.clone(),
+                baseline: description,
+            });
+        }
+    }
+    let mut steps = Vec::new();
+    for pair in pairs {
+        if selected(&pair.shown, &pair.id) {
+            steps.push(compare(
+                &pair.shown,
+                pair.old,
+                pair.new,
+                pair.disabled_by,
+                &options.edits,
+            ));
+        }
     }
     steps.sort_by(|a, b| {
         (a.status == Status::Unchanged, &a.id).cmp(&(b.status == Status::Unchanged, &b.id))
     });
-    problems.sort_by(|a, b| (&a.path, &a.commit).cmp(&(&b.path, &b.commit)));
-    problems.dedup_by(|a, b| a.path == b.path && a.commit == b.commit);
+    problems
+        .sort_by(|a, b| (&a.path, &a.commit, &a.message).cmp(&(&b.path, &b.commit, &b.message)));
+    problems.dedup_by(|a, b| a.path == b.path && a.commit == b.commit && a.message == b.message);
     Ok(BlocksReport {
         version: 1,
         baseline: description,
@@ -572,13 +796,44 @@ pub fn blocks(
 
 /// A job to compare: its id, its old definition (file, job, commit) and
 /// the commit that disabled it.
-type Pair = (JobId, Option<(String, Job, String)>, Option<CommitRef>);
+struct Pair {
+    id: JobId,
+    /// The id as reported: with its file when the id names more than one
+    /// job.
+    shown: JobId,
+    old: Option<(String, Job, String)>,
+    new: Option<Def>,
+    disabled_by: Option<CommitRef>,
+}
 
-fn old_job(snapshot: &Snapshot, id: &JobId, commit: &str) -> Option<(String, Job, String)> {
-    snapshot
-        .jobs
-        .get(id)
-        .map(|(path, job)| (path.clone(), job.clone(), commit.to_string()))
+impl Pair {
+    fn new(
+        id: &JobId,
+        qualify: bool,
+        old: Option<&Def>,
+        new: Option<&Def>,
+        commit: &str,
+        disabled_by: Option<CommitRef>,
+    ) -> Self {
+        let shown = match new.or(old) {
+            Some((path, _)) if qualify => {
+                let value = format!("{} ({path})", id.value());
+                match id {
+                    JobId::Key(_) => JobId::Key(value),
+                    JobId::Label(_) => JobId::Label(value),
+                    JobId::Job(_) => JobId::Job(value),
+                }
+            }
+            _ => id.clone(),
+        };
+        Self {
+            id: id.clone(),
+            shown,
+            old: old.map(|(path, job)| (path.clone(), job.clone(), commit.to_string())),
+            new: new.cloned(),
+            disabled_by,
+        }
+    }
 }
 
 fn short(commit: &str) -> &str {
@@ -715,12 +970,67 @@ fn unified(old: &[String], new: &[String]) -> String {
 
 /// For each job named in `wanted` (a step key, label or job id), the
 /// newest commit on the first-parent line from `from` that removed it from
-/// the CI files under `paths` (every CI file when empty).
+/// the CI files under `paths` (every CI file when empty). A CI file that
+/// could not be read at a commit looked at is an error.
 pub fn disabling_commits(
     git: &Git,
     paths: &[String],
     from: &str,
     wanted: &BTreeSet<String>,
-) -> Result<BTreeMap<String, CommitRef>, GitError> {
-    History::new(git, paths)?.disabling_commits(from, wanted)
+) -> Result<BTreeMap<String, CommitRef>, BlocksError> {
+    let mut history = History::new(git, paths)?;
+    let found = history.disabling_commits(from, wanted, &BTreeMap::new())?;
+    match history.problems.into_iter().next() {
+        Some(problem) => Err(BlocksError::Unreadable(problem)),
+        None => Ok(found),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=D", "-c", "user.email=d@e"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn looking_for_the_disabling_commit_holds_no_revision_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main", "."]);
+        std::fs::create_dir_all(root.join(".buildkite")).unwrap();
+        let pipeline = root.join(".buildkite/pipeline.yml");
+        std::fs::write(&pipeline, "steps:\n- key: a\n  command: make\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "add"]);
+        std::fs::write(&pipeline, "steps:\n- key: b\n  command: make\n").unwrap();
+        git(root, &["commit", "-qam", "remove a"]);
+        for i in 0..20 {
+            let text = format!("steps:\n- key: b\n  command: make # a {i}\n");
+            std::fs::write(&pipeline, text).unwrap();
+            git(root, &["commit", "-qam", "edit"]);
+        }
+        let repo = Git::open(root).unwrap();
+        let head = repo.commit("HEAD").unwrap();
+        let mut history = History::new(&repo, &[]).unwrap();
+        let wanted = BTreeSet::from(["a".to_string()]);
+        let found = history
+            .disabling_commits(&head, &wanted, &BTreeMap::new())
+            .unwrap();
+        assert_eq!(found["a"].subject, "remove a");
+        // 21 candidates, 42 revisions read; none kept.
+        assert!(history.snapshots.is_empty(), "{}", history.snapshots.len());
+    }
 }

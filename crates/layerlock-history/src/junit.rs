@@ -622,15 +622,52 @@ impl FirstLine {
     }
 
     fn finish(self) -> Option<String> {
-        let line = self.line.trim_end();
-        if line.is_empty() {
+        let mut line = self.line.trim_end();
+        if self.cut {
+            // Cut inside a word that may be a credential (a URL's user-info,
+            // a token): none of it is kept, as what is left of it would no
+            // longer be recognised and redacted.
+            let start = line.rfind(char::is_whitespace).map_or(0, |at| at + 1);
+            if could_be_secret(&line[start..]) {
+                line = line[..start].trim_end();
+            }
+        }
+        let line = redact_tokens(line);
+        if line.is_empty() && !self.cut {
             None
         } else if self.cut {
             Some(format!("{line}…"))
         } else {
-            Some(line.to_owned())
+            Some(line)
         }
     }
+}
+
+/// Tokens in the forms GitHub, GitLab, Hugging Face, AWS, Slack, OpenAI
+/// and Buildkite issue them.
+static TOKEN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|bkua_[A-Za-z0-9]{30,})",
+    )
+    .unwrap_or_else(|_| unreachable!("a valid pattern"))
+});
+
+/// The start of such a token.
+static TOKEN_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"gh[pousr]_|github_pat_|glpat-|hf_|AKIA|ASIA|xox[abposr]-|sk-|bkua_")
+        .unwrap_or_else(|_| unreachable!("a valid pattern"))
+});
+
+/// A failure message with every token replaced by `[redacted]`: a test
+/// that prints its environment must not put a credential in a report that
+/// may become a pull-request comment.
+pub fn redact_tokens(text: &str) -> String {
+    TOKEN.replace_all(text, "[redacted]").into_owned()
+}
+
+/// May this word, cut short, be part of a URL with user-info or a token?
+fn could_be_secret(word: &str) -> bool {
+    word.contains(['@', ':', '=']) || TOKEN_START.is_match(word)
 }
 
 fn first_line(text: &str) -> Option<String> {

@@ -12,12 +12,15 @@
 //!   files a test file reaches through them;
 //! - [`xfail`]: the `xfail` marker that applies to one pytest node.
 //!
+//! [`render`] makes their text inert for a terminal and for Markdown.
+//!
 //! Git runs through [`git::Git`], every call bounded in output and time.
 
 pub mod blocks;
 pub mod junit;
 mod lexer;
 pub mod pyimports;
+pub mod render;
 pub mod triage;
 pub mod xfail;
 

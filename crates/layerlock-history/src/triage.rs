@@ -26,6 +26,8 @@ const MAX_COMMITS_SHOWN: usize = 10;
 pub enum TriageError {
     #[error(transparent)]
     Git(#[from] GitError),
+    #[error(transparent)]
+    Blocks(#[from] blocks::BlocksError),
     #[error("{path}: {message}")]
     Report { path: String, message: String },
     #[error("{path}:{line}: {message}")]
@@ -42,6 +44,18 @@ pub enum TriageError {
         "cannot tell when job {job} went dark: no commit reachable from {main} removed its step; pass --dark-since REV|DATE"
     )]
     NoDisablingCommit { job: String, main: String },
+    #[error(
+        "--dark-since {rev} is not on the main line ({main}): pass the commit of {main} that disabled the job, or a date"
+    )]
+    DarkOffMain { rev: String, main: String },
+    #[error(
+        "{path}, the file of failing test {node}, cannot be read: {why}; triage reads the imports of each failing test from its file in the work tree"
+    )]
+    TestFile {
+        path: String,
+        node: String,
+        why: String,
+    },
 }
 
 /// One report file and the job it belongs to.
@@ -271,6 +285,10 @@ fn by_distance(commits: &[CommitInfo]) -> String {
     parts.join(", ")
 }
 
+/// The most dotted names of a module path a report's classname is matched
+/// against (`a.b.test_x` is three).
+const MAX_MODULE_PARTS: usize = 32;
+
 /// Test files by every dotted suffix, to find the file a JUnit classname
 /// names wherever the tests ran from.
 struct TestFiles {
@@ -286,7 +304,9 @@ impl TestFiles {
         for path in &tracked {
             let module = path.trim_end_matches(".py").replace('/', ".");
             let parts: Vec<&str> = module.split('.').collect();
-            for start in 0..parts.len() {
+            // The last few names only: a path thousands of folders deep
+            // would otherwise cost the square of its length.
+            for start in parts.len().saturating_sub(MAX_MODULE_PARTS)..parts.len() {
                 by_module
                     .entry(parts[start..].join("."))
                     .or_default()
@@ -312,9 +332,10 @@ impl TestFiles {
                 return (Some(found), None);
             }
         }
-        // `a.b.test_x.TestClass` → the longest prefix that names one file.
+        // `a.b.test_x.TestClass` → the longest prefix that names one file
+        // (no longer than the names a file is indexed by).
         let parts: Vec<&str> = case.classname.split('.').collect();
-        for end in (1..=parts.len()).rev() {
+        for end in (1..=parts.len().min(MAX_MODULE_PARTS)).rev() {
             if let Some(found) = self.unique(&parts[..end].join(".")) {
                 let class = parts[end..].last().map(|c| (*c).to_string());
                 return (Some(found), class);
@@ -347,9 +368,15 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
         path: input.shown.clone(),
         message,
     };
-    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| report_error(e.to_string()))?;
+    // Checked before opening: opening a FIFO waits for a writer.
+    let meta = fs_err::metadata(&input.path).map_err(|e| report_error(e.to_string()))?;
     if !meta.is_file() {
+        return Err(report_error(
+            "not a regular file (a folder, FIFO or device); pass the report file".to_string(),
+        ));
+    }
+    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(report_error("not a regular file".to_string()));
     }
     let mut bytes = Vec::new();
@@ -362,12 +389,34 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
             MAX_REPORT_BYTES >> 20
         )));
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = decode(&bytes);
     junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
         path: input.shown.clone(),
         line: e.line,
         message: e.message,
     })
+}
+
+/// A report's text: UTF-16 when it starts with a UTF-16 byte-order mark
+/// (some JUnit writers save it so), else UTF-8.
+fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let units = |big: bool| {
+        bytes[2..].chunks(2).map(move |pair| match pair {
+            [a, b] if big => u16::from_be_bytes([*a, *b]),
+            [a, b] => u16::from_le_bytes([*a, *b]),
+            _ => 0xfffd,
+        })
+    };
+    let utf16 = |big: bool| {
+        char::decode_utf16(units(big))
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect::<String>()
+    };
+    match bytes {
+        [0xff, 0xfe, ..] => utf16(false).into(),
+        [0xfe, 0xff, ..] => utf16(true).into(),
+        _ => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// A `--dark-since` date as git takes it, checked strictly first (git
@@ -414,6 +463,14 @@ fn resolve_windows(
     };
     match dark_since {
         DarkSince::Rev(rev) => match git.commit(rev) {
+            // Off the main line, `REV..merge-base` would walk nothing (a
+            // commit of the branch) or the wrong commits.
+            Ok(commit) if !git.is_ancestor(&commit, main_commit)? => {
+                Err(TriageError::DarkOffMain {
+                    rev: rev.clone(),
+                    main: main.to_string(),
+                })
+            }
             Ok(commit) => Ok(same_for_all(Window::After(commit.clone()), commit)),
             Err(GitError::UnknownRevision { .. }) => {
                 let date = checked_date(rev).ok_or_else(|| TriageError::DarkSince(rev.clone()))?;
@@ -521,8 +578,24 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
     };
     let mut closures: HashMap<String, Relevant> = HashMap::new();
     let mut located = Vec::new();
+    let root = fs_err::canonicalize(git.root()).unwrap_or_else(|_| git.root().to_path_buf());
+    let mut readable: BTreeSet<String> = BTreeSet::new();
     for (merged, worst, flaky) in failing {
         let (file, class) = files.locate(&merged.case);
+        // What the test imports is unknown when its file cannot be read:
+        // that is no "nothing it imports changed".
+        if let Some(file) = &file
+            && !readable.contains(file)
+        {
+            if let Err(why) = layerlock_walk::read_bounded(&root.join(file), &root) {
+                return Err(TriageError::TestFile {
+                    path: file.clone(),
+                    node: node_id(&merged.case, Some(file), class.as_deref()),
+                    why: why.to_string(),
+                });
+            }
+            readable.insert(file.clone());
+        }
         let relevant = match &file {
             Some(file) => closures
                 .entry(file.clone())
@@ -575,6 +648,8 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         walks.insert(window.clone(), git.log(&range, &all_relevant, true)?);
     }
 
+    let mut xfails = Xfails::new(git, &head);
+    xfails.prepare(&located)?;
     let mut failures = Vec::new();
     for l in located {
         let window = &windows[&l.merged.job].0;
@@ -586,7 +661,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         let mut xfail_info = None;
         let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
         let (cause, note) = if l.worst == Outcome::XPassStrict {
-            let stale = stale_xfail(git, &l, &head, window)?;
+            let stale = xfails.stale(&l, window)?;
             xfail_info = stale.marker;
             if let Some(since_added) = stale.since_added {
                 latent = since_added;
@@ -702,126 +777,196 @@ struct StaleXfail {
     note: String,
 }
 
-/// For a strict XPASS: the xfail marker, the commit that added it, and the
-/// commits since then that touched the code under test (the test file
-/// itself excluded).
-///
-/// The walk starts at the later of the marker and the dark window: while
-/// the job ran, the test did fail as marked, so what made the marker stale
-/// landed after both.
-fn stale_xfail(
-    git: &Git,
-    l: &Located,
-    head: &str,
-    window: &Window,
-) -> Result<StaleXfail, TriageError> {
-    let Some(file) = &l.file else {
-        return Ok(StaleXfail {
-            marker: None,
-            since_added: None,
-            note: "an xfail(strict=True) test passed; its test file was not found".to_string(),
-        });
-    };
-    let source = read_source(git.root(), file);
-    let node = NodeId::parse(&l.merged.case.name, l.class.as_deref());
-    let Some(marker): Option<XfailMarker> =
-        source.as_deref().and_then(|s| xfail::find_xfail(s, &node))
-    else {
-        return Ok(StaleXfail {
-            marker: None,
-            since_added: None,
-            note: format!(
-                "an xfail(strict=True) test passed; no xfail marker for it was found in {file}"
-            ),
-        });
-    };
-    let added = blame_line(git, head, file, marker.line)?;
-    let under_test: Vec<String> = l.relevant.keys().filter(|p| *p != file).cloned().collect();
-    let mut from_marker = true;
-    let since = if under_test.is_empty() {
-        Vec::new()
-    } else {
-        let range = match (window, &added) {
-            (Window::After(dark), Some(added)) if in_range(git, dark, head, &added.id)? => {
-                vec![format!("{}..{head}", added.id)]
+/// What strict XPASS failures read, each once however many there are:
+/// each test file's markers, each marker line's blame, each walk.
+struct Xfails<'g> {
+    git: &'g Git,
+    head: String,
+    indexes: HashMap<String, Option<xfail::XfailIndex>>,
+    blamed: HashMap<(String, usize), Option<Commit>>,
+    logs: HashMap<(Vec<String>, Vec<String>), Vec<Commit>>,
+    ancestry: HashMap<(String, String), bool>,
+}
+
+impl<'g> Xfails<'g> {
+    fn new(git: &'g Git, head: &str) -> Self {
+        Self {
+            git,
+            head: head.to_string(),
+            indexes: HashMap::new(),
+            blamed: HashMap::new(),
+            logs: HashMap::new(),
+            ancestry: HashMap::new(),
+        }
+    }
+
+    /// The marker of a failure's node, its file scanned once.
+    fn marker(&mut self, l: &Located) -> Option<XfailMarker> {
+        let file = l.file.as_ref()?;
+        let root = self.git.root();
+        let index = self
+            .indexes
+            .entry(file.clone())
+            .or_insert_with(|| read_source(root, file).map(|s| xfail::XfailIndex::new(&s)));
+        let node = NodeId::parse(&l.merged.case.name, l.class.as_deref());
+        index.as_ref().and_then(|index| index.find(&node))
+    }
+
+    /// Blame every marker line of the strict XPASS failures, one `git
+    /// blame` per file.
+    fn prepare(&mut self, located: &[Located]) -> Result<(), TriageError> {
+        let mut lines: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+        for l in located.iter().filter(|l| l.worst == Outcome::XPassStrict) {
+            if let (Some(file), Some(marker)) = (&l.file, self.marker(l)) {
+                lines.entry(file.clone()).or_default().insert(marker.line);
             }
-            (Window::After(dark), _) => {
-                from_marker = false;
-                vec![format!("{dark}..{head}")]
+        }
+        for (file, lines) in lines {
+            let found = blame_lines(self.git, &self.head, &file, &lines)?;
+            for line in lines {
+                self.blamed
+                    .insert((file.clone(), line), found.get(&line).cloned());
             }
-            (Window::SinceDate(date), added) => {
-                let after_marker = added.as_ref().map(|c| c.time.to_string());
-                let since = match (jiff::Timestamp::from_str(date), after_marker) {
-                    (Ok(dark), Some(t)) if t.parse::<i64>().unwrap_or(0) > dark.as_second() => {
-                        format!("--since={t}")
-                    }
-                    _ => {
-                        from_marker = false;
-                        format!("--since={date}")
-                    }
-                };
-                vec![since, head.to_string()]
-            }
+        }
+        Ok(())
+    }
+
+    fn log(&mut self, range: Vec<String>, paths: Vec<String>) -> Result<&[Commit], TriageError> {
+        let key = (range, paths);
+        if !self.logs.contains_key(&key) {
+            let commits = self.git.log(&key.0, &key.1, true)?;
+            self.logs.insert(key.clone(), commits);
+        }
+        Ok(&self.logs[&key])
+    }
+
+    /// Did `commit` land after `dark` (is it in `dark..head`)?
+    fn after_dark(&mut self, dark: &str, commit: &str) -> Result<bool, TriageError> {
+        let key = (dark.to_string(), commit.to_string());
+        if let Some(known) = self.ancestry.get(&key) {
+            return Ok(*known);
+        }
+        let answer = in_range(self.git, dark, &self.head, commit)?;
+        self.ancestry.insert(key, answer);
+        Ok(answer)
+    }
+
+    /// For a strict XPASS: the xfail marker, the commit that added it, and the
+    /// commits since then that touched the code under test (the test file
+    /// itself excluded).
+    ///
+    /// The walk starts at the later of the marker and the dark window: while
+    /// the job ran, the test did fail as marked, so what made the marker stale
+    /// landed after both.
+    fn stale(&mut self, l: &Located, window: &Window) -> Result<StaleXfail, TriageError> {
+        let head = self.head.clone();
+        let Some(file) = &l.file else {
+            return Ok(StaleXfail {
+                marker: None,
+                since_added: None,
+                note: "an xfail(strict=True) test passed; its test file was not found".to_string(),
+            });
         };
-        git.log(&range, &under_test, true)?
-    };
-    let relevant: Relevant = l
-        .relevant
-        .iter()
-        .filter(|(p, _)| *p != file)
-        .map(|(p, d)| (p.clone(), *d))
-        .collect();
-    let since: Vec<CommitInfo> = touching(&since, &relevant);
-    // The likeliest fix: nearest to the test first; among those, the oldest
-    // commit that says it fixes something, else the oldest change (what came
-    // first made the test pass first).
-    let nearest = since.first().map(|c| c.distance);
-    let near: Vec<&CommitInfo> = since
-        .iter()
-        .filter(|c| Some(c.distance) == nearest)
-        .collect();
-    let likely = near
-        .iter()
-        .rev()
-        .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
-        .or(near.last())
-        .copied();
-    let note = match likely {
-        Some(likely) => format!(
-            "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
-            marker.line,
-            since.len(),
-            plural(since.len()),
-            if from_marker {
-                "it was added"
-            } else {
-                "the job went dark"
-            },
-            &likely.id[..likely.id.len().min(12)],
-            likely.subject
-        ),
-        None => format!(
-            "stale xfail at {file}:{}: nothing under test changed since {}; the pass may be the environment",
-            marker.line,
-            if from_marker {
-                "it was added"
-            } else {
-                "the job went dark"
-            }
-        ),
-    };
-    let info_ = XfailInfo {
-        path: file.clone(),
-        line: marker.line,
-        strict: marker.strict,
-        reason: marker.reason.clone(),
-        added: added.map(|c| info(&c, &Relevant::new())),
-    };
-    Ok(StaleXfail {
-        marker: Some(info_),
-        since_added: Some(since),
-        note,
-    })
+        let Some(marker) = self.marker(l) else {
+            return Ok(StaleXfail {
+                marker: None,
+                since_added: None,
+                note: format!(
+                    "an xfail(strict=True) test passed; no xfail marker for it was found in {file}"
+                ),
+            });
+        };
+        let added = match self.blamed.get(&(file.clone(), marker.line)) {
+            Some(added) => added.clone(),
+            None => blame_line(self.git, &head, file, marker.line)?,
+        };
+        let under_test: Vec<String> = l.relevant.keys().filter(|p| *p != file).cloned().collect();
+        let mut from_marker = true;
+        let since = if under_test.is_empty() {
+            Vec::new()
+        } else {
+            let range = match (window, &added) {
+                (Window::After(dark), Some(added)) if self.after_dark(dark, &added.id)? => {
+                    vec![format!("{}..{head}", added.id)]
+                }
+                (Window::After(dark), _) => {
+                    from_marker = false;
+                    vec![format!("{dark}..{head}")]
+                }
+                (Window::SinceDate(date), added) => {
+                    let after_marker = added.as_ref().map(|c| c.time.to_string());
+                    let since = match (jiff::Timestamp::from_str(date), after_marker) {
+                        (Ok(dark), Some(t)) if t.parse::<i64>().unwrap_or(0) > dark.as_second() => {
+                            format!("--since={t}")
+                        }
+                        _ => {
+                            from_marker = false;
+                            format!("--since={date}")
+                        }
+                    };
+                    vec![since, head.to_string()]
+                }
+            };
+            self.log(range, under_test)?.to_vec()
+        };
+        let relevant: Relevant = l
+            .relevant
+            .iter()
+            .filter(|(p, _)| *p != file)
+            .map(|(p, d)| (p.clone(), *d))
+            .collect();
+        let since: Vec<CommitInfo> = touching(&since, &relevant);
+        // The likeliest fix: nearest to the test first; among those, the oldest
+        // commit that says it fixes something, else the oldest change (what came
+        // first made the test pass first).
+        let nearest = since.first().map(|c| c.distance);
+        let near: Vec<&CommitInfo> = since
+            .iter()
+            .filter(|c| Some(c.distance) == nearest)
+            .collect();
+        let likely = near
+            .iter()
+            .rev()
+            .find(|c| c.subject.to_ascii_lowercase().contains("fix"))
+            .or(near.last())
+            .copied();
+        let note = match likely {
+            Some(likely) => format!(
+                "stale xfail at {file}:{}: {} commit{} since {} touched the code under test, likely fixed by {} {}",
+                marker.line,
+                since.len(),
+                plural(since.len()),
+                if from_marker {
+                    "it was added"
+                } else {
+                    "the job went dark"
+                },
+                &likely.id[..likely.id.len().min(12)],
+                likely.subject
+            ),
+            None => format!(
+                "stale xfail at {file}:{}: nothing under test changed since {}; the pass may be the environment",
+                marker.line,
+                if from_marker {
+                    "it was added"
+                } else {
+                    "the job went dark"
+                }
+            ),
+        };
+        let info_ = XfailInfo {
+            path: file.clone(),
+            line: marker.line,
+            strict: marker.strict,
+            reason: marker.reason.clone(),
+            added: added.map(|c| info(&c, &Relevant::new())),
+        };
+        Ok(StaleXfail {
+            marker: Some(info_),
+            since_added: Some(since),
+            note,
+        })
+    }
 }
 
 /// Is `commit` in `from..to`? Listing the window is bounded by its size;
@@ -877,4 +1022,115 @@ fn blame_line(
         subject,
         paths: Vec::new(),
     }))
+}
+
+/// The commits that last wrote `lines` of `file` at `head`, in one `git
+/// blame`; a line git cannot blame (past the end of the file at `head`)
+/// has none. When the batch fails, each line is blamed alone.
+fn blame_lines(
+    git: &Git,
+    head: &str,
+    file: &str,
+    lines: &BTreeSet<usize>,
+) -> Result<BTreeMap<usize, Commit>, TriageError> {
+    let ranges: Vec<String> = lines.iter().map(|l| format!("{l},{l}")).collect();
+    let mut args = vec!["blame", "--porcelain"];
+    for range in &ranges {
+        args.extend(["-L", range.as_str()]);
+    }
+    args.extend([head, "--", file]);
+    let out = match git.run(&args, None) {
+        Ok(out) => out,
+        Err(GitError::Failed { .. }) => {
+            let mut found = BTreeMap::new();
+            for &line in lines {
+                if let Some(commit) = blame_line(git, head, file, line)? {
+                    found.insert(line, commit);
+                }
+            }
+            return Ok(found);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // `--porcelain`: a header `COMMIT ORIG-LINE FINAL-LINE [N]` per line,
+    // the commit's details after its first header only, the line's text
+    // after a tab.
+    let text = String::from_utf8_lossy(&out);
+    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
+    let mut details: HashMap<String, (i64, String)> = HashMap::new();
+    let mut current = String::new();
+    for row in text.lines() {
+        if row.starts_with('\t') {
+            continue;
+        }
+        let mut words = row.split(' ');
+        let first = words.next().unwrap_or_default();
+        let is_commit =
+            matches!(first.len(), 40 | 64) && first.bytes().all(|b| b.is_ascii_hexdigit());
+        if is_commit {
+            current = first.to_string();
+            if let Some(line) = words.nth(1).and_then(|w| w.parse().ok()) {
+                by_line.insert(line, current.clone());
+            }
+        } else if let Some(time) = row.strip_prefix("committer-time ") {
+            details.entry(current.clone()).or_default().0 = time.trim().parse().unwrap_or(0);
+        } else if let Some(subject) = row.strip_prefix("summary ") {
+            details.entry(current.clone()).or_default().1 = subject.to_string();
+        }
+    }
+    Ok(by_line
+        .into_iter()
+        .map(|(line, id)| {
+            let (time, subject) = details.get(&id).cloned().unwrap_or_default();
+            (
+                line,
+                Commit {
+                    id,
+                    time,
+                    subject,
+                    paths: Vec::new(),
+                },
+            )
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_index_a_bounded_number_of_module_names() {
+        // A tracked path thousands of folders deep (git's index takes it,
+        // no checkout could): each dotted suffix would be a key.
+        let deep = format!("{}test_x.py", "a/".repeat(5_000));
+        let files = TestFiles::new(vec![deep.clone(), "tests/test_y.py".to_string()]);
+        let keys: usize = files.by_module.keys().map(String::len).sum();
+        assert!(
+            files.by_module.len() <= 2 * MAX_MODULE_PARTS,
+            "{}",
+            files.by_module.len()
+        );
+        assert!(keys < 100_000, "{keys} bytes of keys");
+        // Still found by the names a report gives.
+        assert_eq!(files.unique("a.a.test_x"), Some(deep));
+        assert_eq!(
+            files.unique("tests.test_y").as_deref(),
+            Some("tests/test_y.py")
+        );
+        // A report's classname of very many names is matched in bounded
+        // time too.
+        let case = TestCase {
+            classname: format!("tests.test_y.{}", "C.".repeat(50_000)),
+            name: "test".to_string(),
+            file: None,
+            line: 1,
+            outcome: Outcome::Failed,
+            message: None,
+            suite: None,
+        };
+        let started = std::time::Instant::now();
+        assert_eq!(files.locate(&case).0.as_deref(), Some("tests/test_y.py"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
 }

@@ -109,7 +109,30 @@ pub struct XfailMarker {
 /// found: conditions are not evaluated, where pytest would pass over a false
 /// one to the next marker. Reads at most [`MAX_SOURCE_BYTES`] of `source`.
 pub fn find_xfail(source: &str, node: &NodeId) -> Option<XfailMarker> {
-    let module = Module::scan(lexer::bounded(source, MAX_SOURCE_BYTES));
+    XfailIndex::new(source).find(node)
+}
+
+/// A test file scanned once, for the markers of many of its nodes: what
+/// [`find_xfail`] does, without reading the file again for each.
+pub struct XfailIndex {
+    module: Module,
+}
+
+impl XfailIndex {
+    /// Reads at most [`MAX_SOURCE_BYTES`] of `source`.
+    pub fn new(source: &str) -> Self {
+        Self {
+            module: Module::scan(lexer::bounded(source, MAX_SOURCE_BYTES)),
+        }
+    }
+
+    /// The marker that applies to `node`, as [`find_xfail`] finds it.
+    pub fn find(&self, node: &NodeId) -> Option<XfailMarker> {
+        find_in(&self.module, node)
+    }
+}
+
+fn find_in(module: &Module, node: &NodeId) -> Option<XfailMarker> {
     let function = module.functions.iter().rev().find(|function| {
         function.name == node.function
             && match (function.class, node.class.as_deref()) {

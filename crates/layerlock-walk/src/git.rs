@@ -39,6 +39,17 @@ pub struct Git {
     timeout: Duration,
 }
 
+/// A file at a commit, as [`Git::blobs`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blob {
+    /// Nothing at that path.
+    Missing,
+    Bytes(Vec<u8>),
+    /// What cannot be read, and why: a symlink out of the repository, to
+    /// nothing, or in a loop.
+    Refused(String),
+}
+
 /// One `git log` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
@@ -60,7 +71,10 @@ impl Git {
         };
         let top = probe
             .run(&["rev-parse", "--show-toplevel"], None)
-            .map_err(|_| GitError::NotARepository(dir.to_path_buf()))?;
+            .map_err(|e| match e {
+                GitError::Failed { .. } => GitError::NotARepository(dir.to_path_buf()),
+                other => other,
+            })?;
         let top = String::from_utf8_lossy(&top).trim_end().to_string();
         Ok(Self {
             root: PathBuf::from(top),
@@ -86,8 +100,12 @@ impl Git {
             None,
         )
         .map(|out| String::from_utf8_lossy(&out).trim().to_string())
-        .map_err(|_| GitError::UnknownRevision {
-            rev: rev.to_string(),
+        .map_err(|e| match e {
+            // Git answered: not a commit. Stopped or not started, it did not.
+            GitError::Failed { .. } => GitError::UnknownRevision {
+                rev: rev.to_string(),
+            },
+            other => other,
         })
     }
 
@@ -124,14 +142,16 @@ impl Git {
         Ok(split_z(&out))
     }
 
-    /// The contents of `path` at each commit, in one `git cat-file --batch`:
-    /// `None` where the file does not exist at that commit. Blobs larger than
+    /// The contents of `path` at each commit, in one `git cat-file --batch`,
+    /// a symlink followed to its target at that commit as a checkout would:
+    /// [`Blob::Missing`] where nothing is there, [`Blob::Refused`] where the
+    /// link leaves the repository, dangles or loops. Blobs larger than
     /// `max_bytes` are an error.
     pub fn blobs(
         &self,
         wanted: &[(String, String)],
         max_bytes: usize,
-    ) -> Result<Vec<Option<Vec<u8>>>, GitError> {
+    ) -> Result<Vec<Blob>, GitError> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -145,7 +165,7 @@ impl Git {
             }
             input.extend_from_slice(format!("{commit}:{path}\n").as_bytes());
         }
-        let out = self.run(&["cat-file", "--batch"], Some(input))?;
+        let out = self.run(&["cat-file", "--batch", "--follow-symlinks"], Some(input))?;
         let mut rest = out.as_slice();
         let mut blobs = Vec::with_capacity(wanted.len());
         for (commit, path) in wanted {
@@ -155,23 +175,45 @@ impl Git {
                 .ok_or_else(|| truncated(path))?;
             let header = String::from_utf8_lossy(&rest[..end]).into_owned();
             rest = &rest[end + 1..];
-            if header.ends_with(" missing") || header.ends_with(" ambiguous") {
-                blobs.push(None);
+            if header.ends_with(" missing") {
+                blobs.push(Blob::Missing);
                 continue;
             }
-            let mut fields = header.split(' ');
-            let kind = fields.nth(1).unwrap_or_default();
-            let size: usize = fields
-                .next()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| truncated(path))?;
+            let fields: Vec<&str> = header.split(' ').collect();
+            // `OID TYPE SIZE`, or `symlink|dangling|loop|notdir SIZE` and
+            // SIZE bytes naming the link's target.
+            let (kind, size) = match fields.as_slice() {
+                [_, kind, size] => (*kind, *size),
+                [kind, size] => (*kind, *size),
+                _ => return Err(truncated(path)),
+            };
+            let size: usize = size.parse().map_err(|_| truncated(path))?;
             if rest.len() < size + 1 {
                 return Err(truncated(path));
             }
             let body = &rest[..size];
             rest = &rest[size + 1..];
-            if kind != "blob" {
-                blobs.push(None);
+            let target = || String::from_utf8_lossy(body).into_owned();
+            let refused = match (fields.len(), kind) {
+                (3, "blob") => None,
+                (3, other) => Some(format!("a link to a {other}, not a file")),
+                (_, "symlink") => Some(format!(
+                    "a link to {}, outside the repository, so it was not read",
+                    target()
+                )),
+                (_, "dangling") => Some(format!(
+                    "a link to {}, which does not exist at this commit",
+                    target()
+                )),
+                (_, "loop") => Some("a link that loops, so it was not read".to_string()),
+                (_, "notdir") => Some(format!(
+                    "a link through {}, which is not a folder",
+                    target()
+                )),
+                _ => Some(format!("git cat-file answered {header:?}")),
+            };
+            if let Some(why) = refused {
+                blobs.push(Blob::Refused(why));
                 continue;
             }
             if size > max_bytes {
@@ -182,7 +224,7 @@ impl Git {
                     ),
                 });
             }
-            blobs.push(Some(body.to_vec()));
+            blobs.push(Blob::Bytes(body.to_vec()));
         }
         Ok(blobs)
     }
@@ -196,46 +238,28 @@ impl Git {
         paths: &[String],
         with_paths: bool,
     ) -> Result<Vec<Commit>, GitError> {
-        let mut args: Vec<&str> = vec!["log", "--no-color", "--format=%x1e%H%x00%ct%x00%s"];
+        // Each commit starts with an empty NUL-terminated field: a subject
+        // holds no NUL and a path is never empty, so neither can start a
+        // record of its own (a subject may hold any other byte).
+        let mut args: Vec<&str> = vec![
+            "log",
+            "--no-color",
+            "--no-textconv",
+            "--no-ext-diff",
+            "-z",
+            "--format=%x00%H%x00%ct%x00%s",
+        ];
         if with_paths {
-            args.extend(["--name-only", "-z", "--no-renames"]);
+            args.extend(["--name-only", "--no-renames"]);
         }
         args.extend(range.iter().map(String::as_str));
         args.push("--");
         args.extend(paths.iter().map(String::as_str));
         let out = self.run(&args, None)?;
-        let mut commits = Vec::new();
-        for record in out.split(|b| *b == 0x1e).skip(1) {
-            let mut fields = record.split(|b| *b == 0);
-            let id = String::from_utf8_lossy(fields.next().unwrap_or_default()).into_owned();
-            let time = String::from_utf8_lossy(fields.next().unwrap_or_default())
-                .parse()
-                .unwrap_or(0);
-            let subject_and_rest = fields.next().unwrap_or_default();
-            // Without -z the subject ends the record (and a newline); with
-            // it, the first name follows the subject after a newline.
-            let (subject, first) = match subject_and_rest.iter().position(|b| *b == b'\n') {
-                Some(nl) => (&subject_and_rest[..nl], &subject_and_rest[nl + 1..]),
-                None => (subject_and_rest, &[][..]),
-            };
-            let mut paths = Vec::new();
-            if with_paths {
-                for name in std::iter::once(first).chain(fields) {
-                    let name = String::from_utf8_lossy(name);
-                    let name = name.trim_matches('\n');
-                    if !name.is_empty() {
-                        paths.push(name.to_string());
-                    }
-                }
-            }
-            commits.push(Commit {
-                id,
-                time,
-                subject: String::from_utf8_lossy(subject).trim().to_string(),
-                paths,
-            });
-        }
-        Ok(commits)
+        parse_log(&out).map_err(|why| GitError::Failed {
+            args: args.join(" "),
+            stderr: format!("unexpected output ({why})"),
+        })
     }
 
     /// Is `ancestor` reachable from `descendant`?
@@ -263,9 +287,14 @@ impl Git {
         let mut child = Command::new("git")
             .arg("-C")
             .arg(&self.root)
-            // No pager, no prompts, no configured external diff or colour.
+            // No pager, no prompts, no configured external diff or colour,
+            // no file-system monitor program.
             .args(["-c", "core.quotePath=false", "-c", "color.ui=false"])
+            .args(["-c", "core.fsmonitor=false"])
             .args(args)
+            // Every path layerlock passes is a file or folder name: a name
+            // such as `:(exclude)…` or `*` in the repository is not magic.
+            .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
             .env_remove("GIT_EXTERNAL_DIFF")
@@ -356,6 +385,59 @@ impl Git {
     }
 }
 
+/// Commits from `git log -z --format=%x00%H%x00%ct%x00%s [--name-only]`:
+/// `\0 ID \0 TIME \0 SUBJECT \0`, then, with names, `\n` and each name
+/// NUL-terminated. Anything else is an error, never a commit skipped.
+fn parse_log(out: &[u8]) -> Result<Vec<Commit>, String> {
+    let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
+    let mut commits = Vec::new();
+    let mut at = 0;
+    // The output ends with a NUL, which leaves one empty field last.
+    while at + 1 < fields.len() {
+        if !fields[at].is_empty() {
+            return Err(format!("a record starts with {:?}", lossy(fields[at])));
+        }
+        let (Some(id), Some(time), Some(subject)) =
+            (fields.get(at + 1), fields.get(at + 2), fields.get(at + 3))
+        else {
+            return Err("a record is cut short".to_string());
+        };
+        let id = lossy(id);
+        if !matches!(id.len(), 40 | 64) || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("{id:?} is not a commit id"));
+        }
+        let time: i64 = lossy(time)
+            .parse()
+            .map_err(|_| format!("commit {id} has the time {:?}", lossy(time)))?;
+        at += 4;
+        let mut paths = Vec::new();
+        let mut first = true;
+        while let Some(name) = fields.get(at).filter(|f| !f.is_empty()) {
+            let name = if first {
+                name.strip_prefix(b"\n").unwrap_or(name)
+            } else {
+                name
+            };
+            first = false;
+            if !name.is_empty() {
+                paths.push(lossy(name));
+            }
+            at += 1;
+        }
+        commits.push(Commit {
+            id,
+            time,
+            subject: lossy(subject).trim().to_string(),
+            paths,
+        });
+    }
+    Ok(commits)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 fn truncated(path: &str) -> GitError {
     GitError::Failed {
         args: "cat-file --batch".to_string(),
@@ -368,4 +450,87 @@ fn split_z(out: &[u8]) -> Vec<String> {
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_is_read_record_by_record() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        // A subject with the old record separator and a fake id in it, a
+        // commit without names, an empty subject.
+        let out = format!(
+            "\0{a}\0100\0x\u{1e}{b}\0\n.buildkite/p.yml\0tests/t.py\0\0{b}\0200\0\0\0{a}\0300\0merge\0"
+        );
+        let commits = parse_log(out.as_bytes()).unwrap();
+        assert_eq!(commits.len(), 3);
+        assert_eq!(commits[0].subject, format!("x\u{1e}{b}"));
+        assert_eq!(commits[0].paths, [".buildkite/p.yml", "tests/t.py"]);
+        assert_eq!((commits[1].id.as_str(), commits[1].time), (b.as_str(), 200));
+        assert!(commits[1].paths.is_empty() && commits[1].subject.is_empty());
+        assert_eq!(commits[2].subject, "merge");
+        assert!(parse_log(b"").unwrap().is_empty());
+        // What git would never print is an error, not a commit skipped.
+        assert!(parse_log(format!("\0{a}\0soon\0x\0").as_bytes()).is_err());
+        assert!(parse_log(b"\0not-an-id\x00100\0x\0").is_err());
+        assert!(parse_log(format!("junk\0{a}\0100\0x\0").as_bytes()).is_err());
+        assert!(parse_log(format!("\0{a}\0100").as_bytes()).is_err());
+    }
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().unwrap();
+        let made = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let git = Git::open(dir.path()).unwrap();
+        (dir, git)
+    }
+
+    #[test]
+    fn only_a_name_git_rejects_is_an_unknown_revision() {
+        let (dir, git) = repo();
+        for _ in 0..2 {
+            let made = Command::new("git")
+                .args(["-c", "user.name=D", "-c", "user.email=d@e"])
+                .args(["commit", "-q", "--allow-empty", "-m", "x"])
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        assert!(matches!(
+            git.commit("no-such-branch"),
+            Err(GitError::UnknownRevision { .. })
+        ));
+        // Git stopped (here: at once, unless it was quicker still) is no
+        // answer about the revision: never "no such commit", never "a root
+        // commit without a parent".
+        let stopped = Git {
+            root: git.root.clone(),
+            timeout: Duration::ZERO,
+        };
+        for _ in 0..10 {
+            let head = stopped.commit("HEAD");
+            assert!(
+                matches!(head, Ok(_) | Err(GitError::TimedOut { .. })),
+                "{head:?}"
+            );
+            let parent = stopped.parent("HEAD");
+            assert!(
+                matches!(parent, Ok(Some(_)) | Err(GitError::TimedOut { .. })),
+                "{parent:?}"
+            );
+        }
+    }
 }

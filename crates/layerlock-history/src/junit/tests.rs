@@ -422,3 +422,37 @@ fn outcomes_serialize_in_kebab_case() {
         ]
     );
 }
+
+#[test]
+fn messages_never_carry_a_credential_or_part_of_one() {
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let message = |text: &str| {
+        let xml = format!(
+            r#"<testsuite><testcase name="t"><failure message="{text}"/></testcase></testsuite>"#
+        );
+        parse_junit(&xml).unwrap()[0].message.clone().unwrap()
+    };
+    // A token as GitHub, GitLab, Hugging Face and AWS issue them.
+    for secret in [
+        token,
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "glpat-abcdefghij0123456789",
+        "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        "AKIAABCDEFGHIJKLMNOP",
+    ] {
+        let got = message(&format!("push failed: {secret} was refused"));
+        assert_eq!(got, "push failed: [redacted] was refused", "{secret}");
+    }
+    // Cut at 300 characters in the middle of a URL's user-info: what was
+    // kept of it does not show either (the whole URL would be redacted
+    // when printed; half of it would not).
+    let url = format!("https://ci:{token}@github.com/o/r.git");
+    for at in [250, 270, 285, 295] {
+        let got = message(&format!("{} clone {url} failed", "x".repeat(at)));
+        assert!(!got.contains("ci:") && !got.contains("ghp_"), "{at}: {got}");
+        assert!(got.ends_with('…'), "{got}");
+    }
+    // A plain long word is still cut where it is.
+    let long = message(&"y".repeat(400));
+    assert_eq!(long.chars().count(), MAX_MESSAGE_CHARS + 1);
+}

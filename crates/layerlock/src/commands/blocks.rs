@@ -9,6 +9,7 @@ use layerlock_ci::jobs::Value;
 use layerlock_history::blocks::{
     self, Baseline, BlocksOptions, BlocksReport, FieldChange, Status, StepReport,
 };
+use layerlock_history::render::{html, md_code, md_fence, md_text, terminal};
 use layerlock_history::{git::Git, main_line};
 
 use crate::cli::HistoryFormat;
@@ -45,7 +46,9 @@ pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
         only: settings.only.clone(),
         edits: settings.edits.clone(),
     };
-    let report = blocks::blocks(&git, &baseline, &options)?;
+    // Errors quote repository text (file names, job ids).
+    let report = blocks::blocks(&git, &baseline, &options)
+        .map_err(|e| anyhow::anyhow!("{}", terminal(&e.to_string())))?;
     let listing_unchanged = !matches!(baseline, Baseline::Since(_));
     match settings.format {
         HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
@@ -54,14 +57,17 @@ pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
     }
     for problem in &report.problems {
         diag!(
-            "layerlock: {}{}: {}",
-            problem.path,
-            problem
-                .commit
-                .as_deref()
-                .map(|c| format!(" at {}", short(c)))
-                .unwrap_or_default(),
-            problem.message
+            "layerlock: {}",
+            terminal(&format!(
+                "{}{}: {}",
+                problem.path,
+                problem
+                    .commit
+                    .as_deref()
+                    .map(|c| format!(" at {}", short(c)))
+                    .unwrap_or_default(),
+                problem.message
+            ))
         );
     }
     Ok(if !report.problems.is_empty() {
@@ -150,35 +156,48 @@ fn site(step: &StepReport) -> String {
     }
 }
 
+/// One line of text output, whatever the repository put in it.
+fn say(line: &str) {
+    outln!("{}", terminal(line));
+}
+
 fn print_text(report: &BlocksReport, listing_unchanged: bool) {
-    outln!("compared with {}", report.baseline);
+    say(&format!("compared with {}", report.baseline));
     for step in &report.steps {
         if step.status == Status::Unchanged && !listing_unchanged {
             continue;
         }
-        outln!("{}: {} {}", step.status.as_str(), step.id, site(step));
+        say(&format!(
+            "{}: {} {}",
+            step.status.as_str(),
+            step.id,
+            site(step)
+        ));
         if let Some(by) = &step.disabled_by {
-            outln!("  disabled by {} {}", short(&by.id), by.subject);
+            say(&format!("  disabled by {} {}", short(&by.id), by.subject));
         }
         if !step.edits_applied.is_empty() {
-            outln!("  declared edits: {}", step.edits_applied.join("; "));
+            say(&format!(
+                "  declared edits: {}",
+                step.edits_applied.join("; ")
+            ));
         }
         if let Some(diff) = &step.commands_diff {
-            outln!("  commands:");
+            say("  commands:");
             for line in diff.lines() {
-                outln!("    {line}");
+                say(&format!("    {line}"));
             }
         }
         for change in &step.fields {
-            outln!("  {}", field_line(change));
+            say(&format!("  {}", field_line(change)));
             if let Some(diff) = field_diff(change) {
                 for line in diff.lines() {
-                    outln!("    {line}");
+                    say(&format!("    {line}"));
                 }
             }
         }
     }
-    outln!("{}", summary(report));
+    say(&summary(report));
 }
 
 fn summary(report: &BlocksReport) -> String {
@@ -206,17 +225,12 @@ fn summary(report: &BlocksReport) -> String {
     )
 }
 
-/// Text safe inside a Markdown table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
 fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
     outln!("### layerlock blocks");
     outln!();
     outln!(
         "Compared with {}. {}.",
-        cell(&report.baseline),
+        md_text(&report.baseline),
         summary(report)
     );
     outln!();
@@ -236,12 +250,12 @@ fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
         let by = step
             .disabled_by
             .as_ref()
-            .map(|c| format!("`{}` {}", short(&c.id), cell(&c.subject)))
+            .map(|c| format!("`{}` {}", short(&c.id), md_text(&c.subject)))
             .unwrap_or_default();
         outln!(
-            "| `{}` | {mark} | {} | {by} |",
-            cell(step.id.value()),
-            cell(&site(step)),
+            "| {} | {mark} | {} | {by} |",
+            md_code(step.id.value(), true),
+            md_text(&site(step)),
         );
     }
     for step in report
@@ -258,32 +272,32 @@ fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
         outln!();
         if !step.edits_applied.is_empty() {
             for edit in &step.edits_applied {
-                outln!("- declared edit: {}", edit.replace('`', "'"));
+                outln!("- declared edit: {}", md_text(edit));
             }
             outln!();
         }
         if let Some(diff) = &step.commands_diff {
-            outln!("````diff");
-            outln!("{}", diff.trim_end());
-            outln!("````");
+            let body: Vec<String> = diff.trim_end().lines().map(terminal).collect();
+            let body = body.join("\n");
+            let fence = md_fence(&body);
+            outln!("{fence}diff");
+            outln!("{body}");
+            outln!("{fence}");
             outln!();
         }
         for change in &step.fields {
-            outln!("- `{}`", field_line(change).replace('`', "'"));
+            outln!("- {}", md_code(&field_line(change), false));
             if let Some(diff) = field_diff(change) {
+                let body: Vec<String> = diff.trim_end().lines().map(terminal).collect();
+                let body = body.join("\n");
+                let fence = md_fence(&body);
                 outln!();
-                outln!("````diff");
-                outln!("{}", diff.trim_end());
-                outln!("````");
+                outln!("{fence}diff");
+                outln!("{body}");
+                outln!("{fence}");
             }
         }
         outln!();
         outln!("</details>");
     }
-}
-
-fn html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

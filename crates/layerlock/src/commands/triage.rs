@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use layerlock_history::git::Git;
+use layerlock_history::render::{md_code, md_text, terminal};
 use layerlock_history::triage::{
     self, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
 };
@@ -22,8 +23,14 @@ pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
             for path in &settings.pipeline_paths {
                 let real =
                     fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
-                if let Ok(rel) = real.strip_prefix(&root) {
-                    paths.push(rel.to_string_lossy().replace('\\', "/"));
+                match real.strip_prefix(&root) {
+                    Ok(rel) if rel.as_os_str().is_empty() => {}
+                    Ok(rel) => paths.push(rel.to_string_lossy().replace('\\', "/")),
+                    Err(_) => anyhow::bail!(
+                        "[blocks] paths: {} is outside the repository at {}; --dark-since auto reads only the repository's own CI files",
+                        path.display(),
+                        root.display()
+                    ),
                 }
             }
             DarkSince::FromBlocks { paths }
@@ -37,7 +44,9 @@ pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
         head: settings.head.clone(),
         depth: settings.depth,
     };
-    let report = triage::triage(&git, &options)?;
+    // Errors quote report and repository text (test names, file names).
+    let report = triage::triage(&git, &options)
+        .map_err(|e| anyhow::anyhow!("{}", terminal(&e.to_string())))?;
     match settings.format {
         HistoryFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         HistoryFormat::Text => print_text(&report),
@@ -83,7 +92,11 @@ fn window_line(report: &TriageReport, job: &str) -> String {
                 by.subject,
                 date(by.time)
             ),
-            None => format!("dark since {}", short(&w.dark_since)),
+            // A commit id, shortened; a date, whole.
+            None if w.dark_since.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                format!("dark since {}", short(&w.dark_since))
+            }
+            None => format!("dark since {}", w.dark_since),
         },
         None => String::new(),
     }
@@ -95,19 +108,25 @@ fn date(time: i64) -> String {
         .unwrap_or_default()
 }
 
+/// One line of text output, whatever the reports and the repository put
+/// in it.
+fn say(line: &str) {
+    outln!("{}", terminal(line));
+}
+
 fn print_text(report: &TriageReport) {
-    outln!(
+    say(&format!(
         "main line {} (merge base {}), branch {}; read: {}",
         report.main,
         short(&report.merge_base),
         short(&report.head),
         totals(report)
-    );
+    ));
     for (job, causes) in report.by_job_and_cause() {
         outln!();
-        outln!("job {job}: {}", window_line(report, job));
+        say(&format!("job {job}: {}", window_line(report, job)));
         for (cause, failures) in causes {
-            outln!("  {} ({})", cause.as_str(), failures.len());
+            say(&format!("  {} ({})", cause.as_str(), failures.len()));
             for f in failures {
                 print_failure_text(f);
             }
@@ -119,13 +138,13 @@ fn print_text(report: &TriageReport) {
 }
 
 fn print_failure_text(f: &Failure) {
-    outln!("    {}", f.node_id);
+    say(&format!("    {}", f.node_id));
     if let Some(message) = &f.message {
-        outln!("      error: {message}");
+        say(&format!("      error: {message}"));
     }
-    outln!("      {}", f.note);
+    say(&format!("      {}", f.note));
     if let Some(x) = &f.xfail {
-        outln!(
+        say(&format!(
             "      xfail at {}:{}{}",
             x.path,
             x.line,
@@ -133,7 +152,7 @@ fn print_failure_text(f: &Failure) {
                 .as_ref()
                 .map(|c| format!(", added {} in {} {}", c.date, short(&c.id), c.subject))
                 .unwrap_or_default()
-        );
+        ));
     }
     let label = if f.xfail.is_some() {
         "since the xfail"
@@ -141,49 +160,42 @@ fn print_failure_text(f: &Failure) {
         "while dark"
     };
     for c in &f.latent {
-        outln!("      {label}: {}", commit_line(c));
+        say(&format!("      {label}: {}", commit_line(c)));
     }
     for c in &f.this_change {
-        outln!("      this branch: {}", commit_line(c));
+        say(&format!("      this branch: {}", commit_line(c)));
     }
     if f.more_commits > 0 {
-        outln!("      … and {} more commits", f.more_commits);
+        say(&format!("      … and {} more commits", f.more_commits));
     }
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn commit_cell(c: &CommitInfo) -> String {
-    let pr = c.pr.map(|n| format!(" (#{n})")).unwrap_or_default();
-    let subject = cell(&c.subject);
     // The subject usually names the PR already.
-    let pr = if subject.contains(&format!("#{}", c.pr.unwrap_or(0))) {
-        String::new()
-    } else {
-        pr
+    let pr = match c.pr {
+        Some(n) if !c.subject.contains(&format!("#{n}")) => format!(" (#{n})"),
+        _ => String::new(),
     };
-    format!("`{}` {} {subject}{pr}", short(&c.id), c.date)
+    format!("`{}` {} {}{pr}", short(&c.id), c.date, md_text(&c.subject))
 }
 
 fn print_markdown(report: &TriageReport) {
     outln!("### layerlock triage");
     outln!();
     outln!(
-        "Main line `{}` (merge base `{}`), branch `{}`. Read: {}.",
-        cell(&report.main),
+        "Main line {} (merge base `{}`), branch `{}`. Read: {}.",
+        md_code(&report.main, false),
         short(&report.merge_base),
         short(&report.head),
         totals(report)
     );
     for (job, causes) in report.by_job_and_cause() {
         outln!();
-        outln!("#### `{}`: {}", cell(job), cell(&window_line(report, job)));
+        outln!(
+            "#### {}: {}",
+            md_code(job, false),
+            md_text(&window_line(report, job))
+        );
         for (cause, failures) in causes {
             outln!();
             outln!("**{}** ({})", cause.as_str(), failures.len());
@@ -201,14 +213,17 @@ fn print_markdown(report: &TriageReport) {
                             .map(|c| format!("this branch: {}", commit_cell(c))),
                     )
                     .collect();
-                let mut why = cell(&f.note);
+                let mut why = md_text(&f.note);
                 if let Some(x) = &f.xfail {
-                    why = format!("{why} (`{}:{}`)", cell(&x.path), x.line);
+                    why = format!(
+                        "{why} ({})",
+                        md_code(&format!("{}:{}", x.path, x.line), true)
+                    );
                 }
                 outln!(
-                    "| `{}` | {} | {} | {} |",
-                    cell(&f.node_id),
-                    f.message.as_deref().map(cell).unwrap_or_default(),
+                    "| {} | {} | {} | {} |",
+                    md_code(&f.node_id, true),
+                    f.message.as_deref().map(md_text).unwrap_or_default(),
                     why,
                     commits.join("<br>")
                 );
