@@ -1,7 +1,7 @@
 //! The audit: every rule on every command the walker finds, and a note for
 //! every script call it could not follow.
 
-use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, walk};
+use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, walk};
 
 use crate::finding::{Finding, FindingBuilder, Severity};
 use crate::rules::{RuleId, registry};
@@ -21,23 +21,23 @@ struct RuleVisitor {
 }
 
 impl Visitor for RuleVisitor {
-    fn command(&mut self, site: &CommandSite<'_>) {
+    /// A finding without its job and via chain: those come with each path.
+    type Item = Finding;
+
+    fn command(&mut self, site: &CommandSite<'_>, out: &mut Vec<Finding>) {
         for rule in registry() {
-            self.findings
-                .extend(rule.check(site).into_iter().map(FindingBuilder::build));
+            out.extend(rule.check(site).into_iter().map(FindingBuilder::build));
         }
     }
 
-    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
-        self.findings.push(
+    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>, out: &mut Vec<Finding>) {
+        out.push(
             FindingBuilder::new(
                 RuleId::ScriptNotFound,
                 Severity::Info,
                 site.location.clone(),
             )
-            .job(site.job.map(str::to_string))
             .command(site.text)
-            .via(site.via.to_vec())
             .message(format!(
                 "`{call}` is not in the scanned tree, so its commands were not audited{}",
                 if call.starts_with('/') && site.mapped_paths == 0 {
@@ -48,6 +48,14 @@ impl Visitor for RuleVisitor {
             ))
             .build(),
         );
+    }
+
+    fn reached(&mut self, finding: &Finding, reach: &Reach<'_>) {
+        self.findings.push(Finding {
+            job: reach.job.map(str::to_string),
+            via: reach.via.clone(),
+            ..finding.clone()
+        });
     }
 }
 

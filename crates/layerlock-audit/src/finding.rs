@@ -1,5 +1,6 @@
 //! Findings: built with a required primary location, carrying the job and
-//! the chain of scripts that led to them.
+//! the chain of scripts that led to them (set for each path that reaches
+//! the command, after the rules ran once on it).
 
 use std::fmt;
 use std::str::FromStr;
@@ -54,7 +55,7 @@ impl FromStr for Severity {
     }
 }
 
-pub use layerlock_walk::Location;
+pub use layerlock_walk::{Location, Via};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -66,8 +67,9 @@ pub struct Finding {
     pub job: Option<String>,
     pub command: String,
     pub message: String,
-    /// How the command was reached: `path:line` of each call, outermost first.
-    pub via: Vec<String>,
+    /// How the command was reached: `path:line` of each call, outermost
+    /// first (shared by the findings of one path).
+    pub via: Via,
 }
 
 /// Builds a finding; a primary location is required up front.
@@ -86,18 +88,13 @@ impl FindingBuilder {
                 job: None,
                 command: String::new(),
                 message: String::new(),
-                via: Vec::new(),
+                via: Via::default(),
             },
         }
     }
 
     pub fn class(mut self, class: Class) -> Self {
         self.finding.class = Some(class);
-        self
-    }
-
-    pub fn job(mut self, job: Option<String>) -> Self {
-        self.finding.job = job;
         self
     }
 
@@ -108,11 +105,6 @@ impl FindingBuilder {
 
     pub fn message(mut self, message: String) -> Self {
         self.finding.message = message;
-        self
-    }
-
-    pub fn via(mut self, via: Vec<String>) -> Self {
-        self.finding.via = via;
         self
     }
 

@@ -49,7 +49,7 @@ pub fn text(
         {
             let _ = writeln!(out, "  {:>5} | {}", f.location.line, source.trim_end());
         }
-        for step in &f.via {
+        for step in f.via.iter() {
             let _ = writeln!(out, "  via {step}");
         }
     }
@@ -149,7 +149,7 @@ pub fn sarif(sorted: &Sorted) -> String {
             if let Some(job) = &f.job {
                 message.push_str(&format!(" (job {job})"));
             }
-            for step in &f.via {
+            for step in f.via.iter() {
                 message.push_str(&format!(" via {step}"));
             }
             json!({
