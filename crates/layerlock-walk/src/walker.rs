@@ -144,16 +144,25 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
+    // The entry's own type (from the directory listing) saves two `stat`s
+    // per file of a large tree; only a symlink needs its target's.
+    let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = entries
+        .filter_map(Result::ok)
+        .map(|e| (e.path(), e.file_type().ok()))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let is_link = file_type.is_some_and(|t| t.is_symlink());
+        let is_dir = match file_type {
+            Some(t) if !t.is_symlink() => t.is_dir(),
+            _ => path.is_dir(),
+        };
         // Symlinked directories are not followed: they can loop.
-        let is_link = fs_err::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-        if path.is_dir() && is_link {
+        if is_dir && is_link {
             continue;
         }
-        if path.is_dir() {
+        if is_dir {
             if !SKIP_DIRS.contains(&name) {
                 walk_dir(&path, out);
             }
