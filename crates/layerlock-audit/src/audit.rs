@@ -1,6 +1,8 @@
 //! The audit: every rule on every command the walker finds, and a note for
 //! every script call it could not follow.
 
+use std::rc::Rc;
+
 use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, walk};
 
 use crate::finding::{Finding, FindingBuilder, Severity};
@@ -18,6 +20,8 @@ pub struct ScanResult {
 /// Runs every audit rule on every command; notes missing scripts.
 struct RuleVisitor {
     findings: Vec<Finding>,
+    /// The job of the last finding: the next ones mostly share it.
+    job: Option<Rc<str>>,
 }
 
 impl Visitor for RuleVisitor {
@@ -51,8 +55,13 @@ impl Visitor for RuleVisitor {
     }
 
     fn reached(&mut self, finding: &Finding, reach: &Reach<'_>) {
+        let job = reach.job.map(|job| match &self.job {
+            Some(last) if **last == *job => Rc::clone(last),
+            _ => Rc::from(job),
+        });
+        self.job.clone_from(&job);
         self.findings.push(Finding {
-            job: reach.job.map(str::to_string),
+            job,
             via: reach.via.clone(),
             ..finding.clone()
         });
@@ -63,6 +72,7 @@ impl Visitor for RuleVisitor {
 pub fn scan(options: &ScanOptions) -> ScanResult {
     let mut visitor = RuleVisitor {
         findings: Vec::new(),
+        job: None,
     };
     let walked = walk(options, &mut visitor);
     let mut result = ScanResult {
@@ -70,14 +80,14 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         errors: walked.errors,
         files: walked.files,
     };
-    let mut seen = std::collections::BTreeSet::new();
-    result.findings = visitor
-        .findings
-        .into_iter()
-        .filter(|f| seen.insert((f.location.clone(), f.job.clone(), f.rule)))
-        .collect();
+    // One finding per place, job and rule: the first path the walk took to
+    // it (the sort is stable, so that one leads its run of equals).
+    result.findings = visitor.findings;
     result
         .findings
         .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
+    result.findings.dedup_by(|later, first| {
+        (&later.location, &later.job, later.rule) == (&first.location, &first.job, first.rule)
+    });
     result
 }

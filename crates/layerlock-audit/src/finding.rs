@@ -3,6 +3,7 @@
 //! the command, after the rules ran once on it).
 
 use std::fmt;
+use std::rc::Rc;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -57,16 +58,19 @@ impl FromStr for Severity {
 
 pub use layerlock_walk::{Location, Via};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One finding for one path to its command. A chain reached by thousands
+/// of pipelines repeats each of its findings for every job: what does not
+/// depend on the path (command, message) and the job's name are shared,
+/// not copied. Reports (`report.rs`) say how it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub rule: RuleId,
     pub severity: Severity,
     pub class: Option<Class>,
-    #[serde(flatten)]
     pub location: Location,
-    pub job: Option<String>,
-    pub command: String,
-    pub message: String,
+    pub job: Option<Rc<str>>,
+    pub command: Rc<str>,
+    pub message: Rc<str>,
     /// How the command was reached: `path:line` of each call, outermost
     /// first (shared by the findings of one path).
     pub via: Via,
@@ -86,8 +90,8 @@ impl FindingBuilder {
                 class: None,
                 location,
                 job: None,
-                command: String::new(),
-                message: String::new(),
+                command: "".into(),
+                message: "".into(),
                 via: Via::default(),
             },
         }
@@ -99,12 +103,12 @@ impl FindingBuilder {
     }
 
     pub fn command(mut self, command: &str) -> Self {
-        self.finding.command = command.to_string();
+        self.finding.command = command.into();
         self
     }
 
     pub fn message(mut self, message: String) -> Self {
-        self.finding.message = message;
+        self.finding.message = message.into();
         self
     }
 
