@@ -1,7 +1,9 @@
 //! The audit: every rule on every command the walker finds, and a note for
 //! every script call it could not follow.
 
-use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, walk};
+use std::rc::Rc;
+
+use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, walk};
 
 use crate::finding::{Finding, FindingBuilder, Severity};
 use crate::rules::{RuleId, registry};
@@ -18,26 +20,28 @@ pub struct ScanResult {
 /// Runs every audit rule on every command; notes missing scripts.
 struct RuleVisitor {
     findings: Vec<Finding>,
+    /// The job of the last finding: the next ones mostly share it.
+    job: Option<Rc<str>>,
 }
 
 impl Visitor for RuleVisitor {
-    fn command(&mut self, site: &CommandSite<'_>) {
+    /// A finding without its job and via chain: those come with each path.
+    type Item = Finding;
+
+    fn command(&mut self, site: &CommandSite<'_>, out: &mut Vec<Finding>) {
         for rule in registry() {
-            self.findings
-                .extend(rule.check(site).into_iter().map(FindingBuilder::build));
+            out.extend(rule.check(site).into_iter().map(FindingBuilder::build));
         }
     }
 
-    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>) {
-        self.findings.push(
+    fn missing_script(&mut self, call: &str, site: &CommandSite<'_>, out: &mut Vec<Finding>) {
+        out.push(
             FindingBuilder::new(
                 RuleId::ScriptNotFound,
                 Severity::Info,
                 site.location.clone(),
             )
-            .job(site.job.map(str::to_string))
             .command(site.text)
-            .via(site.via.to_vec())
             .message(format!(
                 "`{call}` is not in the scanned tree, so its commands were not audited{}",
                 if call.starts_with('/') && site.mapped_paths == 0 {
@@ -49,12 +53,26 @@ impl Visitor for RuleVisitor {
             .build(),
         );
     }
+
+    fn reached(&mut self, finding: &Finding, reach: &Reach<'_>) {
+        let job = reach.job.map(|job| match &self.job {
+            Some(last) if **last == *job => Rc::clone(last),
+            _ => Rc::from(job),
+        });
+        self.job.clone_from(&job);
+        self.findings.push(Finding {
+            job,
+            via: reach.via.clone(),
+            ..finding.clone()
+        });
+    }
 }
 
 /// The audit: every rule on every command.
 pub fn scan(options: &ScanOptions) -> ScanResult {
     let mut visitor = RuleVisitor {
         findings: Vec::new(),
+        job: None,
     };
     let walked = walk(options, &mut visitor);
     let mut result = ScanResult {
@@ -62,14 +80,14 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         errors: walked.errors,
         files: walked.files,
     };
-    let mut seen = std::collections::BTreeSet::new();
-    result.findings = visitor
-        .findings
-        .into_iter()
-        .filter(|f| seen.insert((f.location.clone(), f.job.clone(), f.rule)))
-        .collect();
+    // One finding per place, job and rule: the first path the walk took to
+    // it (the sort is stable, so that one leads its run of equals).
+    result.findings = visitor.findings;
     result
         .findings
         .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
+    result.findings.dedup_by(|later, first| {
+        (&later.location, &later.job, later.rule) == (&first.location, &first.job, first.rule)
+    });
     result
 }

@@ -1,7 +1,9 @@
 //! Findings: built with a required primary location, carrying the job and
-//! the chain of scripts that led to them.
+//! the chain of scripts that led to them (set for each path that reaches
+//! the command, after the rules ran once on it).
 
 use std::fmt;
+use std::rc::Rc;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -54,20 +56,24 @@ impl FromStr for Severity {
     }
 }
 
-pub use layerlock_walk::Location;
+pub use layerlock_walk::{Location, Via};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One finding for one path to its command. A chain reached by thousands
+/// of pipelines repeats each of its findings for every job: what does not
+/// depend on the path (command, message) and the job's name are shared,
+/// not copied. Reports (`report.rs`) say how it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub rule: RuleId,
     pub severity: Severity,
     pub class: Option<Class>,
-    #[serde(flatten)]
     pub location: Location,
-    pub job: Option<String>,
-    pub command: String,
-    pub message: String,
-    /// How the command was reached: `path:line` of each call, outermost first.
-    pub via: Vec<String>,
+    pub job: Option<Rc<str>>,
+    pub command: Rc<str>,
+    pub message: Rc<str>,
+    /// How the command was reached: `path:line` of each call, outermost
+    /// first (shared by the findings of one path).
+    pub via: Via,
 }
 
 /// Builds a finding; a primary location is required up front.
@@ -84,9 +90,9 @@ impl FindingBuilder {
                 class: None,
                 location,
                 job: None,
-                command: String::new(),
-                message: String::new(),
-                via: Vec::new(),
+                command: "".into(),
+                message: "".into(),
+                via: Via::default(),
             },
         }
     }
@@ -96,23 +102,13 @@ impl FindingBuilder {
         self
     }
 
-    pub fn job(mut self, job: Option<String>) -> Self {
-        self.finding.job = job;
-        self
-    }
-
     pub fn command(mut self, command: &str) -> Self {
-        self.finding.command = command.to_string();
+        self.finding.command = command.into();
         self
     }
 
     pub fn message(mut self, message: String) -> Self {
-        self.finding.message = message;
-        self
-    }
-
-    pub fn via(mut self, via: Vec<String>) -> Self {
-        self.finding.via = via;
+        self.finding.message = message.into();
         self
     }
 

@@ -17,8 +17,8 @@ pub use audit::{ScanResult, scan};
 pub use finding::{Finding, Location, Severity, UnknownSeverity};
 pub use install::{Class, Install, classify};
 pub use layerlock_walk::{
-    Arg, CommandSite, Container, FileError, PathMap, PathMapError, RequirementFiles, ScanOptions,
-    Visitor, inventory, pipelines, strip_wrappers, unwrap, walk,
+    Arg, CommandSite, Container, FileError, PathMap, PathMapError, Reach, RequirementFiles,
+    ScanOptions, Via, Visitor, inventory, pipelines, strip_wrappers, unwrap, walk,
 };
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
 pub use pytest::{Selection, fnmatch, selection};

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Location};
 use crate::rules::{RuleId, RuleSelector};
 
 /// `path[:line] rule-id [job=KEY]  # reason`
@@ -116,9 +116,8 @@ impl AllowEntry {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Excused {
-    #[serde(flatten)]
     pub finding: Finding,
     pub reason: String,
     /// The allowlist entry (`file:line`) or the ignore comment's place.
@@ -132,7 +131,7 @@ pub struct Stale {
     pub why: String,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default)]
 pub struct Sorted {
     pub reported: Vec<Finding>,
     pub allowed: Vec<Excused>,
@@ -160,6 +159,30 @@ fn inline_ignore(line: &str, rule: RuleId) -> Option<String> {
         .then(|| reason.to_string())
 }
 
+/// An inline ignore: its reason, and where the comment is.
+type Ignore = (String, String);
+
+/// The inline ignore of `rule` for a finding at `line` of `file`: on the
+/// line, the line above it, or above a YAML block-scalar indicator that
+/// opens the command.
+fn ignore_comment(file: &[String], path: &str, line: usize, rule: RuleId) -> Option<Ignore> {
+    let mut candidates = [Some(line), Some(line.saturating_sub(1)), None];
+    if let Some(above) = line.checked_sub(2).and_then(|i| file.get(i)) {
+        let t = above.trim_end();
+        if t.ends_with('|') || t.ends_with('>') || t.ends_with("|-") || t.ends_with(">-") {
+            candidates[2] = Some(line.saturating_sub(2));
+        }
+    }
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|c| *c != 0)
+        .find_map(|c| {
+            let reason = file.get(c - 1).and_then(|l| inline_ignore(l, rule))?;
+            Some((reason, format!("{path}:{c}")))
+        })
+}
+
 /// Sort findings. `lines(path)` gives a scanned file's lines, for inline
 /// ignores on the finding's line, the line above it, or above a YAML
 /// block-scalar indicator (`- |`) that opens the command.
@@ -172,30 +195,32 @@ pub fn apply(
     let mut used = vec![false; allowlist.len()];
     let mut cache: std::collections::BTreeMap<String, Option<std::rc::Rc<Vec<String>>>> =
         Default::default();
+    // Findings come sorted by place, and a script reached by many jobs has
+    // a finding at each of its places for every one of them: the ignore
+    // comment of a place is looked for once.
+    let mut last: Option<(Location, RuleId, Option<Ignore>)> = None;
     for finding in findings {
-        let file = cache
-            .entry(finding.location.path.clone())
-            .or_insert_with(|| lines(&finding.location.path));
-        let mut inline = None;
-        if let Some(file) = file {
-            let n = finding.location.line;
-            let mut candidates = vec![n, n.saturating_sub(1)];
-            if let Some(above) = n.checked_sub(2).and_then(|i| file.get(i)) {
-                let t = above.trim_end();
-                if t.ends_with('|') || t.ends_with('>') || t.ends_with("|-") || t.ends_with(">-") {
-                    candidates.push(n.saturating_sub(2));
-                }
+        let Location { path, line, .. } = &finding.location;
+        let inline = match &last {
+            Some((place, rule, inline))
+                if place.path == *path && place.line == *line && *rule == finding.rule =>
+            {
+                inline.clone()
             }
-            for c in candidates {
-                if c == 0 {
-                    continue;
-                }
-                if let Some(reason) = file.get(c - 1).and_then(|l| inline_ignore(l, finding.rule)) {
-                    inline = Some((reason, format!("{}:{c}", finding.location.path)));
-                    break;
-                }
+            _ => {
+                let file = match cache.get(path) {
+                    Some(file) => file.clone(),
+                    None => {
+                        let file = lines(path);
+                        cache.insert(path.clone(), file.clone());
+                        file
+                    }
+                };
+                let inline = file.and_then(|file| ignore_comment(&file, path, *line, finding.rule));
+                last = Some((finding.location.clone(), finding.rule, inline.clone()));
+                inline
             }
-        }
+        };
         if let Some((reason, by)) = inline {
             sorted.suppressed.push(Excused {
                 finding,

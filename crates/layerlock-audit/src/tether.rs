@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use layerlock_ci::glob::{is_glob, matches as glob_matches};
 
-use layerlock_walk::{CommandSite, FileError, ScanOptions, Visitor, normalize, walk};
+use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, normalize, walk};
 
 use crate::pytest::{Selection, fnmatch, selection};
 
@@ -186,18 +186,27 @@ impl Collector<'_> {
 }
 
 impl Visitor for Collector<'_> {
-    fn command(&mut self, site: &CommandSite<'_>) {
+    /// A run whose job is the command's file until a path gives it one.
+    type Item = StepRun;
+
+    fn command(&mut self, site: &CommandSite<'_>, out: &mut Vec<StepRun>) {
         let Some(sel) = selection(site.args, site.previous) else {
             return;
         };
         let mut run = StepRun::new(
-            site.job
-                .map(str::to_string)
-                .unwrap_or_else(|| site.location.path.clone()),
+            site.location.path.clone(),
             format!("{}:{}", site.location.path, site.location.line),
             site.text.to_string(),
         );
         run.select(sel, |path| self.resolve(path, site.cwd));
+        out.push(run);
+    }
+
+    fn reached(&mut self, run: &StepRun, reach: &Reach<'_>) {
+        let mut run = run.clone();
+        if let Some(job) = reach.job {
+            run.job = job.to_string();
+        }
         self.runs.push(run);
     }
 }

@@ -17,7 +17,7 @@ use crate::script::{Layout, ModelError, Phase, Script, quote};
 use crate::yaml::Pos;
 
 /// A path inside the image that holds something from the build context.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Mount {
     /// Absolute path in the image.
     pub target: String,

@@ -7,14 +7,14 @@ use std::rc::Rc;
 use crate::yaml::{Pos, Style};
 
 /// When the script runs: in a CI job, or while building an image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     JobTime,
     ImageBuild,
 }
 
 /// How the script's text sits in its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Line k of the text is file line `start.line + k`, columns shifted by
     /// `start.column - 1` (YAML literal blocks, shell files, heredocs).
@@ -28,7 +28,7 @@ pub enum Layout {
 }
 
 /// Where each piece of a folded text is in its file.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PieceMap {
     /// Char offset of each line of the text.
     line_starts: Vec<usize>,

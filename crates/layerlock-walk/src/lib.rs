@@ -3,13 +3,16 @@
 //! one model of how CI commands run other commands. Checks (audit, tether,
 //! steps) see commands through [`Visitor`] and never read files themselves.
 
+mod frame;
 pub mod git;
 mod inventory;
 mod path_map;
 mod paths;
 pub mod pipelines;
+mod place;
 mod read;
 mod site;
+mod via;
 mod walker;
 mod wrappers;
 
@@ -17,6 +20,7 @@ pub use inventory::inventory;
 pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
 pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
-pub use site::{Arg, CommandSite, Location, RequirementFiles};
+pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
+pub use via::Via;
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
 pub use wrappers::{Container, program, strip_wrappers, unwrap};

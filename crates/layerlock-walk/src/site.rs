@@ -1,12 +1,15 @@
 //! What the walker hands to every check: one command's words as the checks
-//! see them, where it is, and how to read the files it names.
+//! see them, where it is, and how to read the files it names; and, apart
+//! from it, each path that reaches the command.
 
 use layerlock_ci::Phase;
 use serde::Serialize;
 
+use crate::via::Via;
+
 /// One argv word as the audit sees it: its value if static (after literal
 /// env expansion), and its text as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Arg {
     pub value: Option<String>,
     pub raw: String,
@@ -58,14 +61,14 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// What a rule sees of one command.
+/// What a rule sees of one command. It holds nothing of the path that
+/// reached the command (see [`Reach`]): a script is analysed once for every
+/// pipeline that calls it in the same context.
 pub struct CommandSite<'a> {
     pub args: &'a [Arg],
     pub text: &'a str,
     pub location: Location,
-    pub job: Option<&'a str>,
     pub phase: Phase,
-    pub via: &'a [String],
     pub files: &'a dyn RequirementFiles,
     /// The directory the command runs in (mapped into the tree), if known.
     pub cwd: Option<&'a std::path::Path>,
@@ -75,4 +78,11 @@ pub struct CommandSite<'a> {
     pub previous: Option<&'a [Arg]>,
     /// How many `--path-map` entries are in force.
     pub mapped_paths: usize,
+}
+
+/// One path to a command: the CI job whose script it starts from, and the
+/// calls on the way.
+pub struct Reach<'a> {
+    pub job: Option<&'a str>,
+    pub via: &'a Via,
 }

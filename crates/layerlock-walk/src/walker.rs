@@ -5,8 +5,14 @@
 //! container paths back into the repository, and tells a visitor about
 //! every command. Unreadable or unparsable files are reported; the walk
 //! goes on. Every file read is confined to the root.
+//!
+//! A script is analysed once per context and replayed for every path that
+//! reaches it (see `frame.rs`): a chain of scripts called from thousands of
+//! pipelines costs what its findings cost, not the pipelines times the
+//! chain.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use std::rc::Rc;
@@ -16,10 +22,13 @@ use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, ShellRun};
 
+use crate::frame::{self, Analysis, Call, Event, Frame, Frames, Inherited, MAX_CHAIN, Mapping};
 use crate::path_map::PathMap;
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
+use crate::place::{Image, Place};
 use crate::read::read_bounded;
-use crate::site::{Arg, CommandSite, Location, RequirementFiles};
+use crate::site::{Arg, CommandSite, Location, Reach, RequirementFiles};
+use crate::via::{Hops, Via};
 use crate::wrappers::{Container, unwrap};
 
 impl ScanOptions {
@@ -135,16 +144,25 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
+    // The entry's own type (from the directory listing) saves two `stat`s
+    // per file of a large tree; only a symlink needs its target's.
+    let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = entries
+        .filter_map(Result::ok)
+        .map(|e| (e.path(), e.file_type().ok()))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let is_link = file_type.is_some_and(|t| t.is_symlink());
+        let is_dir = match file_type {
+            Some(t) if !t.is_symlink() => t.is_dir(),
+            _ => path.is_dir(),
+        };
         // Symlinked directories are not followed: they can loop.
-        let is_link = fs_err::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-        if path.is_dir() && is_link {
+        if is_dir && is_link {
             continue;
         }
-        if path.is_dir() {
+        if is_dir {
             if !SKIP_DIRS.contains(&name) {
                 walk_dir(&path, out);
             }
@@ -156,61 +174,31 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// What the walker reports to whoever drives it: every command (with where
 /// it runs), and every script call it could not follow.
+///
+/// A script reached by many paths is analysed once in each context, so a
+/// visitor answers in two steps: what it makes of a command, whatever the
+/// path ([`Visitor::command`], once per analysis), and then each of those
+/// items again for every path that reaches the command ([`Visitor::reached`],
+/// with the path's job and via chain), in the order of a plain walk.
 pub trait Visitor {
-    fn command(&mut self, site: &CommandSite<'_>);
-    fn missing_script(&mut self, _call: &str, _site: &CommandSite<'_>) {}
-}
+    /// What the visitor makes of one command (a finding, a test run).
+    type Item;
 
-/// Where a command's paths lead: the directory it runs in, and for image
-/// builds and containers the image paths that hold repository files.
-#[derive(Debug, Clone, Default)]
-struct Place {
-    /// The directory in the repository commands run in, if known.
-    cwd: Option<PathBuf>,
-    /// For an image build: the build context and what the image holds.
-    image: Option<Rc<Image>>,
-}
+    fn command(&mut self, site: &CommandSite<'_>, out: &mut Vec<Self::Item>);
 
-#[derive(Debug)]
-struct Image {
-    context: PathBuf,
-    mounts: Vec<Mount>,
-    /// The image's working directory (`WORKDIR`).
-    workdir: String,
-}
-
-impl Image {
-    /// The repository file an image path holds.
-    fn find(&self, path: &str, root: &Path) -> Option<PathBuf> {
-        let image_path = if path.starts_with('/') {
-            path.to_string()
-        } else {
-            format!("{}/{path}", self.workdir)
-        };
-        let image_path = normalize(Path::new(&image_path)).display().to_string();
-        self.mounts.iter().rev().find_map(|m| {
-            m.candidates(&image_path)
-                .into_iter()
-                .find_map(|c| confined_file(&self.context.join(c), root))
-        })
+    fn missing_script(&mut self, _call: &str, _site: &CommandSite<'_>, _out: &mut Vec<Self::Item>) {
     }
 
-    /// The repository directory the image's working directory holds.
-    fn workdir_in_repo(&self) -> Option<PathBuf> {
-        let workdir = self.workdir.trim_end_matches('/');
-        self.mounts.iter().rev().find_map(|m| {
-            m.candidates(if workdir.is_empty() { "/" } else { workdir })
-                .into_iter()
-                .map(|c| normalize(&self.context.join(c)))
-                .find(|d| d.is_dir())
-        })
-    }
+    /// An item, for one path that reaches its command.
+    fn reached(&mut self, item: &Self::Item, reach: &Reach<'_>);
 }
 
 struct Files<'a> {
     options: &'a ScanOptions,
     place: &'a Place,
     vars: &'a BTreeMap<String, String>,
+    /// Variables read, for the frame's validity.
+    reads: &'a RefCell<BTreeSet<String>>,
 }
 
 impl RequirementFiles for Files<'_> {
@@ -221,22 +209,53 @@ impl RequirementFiles for Files<'_> {
     }
 
     fn env_var(&self, name: &str) -> Option<String> {
+        self.reads.borrow_mut().insert(name.to_string());
         self.vars.get(name).cloned()
     }
 }
 
-struct Scanner<'a> {
+struct Scanner<'a, V: Visitor> {
     options: &'a ScanOptions,
     result: Walked,
-    visitor: &'a mut dyn Visitor,
+    visitor: &'a mut V,
     /// Scripts called from many jobs are read and parsed once.
-    scripts: BTreeMap<PathBuf, Rc<ScriptFile>>,
+    scripts: HashMap<PathBuf, Rc<ScriptFile>>,
+    /// ... and analysed once per context.
+    frames: Frames<V::Item>,
+    /// The frame being analysed.
+    analysis: Analysis<V::Item>,
 }
 
-/// A followed script: its text and what parsing it found.
+/// A followed script: its text, what parsing it found, and its path as
+/// reports show it.
 struct ScriptFile {
     text: String,
     parsed: Result<Parsed, layerlock_shell::ShellError>,
+    shown: String,
+}
+
+/// A run's variables, and which of them it set itself: a script it calls
+/// gets the caller's own variables (whatever they are on the path being
+/// replayed) with these set over them.
+#[derive(Clone, Default)]
+struct Vars {
+    values: BTreeMap<String, String>,
+    set_here: BTreeSet<String>,
+}
+
+impl Vars {
+    fn set(&mut self, name: String, value: String) {
+        self.set_here.insert(name.clone());
+        self.values.insert(name, value);
+    }
+}
+
+/// One path replaying a frame: the job it started from, the calls on the
+/// way, and the variables the frame started with.
+struct Replay<'p> {
+    job: Option<&'p str>,
+    via: &'p Via,
+    env: &'p Rc<BTreeMap<String, String>>,
 }
 
 /// A parsed script and its functions that run their arguments.
@@ -263,11 +282,7 @@ struct FunctionCall<'a> {
 /// Function name → the commands of its body.
 type Runners = BTreeMap<String, layerlock_shell::Script>;
 
-/// How a script's text maps to its file: its layout, then the layouts of
-/// the texts that hold it (innermost first, each with the line it starts on).
-type Mapping = (Layout, Vec<(usize, Layout)>);
-
-/// One script plus where it runs.
+/// One script plus where it runs, inside the frame being analysed.
 struct Run<'a> {
     text: &'a str,
     layout: Layout,
@@ -277,9 +292,11 @@ struct Run<'a> {
     file: String,
     /// The script file itself, when the text is a whole file.
     script: Option<PathBuf>,
-    job: Option<String>,
     phase: Phase,
     env: BTreeMap<String, String>,
+    /// `env` is the run's own (a generated Dockerfile's `ARG` and `ENV`),
+    /// not the variables the frame started with.
+    own_env: bool,
     place: Place,
     /// The arguments the script was called with, and where the call is.
     positional: Vec<Arg>,
@@ -287,7 +304,10 @@ struct Run<'a> {
     /// How the caller's script text maps to its file (for the shell
     /// strings among the arguments).
     call_layout: Option<Rc<Mapping>>,
-    via: Vec<String>,
+    /// The calls inside the frame that led here.
+    via: Hops,
+    /// The markers pushed inside the frame (functions, shell strings,
+    /// generated Dockerfiles); the path's own stack is above them.
     stack: Vec<PathBuf>,
 }
 
@@ -301,11 +321,7 @@ impl Run<'_> {
     }
 }
 
-/// Deepest chain of scripts, nested shell strings and generated Dockerfiles
-/// followed from one CI file.
-const MAX_CHAIN: usize = 32;
-
-impl<'a> Scanner<'a> {
+impl<V: Visitor> Scanner<'_, V> {
     fn relative(&self, path: &Path) -> String {
         self.options.shown(path)
     }
@@ -317,6 +333,71 @@ impl<'a> Scanner<'a> {
             column,
             message,
         });
+    }
+
+    /// An error inside the frame being analysed: reported for every path
+    /// that replays it, as when each path walked it.
+    fn note(&mut self, path: &str, line: usize, column: usize, message: String) {
+        self.analysis.events.push(Event::Error(FileError {
+            path: path.to_string(),
+            line,
+            column,
+            message,
+        }));
+    }
+
+    /// Analyse a frame for a path with `stack` (down to the frame's own
+    /// script or CI file) whose variables start as `env`. Analyses never
+    /// nest: `body` only records the scripts it calls.
+    fn analyse(
+        &mut self,
+        stack: &[PathBuf],
+        env: &BTreeMap<String, String>,
+        body: impl FnOnce(&mut Self),
+    ) -> Frame<V::Item> {
+        self.analysis = Analysis::new(stack.len(), stack);
+        body(self);
+        std::mem::replace(&mut self.analysis, Analysis::new(0, &[])).finish(env)
+    }
+
+    /// Whether a run may go deeper (nested strings, functions, calls) after
+    /// the command at hand.
+    fn within_chain(&mut self, run: &Run<'_>) -> bool {
+        self.analysis.within_chain(run.stack.len())
+    }
+
+    /// Tell the visitor about everything a frame holds, for one path, and
+    /// follow the scripts it calls. `stack` is the path's, down to the
+    /// frame's script.
+    fn replay(&mut self, frame: &Frame<V::Item>, path: &Replay<'_>, stack: &mut Vec<PathBuf>) {
+        for event in &frame.events {
+            match event {
+                Event::Item(item, hops) => {
+                    let via = hops.after(path.via);
+                    let reach = Reach {
+                        job: path.job,
+                        via: &via,
+                    };
+                    self.visitor.reached(item, &reach);
+                }
+                Event::Error(error) => self.result.errors.push(error.clone()),
+                Event::TooDeep(location, hops) => {
+                    let via = hops.after(path.via);
+                    let via: Vec<&str> = via.iter().collect();
+                    // Fail closed: what runs past the limit was not audited.
+                    self.error(
+                        &location.path,
+                        location.line,
+                        location.column,
+                        format!(
+                            "scripts call scripts more than {MAX_CHAIN} deep here ({}); the rest was not followed",
+                            via.join(" -> ")
+                        ),
+                    );
+                }
+                Event::Call(call) => self.follow(call, path, stack),
+            }
+        }
     }
 
     fn scan_file(&mut self, path: &Path, explicit: bool) {
@@ -417,17 +498,26 @@ impl<'a> Scanner<'a> {
                 outer: Vec::new(),
                 file: rel.clone(),
                 script: (kind == Kind::Shell).then(|| path.to_path_buf()),
-                job: script.job.clone(),
                 phase: script.phase,
                 env: script.env.clone(),
+                own_env: false,
                 place,
                 positional: Vec::new(),
                 call_site: None,
                 call_layout: None,
-                via: Vec::new(),
-                stack: vec![path.to_path_buf()],
+                via: Hops::default(),
+                stack: Vec::new(),
             };
-            self.run(&run);
+            // A CI file's scripts are its own: analysed and replayed at once.
+            let mut stack = vec![path.components().collect()];
+            let frame = self.analyse(&stack, &script.env, |scanner| scanner.run(&run));
+            let env = Rc::new(script.env);
+            let replay = Replay {
+                job: script.job.as_deref(),
+                via: &Via::default(),
+                env: &env,
+            };
+            self.replay(&frame, &replay, &mut stack);
         }
     }
 
@@ -501,7 +591,7 @@ impl<'a> Scanner<'a> {
             }
             Err(e) => {
                 let pos = run.pos(e.line, e.column);
-                self.error(
+                self.note(
                     &run.file,
                     pos.line,
                     pos.column,
@@ -512,12 +602,15 @@ impl<'a> Scanner<'a> {
     }
 
     fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
-        let mut vars = run.env.clone();
+        let mut vars = Vars {
+            values: run.env.clone(),
+            set_here: BTreeSet::new(),
+        };
         // The script's arguments (`shift` drops the first ones), and the
         // variables made from them (`CMDS=("$@")`), whose values may not be
         // known exactly but are one of the arguments.
         let mut positional = run.positional.clone();
-        set_positional(&mut vars, &positional, run.call_site.is_some());
+        set_positional(&mut vars.values, &positional, run.call_site.is_some());
         let mut derived: BTreeSet<String> = ["@", "*"].iter().map(|s| s.to_string()).collect();
         derived.extend((1..=9).map(|i| i.to_string()));
         let mut place = run.place.clone();
@@ -527,6 +620,8 @@ impl<'a> Scanner<'a> {
         let mut scoped: Option<(Vec<Context>, BTreeMap<String, String>)> = None;
         // Files a heredoc was written to: path → (body, its first line).
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
+        // Variables the rules asked for.
+        let reads = RefCell::new(BTreeSet::new());
         for command in &parsed.commands {
             let inside = scoped.as_ref().is_some_and(|(ctx, _)| {
                 command.context.len() > ctx.len() && command.context.starts_with(ctx)
@@ -534,7 +629,9 @@ impl<'a> Scanner<'a> {
             let outer_vars = if inside {
                 scoped.as_ref().map(|(_, extra)| {
                     let saved = vars.clone();
-                    vars.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    for (k, v) in extra {
+                        vars.set(k.clone(), v.clone());
+                    }
                     saved
                 })
             } else {
@@ -555,8 +652,8 @@ impl<'a> Scanner<'a> {
                     if word.variables.iter().any(|v| derived.contains(v)) {
                         derived.insert(name.clone());
                     }
-                    if let Some(v) = self.word_value(word, &vars, &here) {
-                        vars.insert(name.clone(), v);
+                    if let Some(v) = self.word_value(word, &vars.values, &here) {
+                        vars.set(name.clone(), v);
                     }
                 }
             }
@@ -569,7 +666,7 @@ impl<'a> Scanner<'a> {
                     args.extend(positional.iter().cloned());
                     continue;
                 }
-                let value = self.word_value(word, &vars, &here);
+                let value = self.word_value(word, &vars.values, &here);
                 // An unquoted expansion is split into words: `$PIP_CMD
                 // install x` with PIP_CMD="uv pip" runs `uv pip install x`.
                 let unquoted = word.value.is_none() && !word.raw.contains(['"', '\'']);
@@ -593,7 +690,7 @@ impl<'a> Scanner<'a> {
                 }
             }
             if top {
-                track_env_and_cwd(&args, &mut vars, &mut place.cwd, self);
+                track_env_and_cwd(&args, &mut vars, &mut place.cwd, self.options);
                 // Only an unconditional `shift` is known to have run (an
                 // option loop's `shift 2` depends on what the options are).
                 if !command.conditional && args.first().is_some_and(|a| a.is("shift")) {
@@ -603,7 +700,7 @@ impl<'a> Scanner<'a> {
                         .map_or(Some(1), |n| n.parse::<usize>().ok());
                     if let Some(n) = n {
                         positional.drain(..n.min(positional.len()));
-                        set_positional(&mut vars, &positional, run.call_site.is_some());
+                        set_positional(&mut vars.values, &positional, run.call_site.is_some());
                     }
                 }
             }
@@ -636,36 +733,43 @@ impl<'a> Scanner<'a> {
                     column,
                 };
             }
-            let site_place = self.container_place(&place, &containers, &vars);
+            let site_place = self.container_place(&place, &containers, &vars.values);
             let container_env: BTreeMap<String, String> = containers
                 .iter()
                 .flat_map(|c| &c.env)
                 .filter_map(|(k, v)| {
-                    let value = v.clone().or_else(|| vars.get(k).cloned())?;
+                    let value = v.clone().or_else(|| {
+                        self.analysis.read([k]);
+                        vars.values.get(k).cloned()
+                    })?;
                     Some((k.clone(), value))
                 })
                 .collect();
             let files = Files {
                 options,
                 place: &site_place,
-                vars: &vars,
+                vars: &vars.values,
+                reads: &reads,
             };
             let site = CommandSite {
                 args: &args,
                 text: &command.text,
                 location: location.clone(),
-                job: run.job.as_deref(),
                 phase: run.phase,
-                via: &via,
                 files: &files,
                 cwd: site_place.cwd.as_deref(),
                 root: &options.root,
                 previous: previous.as_deref(),
                 mapped_paths: options.path_map.len(),
             };
-            self.visitor.command(&site);
+            let mut items = Vec::new();
+            self.visitor.command(&site, &mut items);
+            self.keep(items, &via);
+            if let Some(word) = &command.stdout {
+                self.analysis.read(&word.variables);
+            }
             if let (Some(body), Some(line)) = (&command.heredoc, command.stdin_line)
-                && let Some(target) = heredoc_target(command, inner, &vars)
+                && let Some(target) = heredoc_target(command, inner, &vars.values)
             {
                 let path = self.place_path(&site_place, &target);
                 written.insert(path, (body.clone(), line));
@@ -683,7 +787,7 @@ impl<'a> Scanner<'a> {
             }) || (args.first().is_some_and(|a| a.is("eval"))
                 && command.words.iter().any(from_arguments)
                 && args[1..].iter().any(|a| a.value.is_none()));
-            if runs_argument && run.call_site.is_some() && run.stack.len() <= MAX_CHAIN {
+            if runs_argument && run.call_site.is_some() && self.within_chain(run) {
                 let lines = positional
                     .iter()
                     .filter(|a| a.value.as_deref().is_some_and(|v| v.contains(' ')));
@@ -691,7 +795,7 @@ impl<'a> Scanner<'a> {
                     self.argument_string(run, arg, &location, &place);
                 }
             }
-            if run.stack.len() <= MAX_CHAIN {
+            if self.within_chain(run) {
                 self.nested_string(run, &args, &location);
                 self.generated_dockerfile(run, command, inner, &site_place, &written);
                 let call = if matches!(command.context.last(), Some(Context::Substitution)) {
@@ -712,35 +816,25 @@ impl<'a> Scanner<'a> {
                     self.call_function(run, &call, &location, args[1..].to_vec());
                 } else if let Some((call, call_args)) = call {
                     match options.locate(&call, &site_place) {
-                        None => self.visitor.missing_script(&call, &site),
+                        None => {
+                            let mut items = Vec::new();
+                            self.visitor.missing_script(&call, &site, &mut items);
+                            self.keep(items, &via);
+                        }
                         Some(real) => {
                             let child_place = Place {
                                 cwd: site_place.cwd.clone(),
                                 image: site_place.image.clone(),
                             };
-                            // A called script inherits what was exported
-                            // (a sourced one shares every variable): both
-                            // are taken as the caller's variables.
-                            let inherited: BTreeMap<String, String> = vars
-                                .iter()
-                                .filter(|(k, _)| !is_positional(k))
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect();
-                            self.follow(run, real, &location, child_place, call_args, inherited);
+                            self.call(run, real, &location, child_place, call_args, &vars);
                         }
                     }
                 }
             } else if script_call(inner).is_some() || args.first().is_some_and(|a| a.is("eval")) {
-                // Fail closed: what runs past the limit was not audited.
-                self.error(
-                    &location.path,
-                    location.line,
-                    location.column,
-                    format!(
-                        "scripts call scripts more than {MAX_CHAIN} deep here ({}); the rest was not followed",
-                        run.via.join(" -> ")
-                    ),
-                );
+                // Reported with the whole chain of each path (see `replay`).
+                self.analysis
+                    .events
+                    .push(Event::TooDeep(location.clone(), run.via.clone()));
             }
             previous = Some(args);
             if let Some(saved) = outer_vars {
@@ -750,6 +844,14 @@ impl<'a> Scanner<'a> {
                 scoped = Some((command.context.clone(), container_env));
             }
         }
+        self.analysis.read(&reads.into_inner());
+    }
+
+    /// What the visitor made of a command, for the frame.
+    fn keep(&mut self, items: Vec<V::Item>, via: &Hops) {
+        self.analysis
+            .events
+            .extend(items.into_iter().map(|item| Event::Item(item, via.clone())));
     }
 
     /// A call of a function that runs its arguments (`retry() { eval
@@ -763,7 +865,7 @@ impl<'a> Scanner<'a> {
     ) {
         let name = call.name;
         let marker = PathBuf::from(format!("<function {name} in {}>", run.file));
-        if run.stack.contains(&marker) {
+        if self.analysis.on_stack(&run.stack, &marker) {
             return;
         }
         let mut via = run.via.clone();
@@ -776,9 +878,9 @@ impl<'a> Scanner<'a> {
             outer: run.outer.clone(),
             file: run.file.clone(),
             script: run.script.clone(),
-            job: run.job.clone(),
             phase: run.phase,
             env: run.env.clone(),
+            own_env: run.own_env,
             place: run.place.clone(),
             positional: call_args,
             call_site: Some(location.clone()),
@@ -796,6 +898,9 @@ impl<'a> Scanner<'a> {
         vars: &BTreeMap<String, String>,
         here: &Here<'_>,
     ) -> Option<String> {
+        if word.value.is_none() {
+            self.analysis.read(&word.variables);
+        }
         if let Some(v) = word.value.clone().or_else(|| word.expand(vars)) {
             return Some(v);
         }
@@ -849,7 +954,10 @@ impl<'a> Scanner<'a> {
                             WORKSPACE_VARS
                                 .contains(&name)
                                 .then(|| self.options.root.clone())
-                                .or_else(|| vars.get(name).map(PathBuf::from))
+                                .or_else(|| {
+                                    self.analysis.read([&name.to_string()]);
+                                    vars.get(name).map(PathBuf::from)
+                                })
                         })
                     }
                 };
@@ -920,9 +1028,9 @@ impl<'a> Scanner<'a> {
             outer: written.outer,
             file: written.file,
             script: run.script.clone(),
-            job: run.job.clone(),
             phase: run.phase,
             env: run.env.clone(),
+            own_env: run.own_env,
             place,
             positional: Vec::new(),
             call_site: None,
@@ -1037,7 +1145,7 @@ impl<'a> Scanner<'a> {
             Ok(s) => s,
             Err(e) => {
                 let pos = run.pos(line + e.line - 1, e.column);
-                self.error(&run.file, pos.line, pos.column, e.message);
+                self.note(&run.file, pos.line, pos.column, e.message);
                 return;
             }
         };
@@ -1058,9 +1166,9 @@ impl<'a> Scanner<'a> {
                 outer: outer.clone(),
                 file: run.file.clone(),
                 script: None,
-                job: run.job.clone(),
                 phase: Phase::JobTime,
                 env: script.env.clone(),
+                own_env: true,
                 place: self.image_place(context.clone(), &script),
                 positional: Vec::new(),
                 call_site: None,
@@ -1076,26 +1184,81 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn follow(
+    /// A script this one runs, kept in the frame as a call: each path that
+    /// replays the frame follows it with its own stack and variables.
+    fn call(
         &mut self,
         run: &Run<'_>,
         real: PathBuf,
         location: &Location,
         place: Place,
-        call_args: Vec<Arg>,
-        env: BTreeMap<String, String>,
+        args: Vec<Arg>,
+        vars: &Vars,
     ) {
-        if run.stack.contains(&real) || run.stack.len() > MAX_CHAIN {
+        // A called script inherits what was exported (a sourced one shares
+        // every variable): both are taken as the caller's variables.
+        let inherited = |name: &String| !is_positional(name);
+        let env = if run.own_env {
+            Inherited::Own(
+                vars.values
+                    .iter()
+                    .filter(|(k, _)| inherited(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            )
+        } else {
+            Inherited::Changed(
+                vars.set_here
+                    .iter()
+                    .filter(|k| inherited(k))
+                    .filter_map(|k| Some((k.clone(), vars.values.get(k)?.clone())))
+                    .collect(),
+            )
+        };
+        let context = frame::Context {
+            script: real,
+            phase: run.phase,
+            place: Place {
+                cwd: place.cwd.or_else(|| run.place.cwd.clone()),
+                image: place.image,
+            },
+            args,
+            call_site: location.clone(),
+            caller_layout: Rc::new((run.layout.clone(), run.outer.clone())),
+        };
+        self.analysis.events.push(Event::Call(Box::new(Call {
+            at: format!("{}:{}", location.path, location.line).into(),
+            context,
+            env,
+            stack: run.stack.clone(),
+            via: run.via.clone(),
+            last: RefCell::default(),
+        })));
+    }
+
+    /// Follow a call for one path: the script is read and parsed once, its
+    /// frame analysed once for every context, and replayed.
+    fn follow(&mut self, call: &Call<V::Item>, path: &Replay<'_>, stack: &mut Vec<PathBuf>) {
+        let real = &call.context.script;
+        // The stack holds paths as their components give them (scripts
+        // normalised, the CI file rebuilt from its components) and markers,
+        // which are not absolute: comparing bytes is comparing paths there,
+        // without `Path`'s parsing both at every call of every path.
+        let on_stack = |p: &PathBuf| p.as_os_str() == real.as_os_str();
+        if stack.iter().any(on_stack)
+            || call.stack.iter().any(on_stack)
+            || stack.len() + call.stack.len() > MAX_CHAIN
+        {
             return;
         }
-        let rel = self.relative(&real);
-        let file = match self.scripts.get(&real) {
+        let file = match self.scripts.get(real) {
             Some(file) => Rc::clone(file),
             None => {
-                let bytes = match read_bounded(&real, &self.options.root) {
+                let shown = self.relative(real);
+                let bytes = match read_bounded(real, &self.options.root) {
                     Ok(bytes) => bytes,
                     Err(e) => {
-                        self.error(&rel, 1, 1, e.to_string());
+                        self.error(&shown, 1, 1, e.to_string());
                         return;
                     }
                 };
@@ -1104,13 +1267,17 @@ impl<'a> Scanner<'a> {
                 if let Err(e) = &parsed {
                     // Reported once, however many jobs call the script.
                     self.error(
-                        &rel,
+                        &shown,
                         e.line,
                         e.column,
                         format!("cannot parse shell: {}", e.message),
                     );
                 }
-                let file = Rc::new(ScriptFile { text, parsed });
+                let file = Rc::new(ScriptFile {
+                    text,
+                    parsed,
+                    shown,
+                });
                 self.scripts.insert(real.clone(), Rc::clone(&file));
                 file
             }
@@ -1118,34 +1285,60 @@ impl<'a> Scanner<'a> {
         let Ok(parsed) = &file.parsed else {
             return;
         };
-        let text = &file.text;
-        self.result.files.insert(rel.clone());
-        let mut via = run.via.clone();
-        via.push(format!("{}:{}", location.path, location.line));
-        let mut stack = run.stack.clone();
-        stack.push(real.clone());
-        let child = Run {
-            text,
-            layout: Layout::Lines {
-                start: yaml::Pos { line: 1, column: 1 },
-            },
-            outer: Vec::new(),
-            file: rel,
-            script: Some(real),
-            job: run.job.clone(),
-            phase: run.phase,
-            env,
-            place: Place {
-                cwd: place.cwd.or_else(|| run.place.cwd.clone()),
-                image: place.image,
-            },
-            positional: call_args,
-            call_site: Some(location.clone()),
-            call_layout: Some(Rc::new((run.layout.clone(), run.outer.clone()))),
-            via,
-            stack,
+        if !self.result.files.contains(&file.shown) {
+            self.result.files.insert(file.shown.clone());
+        }
+        let location = &call.context.call_site;
+        let via = call.via.after(path.via).then(Rc::clone(&call.at));
+        let env = match &call.env {
+            Inherited::Changed(set) if set.is_empty() => Rc::clone(path.env),
+            Inherited::Changed(set) => {
+                let mut env = BTreeMap::clone(path.env);
+                env.extend(set.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Rc::new(env)
+            }
+            Inherited::Own(own) => Rc::new(own.clone()),
         };
-        self.run_parsed(&child, &parsed.script, &parsed.runners);
+        let above = stack.len();
+        stack.extend(call.stack.iter().cloned());
+        stack.push(real.clone());
+        let frame = match call.frame(&self.frames, stack, &env) {
+            Some(frame) => frame,
+            None => {
+                let run = Run {
+                    text: &file.text,
+                    layout: Layout::Lines {
+                        start: yaml::Pos { line: 1, column: 1 },
+                    },
+                    outer: Vec::new(),
+                    file: file.shown.clone(),
+                    script: Some(real.clone()),
+                    phase: call.context.phase,
+                    env: BTreeMap::clone(&env),
+                    own_env: false,
+                    place: call.context.place.clone(),
+                    positional: call.context.args.clone(),
+                    call_site: Some(location.clone()),
+                    call_layout: Some(Rc::clone(&call.context.caller_layout)),
+                    via: Hops::default(),
+                    stack: Vec::new(),
+                };
+                let frame = self.analyse(stack, &env, |scanner| {
+                    scanner.run_parsed(&run, &parsed.script, &parsed.runners);
+                });
+                let frame = Rc::new(frame);
+                self.frames.keep(call.context.clone(), Rc::clone(&frame));
+                call.remember(&frame);
+                frame
+            }
+        };
+        let replay = Replay {
+            job: path.job,
+            via: &via,
+            env: &env,
+        };
+        self.replay(&frame, &replay, stack);
+        stack.truncate(above);
     }
 }
 
@@ -1187,7 +1380,7 @@ struct Written {
     file: String,
     layout: Layout,
     outer: Vec<(usize, Layout)>,
-    via: Vec<String>,
+    via: Hops,
 }
 
 /// An argument the script was called with, as written in the caller (its
@@ -1364,9 +1557,9 @@ fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
 /// commands see.
 fn track_env_and_cwd(
     args: &[Arg],
-    vars: &mut BTreeMap<String, String>,
+    vars: &mut Vars,
     cwd: &mut Option<PathBuf>,
-    scanner: &Scanner<'_>,
+    options: &ScanOptions,
 ) {
     let Some(first) = args.first().and_then(|a| a.value.as_deref()) else {
         return;
@@ -1375,16 +1568,16 @@ fn track_env_and_cwd(
         "export" | "local" | "declare" | "typeset" | "readonly" => {
             for arg in &args[1..] {
                 if let Some((k, v)) = arg.value.as_deref().and_then(|a| a.split_once('=')) {
-                    vars.insert(k.to_string(), v.to_string());
+                    vars.set(k.to_string(), v.to_string());
                 }
             }
         }
         "cd" | "pushd" => {
             if let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) {
-                let mapped = scanner.options.path_map.map(dir);
+                let mapped = options.path_map.map(dir);
                 *cwd = Some(normalize(
                     &cwd.clone()
-                        .unwrap_or_else(|| scanner.options.root.clone())
+                        .unwrap_or_else(|| options.root.clone())
                         .join(mapped),
                 ));
             }
@@ -1417,12 +1610,14 @@ fn script_call(args: &[Arg]) -> Option<(String, Vec<Arg>)> {
 
 /// Walk every CI file and script under the options' targets, telling the
 /// visitor about each command.
-pub fn walk(options: &ScanOptions, visitor: &mut dyn Visitor) -> Walked {
+pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
     let mut scanner = Scanner {
         options,
         result: Walked::default(),
         visitor,
-        scripts: BTreeMap::new(),
+        scripts: HashMap::new(),
+        frames: Frames::default(),
+        analysis: Analysis::new(0, &[]),
     };
     for target in &options.targets {
         if target.is_dir() {

@@ -24,11 +24,76 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
         }
     });
     if let Err(e) = written {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(141);
+        stdout_failed(&e);
+    }
+}
+
+/// Writes data to stdout as `write` makes it, through the same filter as
+/// [`write_stdout`], without holding it all: an audit of a large tree
+/// writes hundreds of megabytes. The filter works a line at a time, which
+/// drops the same user-info as on the whole text (a URL's authority ends
+/// at whitespace, so it never spans lines).
+pub fn stream_stdout(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) {
+    use std::io::Write;
+    let mut out = Redacted {
+        pending: Vec::new(),
+        out: std::io::BufWriter::new(std::io::stdout().lock()),
+    };
+    if let Err(e) = write(&mut out).and_then(|()| out.flush()) {
+        stdout_failed(&e);
+    }
+}
+
+/// A closed pipe ends the program quietly with 141; any other write error
+/// is reported and ends it with 2.
+fn stdout_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("error: cannot write to standard output: {e}");
+    std::process::exit(2);
+}
+
+/// Whole lines go out filtered; the rest waits for its newline (or the
+/// final flush).
+struct Redacted<W: std::io::Write> {
+    pending: Vec<u8>,
+    out: W,
+}
+
+impl<W: std::io::Write> Redacted<W> {
+    fn emit(&mut self, end: usize) -> std::io::Result<()> {
+        let bytes = &self.pending[..end];
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
+        if text.contains("://") {
+            self.out
+                .write_all(layerlock_index::redact_text(&text).as_bytes())?;
+        } else {
+            self.out.write_all(text.as_bytes())?;
         }
-        eprintln!("error: cannot write to standard output: {e}");
-        std::process::exit(2);
+        self.pending.drain(..end);
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Redacted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        // Filter in batches of lines, not line by line.
+        if self.pending.len() >= 1 << 16
+            && let Some(newline) = self.pending.iter().rposition(|b| *b == b'\n')
+        {
+            self.emit(newline + 1)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.emit(self.pending.len())?;
+        self.out.flush()
     }
 }
 

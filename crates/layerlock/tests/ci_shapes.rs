@@ -153,6 +153,144 @@ fn commands_handed_to_runner_scripts_and_containers_are_audited() {
     assert_eq!(via, vec!["ci/run-intel-test.sh:4"]);
 }
 
+/// Issue 14: every pipeline walked the whole chain of scripts it called
+/// again; now each script is analysed once per context and replayed for
+/// every path. What each pipeline is told must not change: all of its
+/// findings, at their places, with its job, its own via chain and its own
+/// variables, and the depth limit counted from its own start.
+#[test]
+fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
+    const SCRIPTS: usize = 40;
+    let mut files: Vec<(String, String)> = Vec::new();
+    // Six pipelines run the whole chain, four start at its tenth script
+    // with a variable the scripts read.
+    for i in 0..6 {
+        files.push((
+            format!(".buildkite/head{i}.yml"),
+            format!("steps:\n  - label: head {i}\n    key: head-{i}\n    commands:\n      - bash ci/c0.sh\n"),
+        ));
+    }
+    for i in 0..4 {
+        files.push((
+            format!(".buildkite/mid{i}.yml"),
+            format!("steps:\n  - label: mid {i}\n    key: mid-{i}\n    env:\n      PKG_SUFFIX: \"==1.{i}\"\n    commands:\n      - bash ci/c10.sh\n"),
+        ));
+    }
+    for j in 0..SCRIPTS {
+        let mut text = format!("#!/bin/bash\npip install \"pkg{j}$PKG_SUFFIX\"\n");
+        if j + 1 < SCRIPTS {
+            text.push_str(&format!("bash ci/c{}.sh\n", j + 1));
+        }
+        if j == 5 {
+            // A function that runs its arguments: one more call on the way.
+            text.push_str("retry() { \"$@\"; }\nretry pip install flaky\n");
+        }
+        files.push((format!("ci/c{j}.sh"), text));
+    }
+    let work = Work::new();
+    for (path, text) in &files {
+        work.write(path, text);
+    }
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", ".", "--format", "json"]));
+    // Exit 2: the chain is deeper than the walker follows from c0.
+    assert_eq!(code, 2, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    // (path, line, column, job, class, via) of every finding.
+    type Seen = (String, u64, u64, String, String, Vec<String>);
+    let mut found: Vec<Seen> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+                f["job"].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap().to_string(),
+                strings(&f["via"]),
+            )
+        })
+        .collect();
+    found.sort();
+    let chain = |pipeline: String, from: usize, to: usize| -> Vec<String> {
+        std::iter::once(pipeline)
+            .chain((from..to).map(|m| format!("ci/c{m}.sh:3")))
+            .collect()
+    };
+    let mut expected: Vec<Seen> = Vec::new();
+    for i in 0..6 {
+        let job = format!("head-{i}");
+        let pipeline = format!(".buildkite/head{i}.yml:5");
+        // The CI file and c0..c30 make 32 calls: c31 is the last followed.
+        for j in 0..=31 {
+            let via = chain(pipeline.clone(), 0, j);
+            expected.push((
+                format!("ci/c{j}.sh"),
+                2,
+                1,
+                job.clone(),
+                "unpinned".into(),
+                via,
+            ));
+        }
+        let mut via = chain(pipeline, 0, 5);
+        via.push("ci/c5.sh:5".into());
+        expected.push(("ci/c5.sh".into(), 5, 7, job, "unpinned".into(), via));
+    }
+    for i in 0..4 {
+        let job = format!("mid-{i}");
+        let pipeline = format!(".buildkite/mid{i}.yml:7");
+        for j in 10..SCRIPTS {
+            let via = chain(pipeline.clone(), 10, j);
+            expected.push((
+                format!("ci/c{j}.sh"),
+                2,
+                1,
+                job.clone(),
+                "pinned".into(),
+                via,
+            ));
+        }
+    }
+    expected.sort();
+    assert_eq!(found.len(), expected.len());
+    assert_eq!(found, expected);
+    // Each pipeline that starts at c0 hits the limit once, with its chain.
+    let errors: Vec<(String, u64, String)> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["line"].as_u64().unwrap(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64, String)> = (0..6)
+        .map(|i| {
+            let via = chain(format!(".buildkite/head{i}.yml:5"), 0, 31).join(" -> ");
+            (
+                "ci/c31.sh".to_string(),
+                3,
+                format!(
+                    "scripts call scripts more than 32 deep here ({via}); the rest was not followed"
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(errors, expected);
+}
+
 #[test]
 fn dockerfiles_written_and_built_by_a_job_are_job_time_installs() {
     let work = repo(&[(

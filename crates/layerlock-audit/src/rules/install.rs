@@ -18,9 +18,7 @@ pub(crate) fn install_finding(
     vec![
         FindingBuilder::new(rule, severity(install.class), site.location.clone())
             .class(install.class)
-            .job(site.job.map(str::to_string))
             .command(site.text)
-            .via(site.via.to_vec())
             .message(format!(
                 "{} at {}: {} ({})",
                 install.tool,

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use layerlock_audit::{apply, parse_allowlist, scan};
 
 use crate::cli::AuditFormat;
+use crate::printer::stream_stdout;
 use crate::settings::AuditSettings;
 
 pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
@@ -37,13 +38,16 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
             .clone()
     };
     let sorted = apply(result.findings, &allowlist, &lines);
-    let out = match settings.format {
-        AuditFormat::Text => layerlock_audit::text(&sorted, &result.errors, &lines),
-        AuditFormat::Json => layerlock_audit::json(&sorted, &result.errors),
-        AuditFormat::Sarif => layerlock_audit::sarif(&sorted),
-        AuditFormat::Github => layerlock_audit::github(&sorted),
-    };
-    out!("{out}");
+    match settings.format {
+        AuditFormat::Text => {
+            stream_stdout(|out| layerlock_audit::text(&sorted, &result.errors, &lines, out))
+        }
+        AuditFormat::Json => {
+            stream_stdout(|out| layerlock_audit::json(&sorted, &result.errors, out))
+        }
+        AuditFormat::Sarif => out!("{}", layerlock_audit::sarif(&sorted)),
+        AuditFormat::Github => out!("{}", layerlock_audit::github(&sorted)),
+    }
     if !matches!(settings.format, AuditFormat::Text) {
         for e in &result.errors {
             diag!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
