@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use crate::script::{Layout, ModelError, Phase, Script};
 use crate::yaml::{self, Node};
 
-/// Top-level keys that are not jobs.
-const RESERVED: &[&str] = &[
+/// Top-level keys that are not jobs (the job model in `jobs.rs` skips them
+/// too).
+pub(crate) const RESERVED: &[&str] = &[
     "stages",
     "variables",
     "include",
@@ -19,6 +20,7 @@ const RESERVED: &[&str] = &[
     "before_script",
     "after_script",
     "types",
+    "spec",
     "pages:deploy",
 ];
 

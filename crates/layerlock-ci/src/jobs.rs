@@ -290,22 +290,6 @@ fn github_jobs(doc: &Node, out: &mut Vec<Job>) {
     }
 }
 
-/// Top-level GitLab keys that configure the pipeline rather than name a job.
-const GITLAB_RESERVED: &[&str] = &[
-    "default",
-    "include",
-    "stages",
-    "variables",
-    "workflow",
-    "image",
-    "services",
-    "cache",
-    "before_script",
-    "after_script",
-    "types",
-    "spec",
-];
-
 /// What `default:` (and the same keys at the top level, GitLab's older
 /// form) gives every job that does not set them.
 const GITLAB_DEFAULT_KEYS: &[&str] = &[
@@ -365,7 +349,7 @@ pub fn gitlab_pipeline(files: &[(String, Vec<Node>)]) -> GitlabPipeline {
     let mut problems = Vec::new();
     for id in names {
         let node = &top[&id];
-        if GITLAB_RESERVED.contains(&id.as_str())
+        if crate::gitlab::RESERVED.contains(&id.as_str())
             || id.starts_with('.')
             || !matches!(node, Node::Map { .. })
         {
