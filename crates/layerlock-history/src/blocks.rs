@@ -13,6 +13,8 @@ use layerlock_walk::git::{Blob, Git, GitError};
 use regex::Regex;
 use serde::Serialize;
 
+use crate::{plural, short_id};
+
 /// The largest CI file read from history (the work tree's bound too).
 const MAX_CI_FILE: usize = layerlock_walk::MAX_FILE_BYTES as usize;
 /// Most candidate commits examined when looking for the one that disabled
@@ -30,7 +32,7 @@ pub enum BlocksError {
     #[error(
         "{path}{at}: {message}; the commit that removed a step cannot be told without it",
         path = .0.path,
-        at = .0.commit.as_deref().map(|c| format!(" at {}", short(c))).unwrap_or_default(),
+        at = .0.commit.as_deref().map(|c| format!(" at {}", short_id(c))).unwrap_or_default(),
         message = .0.message
     )]
     Unreadable(FileProblem),
@@ -644,7 +646,7 @@ pub fn blocks(
                     pairs.push(Pair::new(id, qualify, o, n, &commit, None));
                 }
             }
-            format!("{rev} ({})", short(&commit))
+            format!("{rev} ({})", short_id(&commit))
         }
         Baseline::DisabledBy(rev) => {
             let commit = git.commit(rev)?;
@@ -695,7 +697,7 @@ pub fn blocks(
             }
             format!(
                 "the parent of {rev} ({}), for the steps it disabled",
-                short(&commit)
+                short_id(&commit)
             )
         }
         Baseline::Restored { since } => {
@@ -741,9 +743,9 @@ pub fn blocks(
                 }
             }
             let since_shown = if since == &commit {
-                short(&commit).to_string()
+                short_id(&commit).to_string()
             } else {
-                format!("{since} ({})", short(&commit))
+                format!("{since} ({})", short_id(&commit))
             };
             format!(
                 "each step new since {since_shown}, as it was before the commit that removed it"
@@ -834,10 +836,6 @@ impl Pair {
             disabled_by,
         }
     }
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(12)]
 }
 
 fn compare(
@@ -951,10 +949,6 @@ fn compare(
         Status::Edited
     };
     report
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// A unified diff of two lists of command lines.

@@ -17,8 +17,8 @@ use crate::junit::{self, Outcome, TestCase};
 use crate::pyimports::{self, ClosureOptions};
 use crate::xfail::{self, NodeId, XfailMarker};
 
-/// The largest test report read.
-pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+use crate::junit::MAX_REPORT_BYTES;
+use crate::plural;
 /// Commits listed per failure before "and N more".
 const MAX_COMMITS_SHOWN: usize = 10;
 
@@ -222,12 +222,6 @@ pub fn pr_number(subject: &str) -> Option<u64> {
         .then(|| digits.parse().ok())?
 }
 
-fn date_of(time: i64) -> String {
-    jiff::Timestamp::from_second(time)
-        .map(|t| t.strftime("%Y-%m-%d").to_string())
-        .unwrap_or_default()
-}
-
 fn info(commit: &Commit, relevant: &Relevant) -> CommitInfo {
     let touched: Vec<String> = commit
         .paths
@@ -243,7 +237,7 @@ fn info(commit: &Commit, relevant: &Relevant) -> CommitInfo {
         .unwrap_or(0);
     CommitInfo {
         id: commit.id.clone(),
-        date: date_of(commit.time),
+        date: crate::date(commit.time),
         subject: commit.subject.clone(),
         pr: pr_number(&commit.subject),
         touched,
@@ -380,10 +374,10 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
         return Err(report_error("not a regular file".to_string()));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_REPORT_BYTES + 1)
+    file.take(MAX_REPORT_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| report_error(e.to_string()))?;
-    if bytes.len() as u64 > MAX_REPORT_BYTES {
+    if bytes.len() > MAX_REPORT_BYTES {
         return Err(report_error(format!(
             "over {} MiB; split the report",
             MAX_REPORT_BYTES >> 20
@@ -561,12 +555,12 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         }
     }
 
-    let main = crate::main_line(git, options.main.as_deref())?;
-    let head = git.commit(&options.head)?;
-    let main_commit = git.commit(&main)?;
-    let merge_base = git
-        .merge_base(&head, &main_commit)?
-        .unwrap_or_else(|| main_commit.clone());
+    let crate::ForkPoint {
+        main,
+        main_commit,
+        head,
+        merge_base,
+    } = crate::ForkPoint::find(git, options.main.as_deref(), &options.head)?;
     let jobs: BTreeSet<String> = failing.iter().map(|(m, _, _)| m.job.clone()).collect();
     let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
 
@@ -764,10 +758,6 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
 /// The job name used when a report names none.
 pub const ALL_JOBS: &str = "(all)";
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
 /// What a strict XPASS leads to.
 struct StaleXfail {
     marker: Option<XfailInfo>,
@@ -941,7 +931,7 @@ impl<'g> Xfails<'g> {
                 } else {
                     "the job went dark"
                 },
-                &likely.id[..likely.id.len().min(12)],
+                crate::short_id(&likely.id),
                 likely.subject
             ),
             None => format!(

@@ -481,16 +481,22 @@ mod tests {
         assert!(parse_log(format!("\0{a}\0100").as_bytes()).is_err());
     }
 
-    fn repo() -> (tempfile::TempDir, Git) {
-        let dir = tempfile::tempdir().unwrap();
+    /// `git ARGS` in `dir`, away from the user's and the system's config.
+    fn run_git(dir: &std::path::Path, args: &[&str]) {
         let made = Command::new("git")
-            .args(["init", "-q", "."])
-            .current_dir(dir.path())
+            .args(["-c", "user.name=D", "-c", "user.email=d@e"])
+            .args(args)
+            .current_dir(dir)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .status()
             .unwrap();
-        assert!(made.success());
+        assert!(made.success(), "git {args:?}");
+    }
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().unwrap();
+        run_git(dir.path(), &["init", "-q", "."]);
         let git = Git::open(dir.path()).unwrap();
         (dir, git)
     }
@@ -499,15 +505,7 @@ mod tests {
     fn only_a_name_git_rejects_is_an_unknown_revision() {
         let (dir, git) = repo();
         for _ in 0..2 {
-            let made = Command::new("git")
-                .args(["-c", "user.name=D", "-c", "user.email=d@e"])
-                .args(["commit", "-q", "--allow-empty", "-m", "x"])
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .status()
-                .unwrap();
-            assert!(made.success());
+            run_git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "x"]);
         }
         assert!(matches!(
             git.commit("no-such-branch"),

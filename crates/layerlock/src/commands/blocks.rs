@@ -10,35 +10,20 @@ use layerlock_history::blocks::{
     self, Baseline, BlocksOptions, BlocksReport, FieldChange, Status, StepReport,
 };
 use layerlock_history::render::{html, md_code, md_fence, md_text, terminal};
-use layerlock_history::{git::Git, main_line};
+use layerlock_history::{ForkPoint, git::Git, short_id};
+
+use super::repo_relative;
 
 use crate::cli::HistoryFormat;
 use crate::settings::BlocksSettings;
 
 pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
     let git = Git::open(&settings.dir)?;
-    let root = fs_err::canonicalize(git.root())?;
-    let mut paths = Vec::new();
-    for path in &settings.paths {
-        let real = fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
-        match real.strip_prefix(&root) {
-            Ok(rel) if rel.as_os_str().is_empty() => {}
-            Ok(rel) => paths.push(rel.to_string_lossy().replace('\\', "/")),
-            Err(_) => anyhow::bail!(
-                "{} is outside the repository at {}; blocks reads only the repository's own CI files",
-                path.display(),
-                root.display()
-            ),
-        }
-    }
+    let paths = repo_relative(&git, &settings.paths, "", "blocks")?;
     let baseline = match &settings.baseline {
-        Baseline::Restored { since } if since.is_empty() => {
-            let main = main_line(&git, settings.main.as_deref())?;
-            let head = git.commit("HEAD")?;
-            let main_commit = git.commit(&main)?;
-            let base = git.merge_base(&head, &main_commit)?.unwrap_or(main_commit);
-            Baseline::Restored { since: base }
-        }
+        Baseline::Restored { since } if since.is_empty() => Baseline::Restored {
+            since: ForkPoint::find(&git, settings.main.as_deref(), "HEAD")?.merge_base,
+        },
         other => other.clone(),
     };
     let options = BlocksOptions {
@@ -64,7 +49,7 @@ pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
                 problem
                     .commit
                     .as_deref()
-                    .map(|c| format!(" at {}", short(c)))
+                    .map(|c| format!(" at {}", short_id(c)))
                     .unwrap_or_default(),
                 problem.message
             ))
@@ -77,10 +62,6 @@ pub fn run(settings: &BlocksSettings) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(12)]
 }
 
 fn shown_value(value: Option<&Value>) -> String {
@@ -143,14 +124,14 @@ fn site(step: &StepReport) -> String {
             new.line,
             old.path,
             old.line,
-            old.commit.as_deref().map(short).unwrap_or("?")
+            old.commit.as_deref().map(short_id).unwrap_or("?")
         ),
         (Some(new), None) => format!("{}:{}", new.path, new.line),
         (None, Some(old)) => format!(
             "{}:{} at {}",
             old.path,
             old.line,
-            old.commit.as_deref().map(short).unwrap_or("?")
+            old.commit.as_deref().map(short_id).unwrap_or("?")
         ),
         (None, None) => String::new(),
     }
@@ -174,7 +155,11 @@ fn print_text(report: &BlocksReport, listing_unchanged: bool) {
             site(step)
         ));
         if let Some(by) = &step.disabled_by {
-            say(&format!("  disabled by {} {}", short(&by.id), by.subject));
+            say(&format!(
+                "  disabled by {} {}",
+                short_id(&by.id),
+                by.subject
+            ));
         }
         if !step.edits_applied.is_empty() {
             say(&format!(
@@ -250,7 +235,7 @@ fn print_markdown(report: &BlocksReport, listing_unchanged: bool) {
         let by = step
             .disabled_by
             .as_ref()
-            .map(|c| format!("`{}` {}", short(&c.id), md_text(&c.subject)))
+            .map(|c| format!("`{}` {}", short_id(&c.id), md_text(&c.subject)))
             .unwrap_or_default();
         outln!(
             "| {} | {mark} | {} | {by} |",

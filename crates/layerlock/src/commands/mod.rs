@@ -11,3 +11,28 @@ pub mod steps;
 pub mod tether;
 pub mod triage;
 pub mod verify;
+
+/// Files and folders (absolute) as paths from the root of `git`'s work tree,
+/// for the history checks; one outside it is an error naming `reader`.
+fn repo_relative(
+    git: &layerlock_history::git::Git,
+    paths: &[std::path::PathBuf],
+    prefix: &str,
+    reader: &str,
+) -> anyhow::Result<Vec<String>> {
+    let root = fs_err::canonicalize(git.root())?;
+    let mut out = Vec::new();
+    for path in paths {
+        let real = fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
+        match real.strip_prefix(&root) {
+            Ok(rel) if rel.as_os_str().is_empty() => {}
+            Ok(rel) => out.push(rel.to_string_lossy().replace('\\', "/")),
+            Err(_) => anyhow::bail!(
+                "{prefix}{} is outside the repository at {}; {reader} reads only the repository's own CI files",
+                path.display(),
+                root.display()
+            ),
+        }
+    }
+    Ok(out)
+}

@@ -6,6 +6,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use layerlock_history::git::Git;
+use layerlock_history::{date, short_id};
+
+use super::repo_relative;
 use layerlock_history::render::{md_code, md_text, terminal};
 use layerlock_history::triage::{
     self, CommitInfo, DarkSince, Failure, TriageOptions, TriageReport,
@@ -16,25 +19,15 @@ use crate::settings::TriageSettings;
 
 pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
     let git = Git::open(&settings.dir)?;
-    let root = fs_err::canonicalize(git.root())?;
     let dark_since = match &settings.dark_since {
-        DarkSince::FromBlocks { .. } => {
-            let mut paths = Vec::new();
-            for path in &settings.pipeline_paths {
-                let real =
-                    fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
-                match real.strip_prefix(&root) {
-                    Ok(rel) if rel.as_os_str().is_empty() => {}
-                    Ok(rel) => paths.push(rel.to_string_lossy().replace('\\', "/")),
-                    Err(_) => anyhow::bail!(
-                        "[blocks] paths: {} is outside the repository at {}; --dark-since auto reads only the repository's own CI files",
-                        path.display(),
-                        root.display()
-                    ),
-                }
-            }
-            DarkSince::FromBlocks { paths }
-        }
+        DarkSince::FromBlocks { .. } => DarkSince::FromBlocks {
+            paths: repo_relative(
+                &git,
+                &settings.pipeline_paths,
+                "[blocks] paths: ",
+                "--dark-since auto",
+            )?,
+        },
         other => other.clone(),
     };
     let options = TriageOptions {
@@ -61,17 +54,13 @@ pub fn run(settings: &TriageSettings) -> Result<ExitCode> {
     })
 }
 
-fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
-}
-
 fn commit_line(c: &CommitInfo) -> String {
     let touched = if c.touched.is_empty() {
         String::new()
     } else {
         format!("  [{}]", c.touched.join(", "))
     };
-    format!("{} {} {}{touched}", c.date, short(&c.id), c.subject)
+    format!("{} {} {}{touched}", c.date, short_id(&c.id), c.subject)
 }
 
 fn totals(report: &TriageReport) -> String {
@@ -88,24 +77,18 @@ fn window_line(report: &TriageReport, job: &str) -> String {
         Some(w) => match &w.disabled_by {
             Some(by) => format!(
                 "dark since {} {} ({})",
-                short(&by.id),
+                short_id(&by.id),
                 by.subject,
                 date(by.time)
             ),
             // A commit id, shortened; a date, whole.
             None if w.dark_since.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                format!("dark since {}", short(&w.dark_since))
+                format!("dark since {}", short_id(&w.dark_since))
             }
             None => format!("dark since {}", w.dark_since),
         },
         None => String::new(),
     }
-}
-
-fn date(time: i64) -> String {
-    jiff::Timestamp::from_second(time)
-        .map(|t| t.strftime("%Y-%m-%d").to_string())
-        .unwrap_or_default()
 }
 
 /// One line of text output, whatever the reports and the repository put
@@ -118,8 +101,8 @@ fn print_text(report: &TriageReport) {
     say(&format!(
         "main line {} (merge base {}), branch {}; read: {}",
         report.main,
-        short(&report.merge_base),
-        short(&report.head),
+        short_id(&report.merge_base),
+        short_id(&report.head),
         totals(report)
     ));
     for (job, causes) in report.by_job_and_cause() {
@@ -150,7 +133,7 @@ fn print_failure_text(f: &Failure) {
             x.line,
             x.added
                 .as_ref()
-                .map(|c| format!(", added {} in {} {}", c.date, short(&c.id), c.subject))
+                .map(|c| format!(", added {} in {} {}", c.date, short_id(&c.id), c.subject))
                 .unwrap_or_default()
         ));
     }
@@ -176,7 +159,12 @@ fn commit_cell(c: &CommitInfo) -> String {
         Some(n) if !c.subject.contains(&format!("#{n}")) => format!(" (#{n})"),
         _ => String::new(),
     };
-    format!("`{}` {} {}{pr}", short(&c.id), c.date, md_text(&c.subject))
+    format!(
+        "`{}` {} {}{pr}",
+        short_id(&c.id),
+        c.date,
+        md_text(&c.subject)
+    )
 }
 
 fn print_markdown(report: &TriageReport) {
@@ -185,8 +173,8 @@ fn print_markdown(report: &TriageReport) {
     outln!(
         "Main line {} (merge base `{}`), branch `{}`. Read: {}.",
         md_code(&report.main, false),
-        short(&report.merge_base),
-        short(&report.head),
+        short_id(&report.merge_base),
+        short_id(&report.head),
         totals(report)
     );
     for (job, causes) in report.by_job_and_cause() {

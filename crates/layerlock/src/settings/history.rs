@@ -36,9 +36,9 @@ impl BlocksSettings {
         let blocks = config
             .and_then(|c| c.file.blocks.clone())
             .unwrap_or_default();
-        let config_root = config.map(|c| env.cwd.join(&c.root));
+        // Where the config's paths are from, and where git is asked.
+        let root = config.map_or_else(|| env.cwd.clone(), |c| env.cwd.join(&c.root));
         let paths = if args.paths.is_empty() {
-            let root = config_root.clone().unwrap_or_else(|| env.cwd.clone());
             blocks.paths.iter().map(|p| root.join(p)).collect()
         } else {
             args.paths.iter().map(|p| env.cwd.join(p)).collect()
@@ -70,7 +70,7 @@ impl BlocksSettings {
             .cloned()
             .collect();
         Ok(Self {
-            dir: config_root.unwrap_or_else(|| env.cwd.clone()),
+            dir: root,
             paths,
             baseline,
             main: args.main.clone(),
@@ -111,7 +111,7 @@ impl TriageSettings {
         let blocks = config
             .and_then(|c| c.file.blocks.clone())
             .unwrap_or_default();
-        let config_root = config.map(|c| env.cwd.join(&c.root));
+        let root = config.map_or_else(|| env.cwd.clone(), |c| env.cwd.join(&c.root));
         let mut reports = Vec::new();
         for given in &args.reports {
             let (job, path) = match given.split_once('=') {
@@ -133,9 +133,8 @@ impl TriageSettings {
                 "when did the jobs go dark? give --dark-since REV, --dark-since DATE or --dark-since auto (the commit that removed each job's step)"
             ),
         };
-        let root = config_root.clone().unwrap_or_else(|| env.cwd.clone());
         Ok(Self {
-            dir: config_root.unwrap_or_else(|| env.cwd.clone()),
+            dir: root.clone(),
             reports,
             dark_since,
             main: args.main.clone().or(triage.main),
