@@ -1,11 +1,15 @@
 //! The files an index (or a find-links directory) lists for a project.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use uv_distribution_filename::{SourceDistExtension, SourceDistFilename, WheelFilename};
 use uv_normalize::PackageName;
 use uv_pep440::{Version, VersionSpecifiers};
+
+use crate::PageLines;
 
 /// One file of one project, as an index lists it (PEP 503/691/700/714).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,13 +59,95 @@ impl IndexFile {
     }
 }
 
-/// Every file an index lists for one project.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The version in a file's name, for sorting files into versions cheaply: a
+/// wheel's tags are not read here (`IndexFile::kind` reads them when its
+/// version is judged). `None` for names that are neither a wheel nor a
+/// source distribution of `project`.
+pub fn version_in_filename(project: &PackageName, filename: &str) -> Option<Version> {
+    if let Some(stem) = filename.strip_suffix(".whl") {
+        // name-version[-build]-python-abi-platform
+        let mut parts = stem.split('-');
+        let version = parts.nth(1)?;
+        let rest = parts.count();
+        if !(rest == 3 || rest == 4) {
+            return None;
+        }
+        return Version::from_str(version).ok();
+    }
+    let ext = SourceDistExtension::from_path(filename).ok()?;
+    SourceDistFilename::parse(filename, ext, project)
+        .ok()
+        .map(|sdist| sdist.version)
+}
+
+/// Every file the indexes and find-links directories list for one project:
+/// local files read already, then the index page's lines, read on demand.
+#[derive(Debug, Clone, Default)]
 pub struct ProjectFiles {
-    pub files: Vec<IndexFile>,
+    local: Vec<IndexFile>,
+    page: Option<Arc<PageLines>>,
     /// The index URLs (redacted) or directories asked.
     pub asked: Vec<String>,
 }
+
+impl ProjectFiles {
+    pub fn new(local: Vec<IndexFile>, page: Option<Arc<PageLines>>, asked: Vec<String>) -> Self {
+        Self { local, page, asked }
+    }
+
+    pub fn len(&self) -> usize {
+        self.local.len() + self.page.as_ref().map_or(0, |p| p.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The files of each version (indexes for [`Self::file`]), oldest
+    /// version first, without reading more of them than their names.
+    pub fn versions(&self, project: &PackageName) -> BTreeMap<Version, Vec<u32>> {
+        let mut out = self.page.as_ref().map_or_else(BTreeMap::new, |page| {
+            let local = self.local.len() as u32;
+            let mut out = page.versions().clone();
+            if local > 0 {
+                for indexes in out.values_mut() {
+                    for i in indexes.iter_mut() {
+                        *i += local;
+                    }
+                }
+            }
+            out
+        });
+        for (i, file) in self.local.iter().enumerate().rev() {
+            if let Some(version) = version_in_filename(project, &file.filename) {
+                out.entry(version).or_default().insert(0, i as u32);
+            }
+        }
+        out
+    }
+
+    /// File `i` (`0..len()`), read whole.
+    pub fn file(&self, i: usize) -> Option<IndexFile> {
+        match self.local.get(i) {
+            Some(file) => Some(file.clone()),
+            None => self.page.as_ref()?.file(i - self.local.len()),
+        }
+    }
+
+    /// Every file, read whole.
+    pub fn files(&self) -> impl Iterator<Item = IndexFile> + '_ {
+        (0..self.len()).filter_map(|i| self.file(i))
+    }
+}
+
+/// Equal when they list the same files, however each is kept.
+impl PartialEq for ProjectFiles {
+    fn eq(&self, other: &Self) -> bool {
+        self.asked == other.asked && self.len() == other.len() && self.files().eq(other.files())
+    }
+}
+
+impl Eq for ProjectFiles {}
 
 /// A sha256 digest as a lock may carry it: 64 hex digits, lower-cased.
 /// Anything else (a short value, or text with a newline that would become

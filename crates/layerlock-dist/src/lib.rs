@@ -3,11 +3,13 @@
 //! and the `PackageSource` trait the resolver asks. No I/O.
 
 mod files;
+mod lines;
 mod metadata;
 mod source;
 mod target;
 
-pub use files::{DistKind, IndexFile, ProjectFiles, sha256_digest};
+pub use files::{DistKind, IndexFile, ProjectFiles, sha256_digest, version_in_filename};
+pub use lines::{PageLines, get_field, put_field};
 pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, paren_depth};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use target::{Target, TargetError};

@@ -6,29 +6,29 @@
 //!
 //! A page is kept as the files it lists, already read: one line per file
 //! with only what resolution needs (name, URL, sha256, requires-python,
-//! yanked, upload time, size, PEP 658 metadata). A warm run reads these
-//! lines instead of parsing whole JSON or HTML pages and joining every URL
-//! again.
+//! yanked, upload time, size, PEP 658 metadata; see
+//! [`layerlock_dist::PageLines`]). A warm run checks these lines once and
+//! reads a file whole only when resolution asks about its version, instead
+//! of parsing whole JSON or HTML pages and joining every URL again.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
+use std::sync::Arc;
 
-use jiff::Timestamp;
-use layerlock_dist::IndexFile;
+use layerlock_dist::{PageLines, get_field, put_field};
 use sha2::{Digest, Sha256};
-use uv_pep440::VersionSpecifiers;
+use uv_normalize::PackageName;
 
 /// A project page as the cache keeps it: its validators and its files.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct CachedPage {
     pub url: String,
     /// 200, or 404 for a project the index does not have.
     pub status: u16,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
-    pub files: Vec<IndexFile>,
+    pub files: PageLines,
 }
 
 #[derive(Debug, Clone)]
@@ -70,64 +70,12 @@ fn read_entry(path: &Path) -> Option<(Vec<u8>, usize)> {
     unseal(fs_err::read(path).ok()?)
 }
 
-/// A field of a page line: tabs, line breaks and `%` escaped, `-` for none
-/// (and `%2D` for a literal `-`).
-fn put_field(out: &mut String, value: Option<&str>) {
-    match value {
-        None => out.push('-'),
-        Some("-") => out.push_str("%2D"),
-        Some(value) => {
-            for c in value.chars() {
-                match c {
-                    '%' => out.push_str("%25"),
-                    '\t' => out.push_str("%09"),
-                    '\n' => out.push_str("%0A"),
-                    '\r' => out.push_str("%0D"),
-                    c => out.push(c),
-                }
-            }
-        }
-    }
-}
-
-/// A field as written by [`put_field`]: `Some(None)` for none, `None` when
-/// malformed (the entry is then a miss).
-fn get_field(field: &str) -> Option<Option<String>> {
-    if field == "-" {
-        return Some(None);
-    }
-    if !field.contains('%') {
-        return Some(Some(field.to_string()));
-    }
-    let mut out = String::with_capacity(field.len());
-    let mut rest = field;
-    while let Some(at) = rest.find('%') {
-        out.push_str(&rest[..at]);
-        let code = rest.get(at + 1..at + 3)?;
-        out.push(match code {
-            "25" => '%',
-            "09" => '\t',
-            "0A" => '\n',
-            "0D" => '\r',
-            "2D" => '-',
-            _ => return None,
-        });
-        rest = &rest[at + 3..];
-    }
-    out.push_str(rest);
-    Some(Some(out))
-}
-
-/// A field that must be present.
-fn required(field: &str) -> Option<String> {
-    get_field(field)?
-}
-
 impl CachedPage {
     /// The entry's text: a header line, the page URL, status and
     /// validators, then a line per file.
     fn encode(&self) -> String {
-        let mut out = String::with_capacity(64 + self.files.len() * 256);
+        let files = self.files.text();
+        let mut out = String::with_capacity(256 + files.len());
         out.push_str(PAGE_MAGIC);
         out.push('\n');
         put_field(&mut out, Some(&self.url));
@@ -138,115 +86,35 @@ impl CachedPage {
         out.push('\t');
         put_field(&mut out, self.last_modified.as_deref());
         out.push('\n');
-        for file in &self.files {
-            let requires_python = file.requires_python.as_ref().map(ToString::to_string);
-            let upload_time = file
-                .upload_time
-                .map(|t| format!("{}.{:09}", t.as_second(), t.subsec_nanosecond()));
-            let size = file.size.map(|s| s.to_string());
-            // PEP 658: absent, offered without a hash (`=`), or its hash.
-            let core_metadata = match &file.core_metadata {
-                None => None,
-                Some(None) => Some("=".to_string()),
-                Some(Some(hash)) => Some(format!("={hash}")),
-            };
-            for (i, field) in [
-                Some(file.filename.as_str()),
-                Some(file.url.as_str()),
-                file.sha256.as_deref(),
-                requires_python.as_deref(),
-                file.yanked.as_deref(),
-                upload_time.as_deref(),
-                size.as_deref(),
-                core_metadata.as_deref(),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                if i > 0 {
-                    out.push('\t');
-                }
-                put_field(&mut out, field);
-            }
-            out.push('\n');
-        }
+        out.push_str(files);
         out
     }
 
-    /// The page an entry holds; `None` for anything malformed (a miss).
-    /// `listed_by` is not stored: it names the index as this run shows it.
-    fn decode(text: &str, listed_by: &str) -> Option<Self> {
-        let mut lines = text.split('\n');
-        if lines.next()? != PAGE_MAGIC {
+    /// The page an entry holds (its text from byte `from` on); `None` for
+    /// anything malformed (a miss). `listed_by` is not stored: it names the
+    /// index as this run shows it.
+    fn decode(
+        text: String,
+        from: usize,
+        project: &PackageName,
+        listed_by: Arc<str>,
+    ) -> Option<Self> {
+        let body = text.get(from..)?;
+        let (magic, rest) = body.split_once('\n')?;
+        if magic != PAGE_MAGIC {
             return None;
         }
-        let mut head = lines.next()?.split('\t');
+        let (head, _) = rest.split_once('\n')?;
+        let files_from = from + magic.len() + 1 + head.len() + 1;
+        let mut head = head.split('\t');
         let url = required(head.next()?)?;
         let status: u16 = head.next()?.parse().ok()?;
-        let etag = get_field(head.next()?)?;
-        let last_modified = get_field(head.next()?)?;
-        // Files of a project share a few requires-python values; each is
-        // parsed once.
-        let mut specifiers: HashMap<&str, VersionSpecifiers> = HashMap::new();
-        let mut files = Vec::new();
-        for line in lines.filter(|l| !l.is_empty()) {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let &[
-                filename,
-                file_url,
-                sha256,
-                requires_python,
-                yanked,
-                upload_time,
-                size,
-                core,
-            ] = fields.as_slice()
-            else {
-                return None;
-            };
-            let requires_python = match requires_python {
-                "-" => None,
-                text => Some(match specifiers.get(text) {
-                    Some(parsed) => parsed.clone(),
-                    None => {
-                        let parsed = VersionSpecifiers::from_str(&required(text)?).ok()?;
-                        specifiers.insert(text, parsed.clone());
-                        parsed
-                    }
-                }),
-            };
-            let upload_time = match upload_time {
-                "-" => None,
-                text => {
-                    let (seconds, nanos) = text.split_once('.')?;
-                    Some(Timestamp::new(seconds.parse().ok()?, nanos.parse().ok()?).ok()?)
-                }
-            };
-            let core_metadata = match get_field(core)? {
-                None => None,
-                Some(text) => Some(text.strip_prefix('=')?.to_string())
-                    .map(|hash| (!hash.is_empty()).then_some(hash)),
-            };
-            files.push(IndexFile {
-                filename: required(filename)?,
-                url: required(file_url)?,
-                // Digests are checked as a fresh page's are: they end up in
-                // locks.
-                sha256: match get_field(sha256)? {
-                    None => None,
-                    Some(text) => Some(layerlock_dist::sha256_digest(&text)?),
-                },
-                requires_python,
-                yanked: get_field(yanked)?,
-                upload_time,
-                size: match size {
-                    "-" => None,
-                    text => Some(text.parse().ok()?),
-                },
-                core_metadata,
-                listed_by: listed_by.to_string(),
-            });
+        let etag = owned(head.next()?)?;
+        let last_modified = owned(head.next()?)?;
+        if head.next().is_some() {
+            return None;
         }
+        let files = PageLines::parse(text, files_from, project, listed_by)?;
         Some(Self {
             url,
             status,
@@ -255,6 +123,16 @@ impl CachedPage {
             files,
         })
     }
+}
+
+/// A field that may be absent.
+fn owned(field: &str) -> Option<Option<String>> {
+    Some(get_field(field)?.map(Cow::into_owned))
+}
+
+/// A field that must be present.
+fn required(field: &str) -> Option<String> {
+    owned(field)?
 }
 
 pub fn hex_sha256(bytes: &[u8]) -> String {
@@ -292,12 +170,17 @@ impl Cache {
     }
 
     /// The cached page of `url`, its files marked as listed by `listed_by`.
-    pub fn page(&self, url: &str, listed_by: &str) -> Option<CachedPage> {
+    pub fn page(
+        &self,
+        url: &str,
+        project: &PackageName,
+        listed_by: &Arc<str>,
+    ) -> Option<CachedPage> {
         let path = self.page_path(url)?;
         let (bytes, start) = read_entry(&path)?;
         // A corrupt entry is a miss, not an error: it is fetched again.
-        let text = std::str::from_utf8(&bytes[start..]).ok()?;
-        CachedPage::decode(text, listed_by).filter(|p| p.url == url)
+        let text = String::from_utf8(bytes).ok()?;
+        CachedPage::decode(text, start, project, listed_by.clone()).filter(|p| p.url == url)
     }
 
     pub fn put_page(&self, page: &CachedPage) {
@@ -337,6 +220,15 @@ fn write_atomic(path: &Path, bytes: &[u8]) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
+
+    use jiff::Timestamp;
+    use layerlock_dist::IndexFile;
+    use uv_pep440::VersionSpecifiers;
+
+    fn app() -> PackageName {
+        PackageName::from_str("app").unwrap()
+    }
 
     fn file(name: &str) -> IndexFile {
         IndexFile {
@@ -366,20 +258,32 @@ mod tests {
         let mut dash = file("dash-1.0-py3-none-any.whl");
         dash.yanked = Some("-".to_string());
         dash.core_metadata = None;
+        let files = vec![file("app-1.0-py3-none-any.whl"), odd, dash];
+        let listed_by: Arc<str> = Arc::from("https://pypi.example/simple/");
         let page = CachedPage {
             url: "https://pypi.example/simple/app/".to_string(),
             status: 200,
             etag: Some("\"abc\"".to_string()),
             last_modified: None,
-            files: vec![file("app-1.0-py3-none-any.whl"), odd, dash],
+            files: PageLines::from_files(&files, &app(), listed_by.clone()).expect("lines"),
         };
         cache.put_page(&page);
-        let read = cache
-            .page(&page.url, "https://pypi.example/simple/")
-            .expect("cached");
-        assert_eq!(read, page);
+        let read = cache.page(&page.url, &app(), &listed_by).expect("cached");
+        assert_eq!(
+            (&read.url, read.status, &read.etag, &read.last_modified),
+            (&page.url, page.status, &page.etag, &page.last_modified)
+        );
+        let read_files: Vec<IndexFile> = (0..read.files.len())
+            .filter_map(|i| read.files.file(i))
+            .collect();
+        assert_eq!(read_files, files);
         // Another URL's entry is never served for this one.
-        assert_eq!(cache.page("https://pypi.example/simple/other/", "x"), None);
+        let other = cache.page(
+            "https://pypi.example/simple/other/",
+            &app(),
+            &Arc::from("x"),
+        );
+        assert!(other.is_none());
     }
 
     #[test]
@@ -396,7 +300,7 @@ mod tests {
         ] {
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
             fs_err::write(&path, sealed(body.as_bytes())).unwrap();
-            assert_eq!(cache.page(url, "x"), None, "{body}");
+            assert!(cache.page(url, &app(), &Arc::from("x")).is_none(), "{body}");
         }
     }
 

@@ -17,7 +17,7 @@ use url::Url;
 use uv_normalize::PackageName;
 
 use layerlock_dist::{
-    CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError,
+    CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
 };
 
 use crate::auth::{Keyring, SecretUrl, redact};
@@ -70,10 +70,12 @@ type Fut<T> = Shared<BoxFuture<'static, Result<Arc<T>, SourceError>>>;
 struct Index {
     url: Url,
     display: String,
+    /// `display`, shared by every file the index lists.
+    listed_by: Arc<str>,
 }
 
 enum Page {
-    Files(Vec<IndexFile>),
+    Files(Arc<PageLines>),
     Missing,
     NotCached,
 }
@@ -116,6 +118,7 @@ impl IndexClient {
             }
             indexes.push(Index {
                 display: url.to_string(),
+                listed_by: Arc::from(url.as_str()),
                 url,
             });
         }
@@ -392,7 +395,7 @@ impl Inner {
         self: Arc<Self>,
         name: PackageName,
     ) -> Result<Arc<ProjectAnswer>, SourceError> {
-        let mut files: Vec<IndexFile> = self
+        let local: Vec<IndexFile> = self
             .find_links
             .files
             .get(&name)
@@ -400,11 +403,12 @@ impl Inner {
             .unwrap_or_default();
         let mut asked: Vec<String> = self.find_links.dirs.clone();
         let mut not_cached = false;
+        let mut page = None;
         for index in &self.indexes {
             asked.push(index.display.clone());
             match self.fetch_page(index, &name).await? {
                 Page::Files(found) => {
-                    files.extend(found);
+                    page = Some(found);
                     break;
                 }
                 Page::Missing => {}
@@ -412,8 +416,8 @@ impl Inner {
             }
         }
         self.report(name.as_ref());
-        let answer = if !files.is_empty() {
-            let project = ProjectFiles { files, asked };
+        let project = ProjectFiles::new(local, page, asked);
+        let answer = if !project.is_empty() {
             let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
             if let Some(pick) = speculator.and_then(|s| s(&name, &project)) {
                 let fut = Self::metadata_future(&self, &name, &pick);
@@ -421,9 +425,13 @@ impl Inner {
             }
             ProjectAnswer::Found(project)
         } else if not_cached {
-            ProjectAnswer::NotCached { asked }
+            ProjectAnswer::NotCached {
+                asked: project.asked,
+            }
         } else {
-            ProjectAnswer::NotFound { asked }
+            ProjectAnswer::NotFound {
+                asked: project.asked,
+            }
         };
         Ok(Arc::new(answer))
     }
@@ -436,7 +444,7 @@ impl Inner {
                 message: format!("cannot form a project URL from {}: {e}", index.display),
             })?;
         let key = url.to_string();
-        let cached = self.cache.page(&key, &index.display);
+        let cached = self.cache.page(&key, name, &index.listed_by);
         if self.offline {
             return Ok(match cached {
                 Some(page) => self.read_page(&url, page)?,
@@ -474,6 +482,13 @@ impl Inner {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
+        let unkept = || {
+            SourceError::Invalid {
+            url: redact(url.as_str()),
+            message: "its list of files does not read back as layerlock writes it; please report this page"
+                .to_string(),
+        }
+        };
         let page = match response.status {
             s if s.is_success() => {
                 let content_type = header(header::CONTENT_TYPE);
@@ -495,7 +510,8 @@ impl Inner {
                     status: 200,
                     etag: header(header::ETAG),
                     last_modified: header(header::LAST_MODIFIED),
-                    files,
+                    files: PageLines::from_files(&files, name, index.listed_by.clone())
+                        .ok_or_else(unkept)?,
                 }
             }
             StatusCode::NOT_FOUND | StatusCode::GONE => CachedPage {
@@ -503,7 +519,8 @@ impl Inner {
                 status: 404,
                 etag: None,
                 last_modified: None,
-                files: Vec::new(),
+                files: PageLines::from_files(&[], name, index.listed_by.clone())
+                    .ok_or_else(unkept)?,
             },
             status => {
                 return Err(SourceError::Status {
@@ -524,7 +541,7 @@ impl Inner {
             return Ok(Page::Missing);
         }
         check_schemes(url, &page.files)?;
-        Ok(Page::Files(page.files))
+        Ok(Page::Files(Arc::new(page.files)))
     }
 
     async fn fetch_metadata(
@@ -708,11 +725,9 @@ impl Inner {
 /// A page fetched over HTTP links only to HTTP(S) files: a `file://` (or
 /// any other scheme) there would make us read this machine's files. Local
 /// indexes and find-links directories may use `file:`.
-fn check_schemes(url: &Url, files: &[IndexFile]) -> Result<(), SourceError> {
+fn check_schemes(url: &Url, files: &PageLines) -> Result<(), SourceError> {
     if matches!(url.scheme(), "http" | "https")
-        && let Some(bad) = files
-            .iter()
-            .find(|f| !(f.url.starts_with("https://") || f.url.starts_with("http://")))
+        && let Some(bad) = files.first_local()
     {
         return Err(SourceError::Invalid {
             url: redact(url.as_str()),

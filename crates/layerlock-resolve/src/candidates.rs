@@ -2,6 +2,7 @@
 //! are not: wheels only, tag-compatible, requires-python, yanked, upload time.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use jiff::Timestamp;
 use uv_distribution_filename::WheelFilename;
@@ -28,6 +29,8 @@ pub enum Exclusion {
     TooYoung { eligible: Timestamp },
     /// The index publishes no upload time, so the cooldown cannot clear it.
     NoUploadTime,
+    /// No file of the version has a name that can be read.
+    UnreadableName,
 }
 
 impl std::fmt::Display for Exclusion {
@@ -48,6 +51,7 @@ impl std::fmt::Display for Exclusion {
                 f,
                 "no upload time on the index, so --exclude-newer or the cooldown cannot clear it (pass --allow-missing-time to use such files)"
             ),
+            Self::UnreadableName => write!(f, "no file whose name can be read"),
         }
     }
 }
@@ -64,10 +68,98 @@ pub struct Candidate {
     pub exclusion: Option<Exclusion>,
 }
 
-/// Every version of one project, newest last.
+/// Every version of one project, newest last. A version is judged the
+/// first time it is looked at: a resolution looks at a few versions of each
+/// project, and popular projects list thousands of files.
 #[derive(Debug, Clone, Default)]
 pub struct Candidates {
-    pub versions: BTreeMap<Version, Candidate>,
+    versions: BTreeMap<Version, Slot>,
+    judge: Option<Judge>,
+}
+
+/// One version's files (indexes into the project's) and, once judged, the
+/// verdict.
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    files: Vec<u32>,
+    judged: OnceLock<Candidate>,
+}
+
+/// What judging a version needs.
+#[derive(Debug, Clone)]
+struct Judge {
+    name: PackageName,
+    project: ProjectFiles,
+    target: Target,
+    filters: Filters,
+}
+
+impl Candidates {
+    /// Every version, oldest first, without judging any.
+    pub fn versions(&self) -> impl DoubleEndedIterator<Item = &Version> {
+        self.versions.keys()
+    }
+
+    /// `version`, judged.
+    pub fn get(&self, version: &Version) -> Option<&Candidate> {
+        let slot = self.versions.get(version)?;
+        Some(self.judged(version, slot))
+    }
+
+    /// Every version, oldest first, each judged as the iteration reaches it.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Version, &Candidate)> {
+        self.iter_where(|_| true)
+    }
+
+    /// The versions `keep` accepts, oldest first; only those are judged.
+    pub fn iter_where<'a>(
+        &'a self,
+        keep: impl Fn(&Version) -> bool + 'a,
+    ) -> impl DoubleEndedIterator<Item = (&'a Version, &'a Candidate)> {
+        self.versions
+            .iter()
+            .filter(move |(version, _)| keep(version))
+            .map(|(version, slot)| (version, self.judged(version, slot)))
+    }
+
+    fn judged<'a>(&'a self, version: &Version, slot: &'a Slot) -> &'a Candidate {
+        slot.judged.get_or_init(|| match &self.judge {
+            Some(judge) => judge.judge(version, &slot.files),
+            None => Candidate::excluded(Exclusion::UnreadableName),
+        })
+    }
+}
+
+impl Judge {
+    fn judge(&self, version: &Version, indexes: &[u32]) -> Candidate {
+        let files: Vec<(IndexFile, Option<WheelFilename>)> = indexes
+            .iter()
+            .filter_map(|i| self.project.file(*i as usize))
+            .filter_map(|file| match file.kind(&self.name) {
+                DistKind::Wheel(wheel) => Some((file, Some(wheel))),
+                DistKind::Sdist(_) => Some((file, None)),
+                DistKind::Other => None,
+            })
+            .collect();
+        if files.is_empty() {
+            return Candidate::excluded(Exclusion::UnreadableName);
+        }
+        let cooldown = self
+            .filters
+            .cooldown
+            .filter(|_| !self.filters.cooldown_exempt.contains(version));
+        judge(files, &self.target, &self.filters, cooldown)
+    }
+}
+
+impl Candidate {
+    fn excluded(exclusion: Exclusion) -> Self {
+        Self {
+            files: Vec::new(),
+            best_wheel: None,
+            exclusion: Some(exclusion),
+        }
+    }
 }
 
 /// The release-age policy for one package: files uploaded after `cutoff`
@@ -92,35 +184,34 @@ pub struct Filters {
     pub allow_missing_time: bool,
 }
 
-/// Sort `project`'s files into versions and judge each one for `target`.
+/// Sort `project`'s files into versions, to be judged for `target` when
+/// looked at.
 pub fn candidates(
     name: &PackageName,
     project: &ProjectFiles,
     target: &Target,
     filters: Filters,
 ) -> Candidates {
-    let mut by_version: BTreeMap<Version, Vec<(IndexFile, Option<WheelFilename>)>> =
-        BTreeMap::new();
-    for file in &project.files {
-        let (version, wheel) = match file.kind(name) {
-            DistKind::Wheel(wheel) => (wheel.version.clone(), Some(wheel)),
-            DistKind::Sdist(version) => (version, None),
-            DistKind::Other => continue,
-        };
-        by_version
-            .entry(version)
-            .or_default()
-            .push((file.clone(), wheel));
+    let versions = project
+        .versions(name)
+        .into_iter()
+        .map(|(version, files)| {
+            let slot = Slot {
+                files,
+                judged: OnceLock::new(),
+            };
+            (version, slot)
+        })
+        .collect();
+    Candidates {
+        versions,
+        judge: Some(Judge {
+            name: name.clone(),
+            project: project.clone(),
+            target: target.clone(),
+            filters,
+        }),
     }
-    let mut out = Candidates::default();
-    for (version, files) in by_version {
-        let cooldown = filters
-            .cooldown
-            .filter(|_| !filters.cooldown_exempt.contains(&version));
-        out.versions
-            .insert(version, judge(files, target, &filters, cooldown));
-    }
-    out
 }
 
 fn judge(
@@ -129,11 +220,7 @@ fn judge(
     filters: &Filters,
     cooldown: Option<CooldownFilter>,
 ) -> Candidate {
-    let excluded = |exclusion| Candidate {
-        files: Vec::new(),
-        best_wheel: None,
-        exclusion: Some(exclusion),
-    };
+    let excluded = Candidate::excluded;
     // PEP 700: a file uploaded after the cutoff does not exist for us, and
     // neither does one whose upload time is unknown (an HTML index).
     let mut untimed = false;
@@ -255,10 +342,8 @@ pub fn speculative_wheel(
 ) -> Option<IndexFile> {
     let candidates = candidates(name, project, target, filters);
     candidates
-        .versions
-        .iter()
+        .iter_where(|v| !v.any_prerelease())
         .rev()
-        .filter(|(v, _)| !v.any_prerelease())
         .find(|(_, c)| c.exclusion.is_none())
         .and_then(|(_, c)| c.best_wheel.clone())
 }

@@ -266,9 +266,7 @@ pub(crate) fn explain(
 /// The cause for `name`, whose versions in `range` were all ruled out.
 fn cause(name: &PackageName, range: &Range, candidates: &crate::Candidates) -> Cause {
     let mut kinds = candidates
-        .versions
-        .iter()
-        .filter(|(v, _)| range.contains(*v))
+        .iter_where(|v| range.contains(v))
         .filter_map(|(_, c)| c.exclusion.as_ref())
         .peekable();
     if kinds.peek().is_none() {
@@ -315,10 +313,8 @@ fn collect_hints(
             };
             causes.insert(cause(name, range, &candidates));
             let ruled_out: Vec<String> = candidates
-                .versions
-                .iter()
+                .iter_where(|v| range.contains(v))
                 .rev()
-                .filter(|(v, _)| range.contains(*v))
                 .filter_map(|(v, c)| c.exclusion.as_ref().map(|why| format!("{v}: {why}")))
                 .take(6)
                 .collect();
@@ -330,10 +326,9 @@ fn collect_hints(
                 ));
             }
             let pre: Vec<String> = candidates
-                .versions
-                .iter()
+                .iter_where(|v| v.any_prerelease() && range.contains(v))
                 .rev()
-                .filter(|(v, c)| v.any_prerelease() && c.exclusion.is_none() && range.contains(*v))
+                .filter(|(_, c)| c.exclusion.is_none())
                 .take(3)
                 .map(|(v, _)| v.to_string())
                 .collect();

@@ -129,7 +129,7 @@ pub fn resolve(
         let files = state
             .candidates
             .get(name)
-            .and_then(|c| c.versions.get(version))
+            .and_then(|c| c.get(version))
             .map(|c| c.files.clone())
             .unwrap_or_default();
         resolution.packages.insert(

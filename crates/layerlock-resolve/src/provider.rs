@@ -256,15 +256,13 @@ impl<'a> Provider<'a> {
             Prerelease::Disallow => false,
             Prerelease::IfNecessaryOrExplicit => {
                 self.state.borrow().explicit_pre.contains(name)
-                    || candidates.versions.keys().all(Version::any_prerelease)
+                    || candidates.versions().all(Version::any_prerelease)
             }
         };
         Ok(candidates
-            .versions
-            .iter()
+            .iter_where(|v| (allow_pre || !v.any_prerelease()) && range.contains(v))
             .rev()
-            .filter(|(v, _)| allow_pre || !v.any_prerelease())
-            .find(|(v, c)| range.contains(*v) && self.usable(name, v, c))
+            .find(|(v, c)| self.usable(name, v, c))
             .map(|(v, _)| v.clone()))
     }
 
@@ -275,7 +273,7 @@ impl<'a> Provider<'a> {
         version: &Version,
     ) -> Result<Result<Arc<layerlock_dist::CoreMetadata>, String>, SourceError> {
         let candidates = self.candidates(name)?;
-        let Some(candidate) = candidates.versions.get(version) else {
+        let Some(candidate) = candidates.get(version) else {
             let pin = self.request.base.get(name);
             return Ok(Err(match pin {
                 Some(pin) => format!(

@@ -49,10 +49,11 @@ impl PackageSource for Memory {
                 listed_by: "memory".to_string(),
             })
             .collect();
-        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles {
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
             files,
-            asked: vec!["memory".to_string()],
-        })))
+            None,
+            vec!["memory".to_string()],
+        ))))
     }
 
     fn metadata(

@@ -325,7 +325,7 @@ fn upload_times(
         wanted.iter().map(|h| (h.clone(), None)).collect();
     match client.project(&package.name)?.as_ref() {
         ProjectAnswer::Found(project) => {
-            for file in &project.files {
+            for file in project.files() {
                 if let Some(sha) = &file.sha256
                     && let Some(slot) = times.get_mut(sha)
                 {

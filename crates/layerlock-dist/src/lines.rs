@@ -1,0 +1,430 @@
+//! The files of a project page as compact text: one line per file, eight
+//! tab-separated fields (name, URL, sha256, requires-python, yanked, upload
+//! time, size, PEP 658 metadata). The cache keeps pages this way.
+//!
+//! A page of lines is checked whole once, when it is read, and then kept as
+//! text: a file becomes an [`IndexFile`] only when someone asks for it. A
+//! resolution looks at a few versions of each project, while popular projects
+//! list thousands of files, so most lines are never read past their name.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use uv_normalize::PackageName;
+use uv_pep440::{Version, VersionSpecifiers};
+
+use crate::{IndexFile, version_in_filename};
+
+/// Lines of one page, checked, with where each starts and which version
+/// each names.
+#[derive(Debug)]
+pub struct PageLines {
+    text: String,
+    /// Where the lines start in `text`.
+    from: usize,
+    /// Byte ranges of the lines in `text`, without their line breaks.
+    spans: Vec<(u32, u32)>,
+    /// The lines of each version the file names give; files of other
+    /// projects and names that cannot be read are in none.
+    versions: BTreeMap<Version, Vec<u32>>,
+    /// The distinct requires-python values, parsed once for the page.
+    specifiers: Vec<(String, VersionSpecifiers)>,
+    listed_by: Arc<str>,
+    /// The first file whose URL is not HTTP(S).
+    first_local: Option<usize>,
+}
+
+/// One line split into its fields, borrowed from the page.
+struct Fields<'a> {
+    filename: Cow<'a, str>,
+    url: Cow<'a, str>,
+    sha256: Option<&'a str>,
+    requires_python: Option<Cow<'a, str>>,
+    yanked: Option<Cow<'a, str>>,
+    upload_time: Option<Timestamp>,
+    size: Option<u64>,
+    core_metadata: Option<Option<&'a str>>,
+}
+
+impl PageLines {
+    /// Check the lines of `text` from byte `from` on, the files of
+    /// `project`. `None` when any line is malformed: the whole page is then
+    /// unusable.
+    pub fn parse(
+        text: String,
+        from: usize,
+        project: &PackageName,
+        listed_by: Arc<str>,
+    ) -> Option<Self> {
+        let body = text.get(from..)?;
+        // Offsets are kept in 32 bits; the cache never reads an entry this
+        // large.
+        u32::try_from(text.len()).ok()?;
+        let mut spans = Vec::new();
+        let mut versions: BTreeMap<Version, Vec<u32>> = BTreeMap::new();
+        let mut specifiers: Vec<(String, VersionSpecifiers)> = Vec::new();
+        let mut first_local = None;
+        let mut start = from;
+        let ends = memchr::memchr_iter(b'\n', body.as_bytes())
+            .map(|at| from + at)
+            .chain(std::iter::once(text.len()));
+        for end in ends {
+            let line = text.get(start..end)?;
+            let span = (start as u32, end as u32);
+            start = end + 1;
+            if line.is_empty() {
+                continue;
+            }
+            let fields = Fields::split(line)?;
+            if let Some(text) = &fields.requires_python
+                && !specifiers.iter().any(|(seen, _)| seen == text)
+            {
+                let parsed = VersionSpecifiers::from_str(text).ok()?;
+                specifiers.push((text.to_string(), parsed));
+            }
+            let index = spans.len();
+            if first_local.is_none() && !is_http(&fields.url) {
+                first_local = Some(index);
+            }
+            if let Some(version) = version_in_filename(project, &fields.filename) {
+                versions.entry(version).or_default().push(index as u32);
+            }
+            spans.push(span);
+        }
+        Some(Self {
+            text,
+            from,
+            spans,
+            versions,
+            specifiers,
+            listed_by,
+            first_local,
+        })
+    }
+
+    /// The lines of `files`, as the cache writes them.
+    pub fn from_files(
+        files: &[IndexFile],
+        project: &PackageName,
+        listed_by: Arc<str>,
+    ) -> Option<Self> {
+        let mut text = String::with_capacity(files.len() * 256);
+        for file in files {
+            file.write_line(&mut text);
+        }
+        Self::parse(text, 0, project, listed_by)
+    }
+
+    /// The files of each version, by index, oldest version first.
+    pub fn versions(&self) -> &BTreeMap<Version, Vec<u32>> {
+        &self.versions
+    }
+
+    /// Every line, as read or written.
+    pub fn text(&self) -> &str {
+        self.text.get(self.from..).unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    fn line(&self, i: usize) -> Option<&str> {
+        let (start, end) = *self.spans.get(i)?;
+        self.text.get(start as usize..end as usize)
+    }
+
+    /// File `i`, read whole.
+    pub fn file(&self, i: usize) -> Option<IndexFile> {
+        let fields = Fields::split(self.line(i)?)?;
+        let requires_python = match &fields.requires_python {
+            None => None,
+            Some(text) => Some(
+                self.specifiers
+                    .iter()
+                    .find(|(seen, _)| seen == text)?
+                    .1
+                    .clone(),
+            ),
+        };
+        Some(IndexFile {
+            filename: fields.filename.into_owned(),
+            url: fields.url.into_owned(),
+            sha256: fields.sha256.map(str::to_ascii_lowercase),
+            requires_python,
+            yanked: fields.yanked.map(Cow::into_owned),
+            upload_time: fields.upload_time,
+            size: fields.size,
+            core_metadata: fields
+                .core_metadata
+                .map(|offer| offer.map(str::to_ascii_lowercase)),
+            listed_by: self.listed_by.to_string(),
+        })
+    }
+
+    /// The first file whose URL is not HTTP(S), for a remote page that must
+    /// not point at local files.
+    pub fn first_local(&self) -> Option<IndexFile> {
+        self.file(self.first_local?)
+    }
+}
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
+/// 64 hex digits, as [`crate::sha256_digest`] accepts.
+fn digest(text: &str) -> Option<&str> {
+    (text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())).then_some(text)
+}
+
+impl<'a> Fields<'a> {
+    fn split(line: &'a str) -> Option<Self> {
+        let mut cut = 0;
+        let mut tabs = memchr::memchr_iter(b'\t', line.as_bytes());
+        let mut next = || {
+            let start = cut;
+            let end = tabs.next().unwrap_or(line.len());
+            cut = end + 1;
+            line.get(start..end)
+        };
+        let filename = get_field(next()?)??;
+        let url = get_field(next()?)??;
+        let sha256 = match next()? {
+            "-" => None,
+            text => Some(digest(text)?),
+        };
+        let requires_python = get_field(next()?)?;
+        let yanked = get_field(next()?)?;
+        let upload_time = match next()? {
+            "-" => None,
+            text => {
+                let (seconds, nanos) = text.split_once('.')?;
+                Some(Timestamp::new(seconds.parse().ok()?, nanos.parse().ok()?).ok()?)
+            }
+        };
+        let size = match next()? {
+            "-" => None,
+            text => Some(text.parse().ok()?),
+        };
+        let core_metadata = match next()? {
+            "-" => None,
+            "=" => Some(None),
+            text => Some(Some(digest(text.strip_prefix('=')?)?)),
+        };
+        if next().is_some() {
+            return None;
+        }
+        Some(Self {
+            filename,
+            url,
+            sha256,
+            requires_python,
+            yanked,
+            upload_time,
+            size,
+            core_metadata,
+        })
+    }
+}
+
+impl IndexFile {
+    /// Append this file's line (see the module's documentation); `listed_by`
+    /// is not part of it.
+    pub fn write_line(&self, out: &mut String) {
+        let requires_python = self.requires_python.as_ref().map(ToString::to_string);
+        put_field(out, Some(&self.filename));
+        out.push('\t');
+        put_field(out, Some(&self.url));
+        out.push('\t');
+        put_field(out, self.sha256.as_deref());
+        out.push('\t');
+        put_field(out, requires_python.as_deref());
+        out.push('\t');
+        put_field(out, self.yanked.as_deref());
+        out.push('\t');
+        match self.upload_time {
+            Some(t) => {
+                out.push_str(&format!("{}.{:09}", t.as_second(), t.subsec_nanosecond()));
+            }
+            None => out.push('-'),
+        }
+        out.push('\t');
+        match self.size {
+            Some(size) => out.push_str(&size.to_string()),
+            None => out.push('-'),
+        }
+        out.push('\t');
+        // PEP 658: absent, offered without a hash (`=`), or its hash.
+        match &self.core_metadata {
+            None => out.push('-'),
+            Some(None) => out.push('='),
+            Some(Some(hash)) => {
+                out.push('=');
+                out.push_str(hash);
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A field of a line: tabs, line breaks and `%` escaped, `-` for none (and
+/// `%2D` for a literal `-`).
+pub fn put_field(out: &mut String, value: Option<&str>) {
+    match value {
+        None => out.push('-'),
+        Some("-") => out.push_str("%2D"),
+        Some(value) => {
+            for c in value.chars() {
+                match c {
+                    '%' => out.push_str("%25"),
+                    '\t' => out.push_str("%09"),
+                    '\n' => out.push_str("%0A"),
+                    '\r' => out.push_str("%0D"),
+                    c => out.push(c),
+                }
+            }
+        }
+    }
+}
+
+/// A field as written by [`put_field`]: `Some(None)` for none, `None` when
+/// malformed.
+pub fn get_field(field: &str) -> Option<Option<Cow<'_, str>>> {
+    if field == "-" {
+        return Some(None);
+    }
+    if !field.contains('%') {
+        return Some(Some(Cow::Borrowed(field)));
+    }
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 3)?;
+        out.push(match code {
+            "25" => '%',
+            "09" => '\t',
+            "0A" => '\n',
+            "0D" => '\r',
+            "2D" => '-',
+            _ => return None,
+        });
+        rest = &rest[at + 3..];
+    }
+    out.push_str(rest);
+    Some(Some(Cow::Owned(out)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::ProjectFiles;
+
+    fn file(name: &str) -> IndexFile {
+        IndexFile {
+            filename: name.to_string(),
+            url: format!("https://files.example/{name}"),
+            sha256: Some("ab".repeat(32)),
+            requires_python: Some(VersionSpecifiers::from_str(">=3.9, !=3.10.*").unwrap()),
+            yanked: None,
+            upload_time: Some(Timestamp::new(1_700_000_000, 123_456_789).unwrap()),
+            size: Some(1234),
+            core_metadata: Some(Some("cd".repeat(32))),
+            listed_by: "x".to_string(),
+        }
+    }
+
+    fn project_name() -> PackageName {
+        PackageName::from_str("app").unwrap()
+    }
+
+    #[test]
+    fn files_read_back_as_they_were_written() {
+        let mut odd = file("odd-1.0.tar.gz");
+        odd.sha256 = None;
+        odd.requires_python = None;
+        odd.yanked = Some("broken\tbuild\n100% - see #1".to_string());
+        odd.upload_time = None;
+        odd.size = None;
+        odd.core_metadata = Some(None);
+        let mut dash = file("dash-1.0-py3-none-any.whl");
+        dash.yanked = Some("-".to_string());
+        dash.core_metadata = None;
+        let mut tabbed = file("we%ird\tname-1.0.tar.gz");
+        tabbed.url = "file:///wheels/x.whl".to_string();
+        let files = vec![file("app-1.0-py3-none-any.whl"), odd, dash, tabbed];
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).expect("lines");
+        assert_eq!(lines.len(), 4);
+        for (i, want) in files.iter().enumerate() {
+            assert_eq!(lines.file(i).as_ref(), Some(want));
+        }
+        assert_eq!(lines.file(4), None);
+        // Files are sorted into versions by name alone (a wheel's project is
+        // not checked, as `IndexFile::kind` does not); other projects' source
+        // distributions are in none.
+        let one = Version::from_str("1.0").unwrap();
+        assert_eq!(
+            lines.versions().iter().collect::<Vec<_>>(),
+            vec![(&one, &vec![0, 2])]
+        );
+        let project = ProjectFiles::new(
+            vec![file("app-2.0-py3-none-any.whl"), file("app-1.0.tar.gz")],
+            Some(Arc::new(lines)),
+            Vec::new(),
+        );
+        assert_eq!(project.len(), 6);
+        let two = Version::from_str("2.0").unwrap();
+        assert_eq!(
+            project
+                .versions(&project_name())
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![(one, vec![1, 2, 4]), (two, vec![0])]
+        );
+        assert_eq!(project.file(2), Some(files[0].clone()));
+        assert_eq!(project.files().count(), 6);
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        assert_eq!(
+            lines.first_local().map(|f| f.filename),
+            Some("we%ird\tname-1.0.tar.gz".to_string())
+        );
+        let again =
+            PageLines::parse(lines.text().to_string(), 0, &project_name(), Arc::from("x")).unwrap();
+        assert_eq!(again.text(), lines.text());
+    }
+
+    #[test]
+    fn one_malformed_line_spoils_the_page() {
+        let good = {
+            let mut out = String::new();
+            file("a-1.0-py3-none-any.whl").write_line(&mut out);
+            out
+        };
+        assert!(PageLines::parse(good.clone(), 0, &project_name(), Arc::from("x")).is_some());
+        for bad in [
+            "short\tline\n",
+            "a\tb\t-\t>=3.x\t-\t-\t-\t-\n",
+            "a\tb\t-\t-\t%ZZ\t-\t-\t-\n",
+            "a\tb\tnot-a-digest\t-\t-\t-\t-\t-\n",
+            "a\tb\t-\t-\t-\t12\t-\t-\n",
+            "a\tb\t-\t-\t-\t-\tbig\t-\n",
+            "a\tb\t-\t-\t-\t-\t-\t=short\n",
+            "a\tb\t-\t-\t-\t-\t-\t-\textra\n",
+        ] {
+            assert!(
+                PageLines::parse(format!("{good}{bad}"), 0, &project_name(), Arc::from("x"))
+                    .is_none(),
+                "{bad}"
+            );
+        }
+    }
+}
