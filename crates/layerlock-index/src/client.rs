@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -24,6 +23,7 @@ use crate::auth::{Keyring, SecretUrl, redact};
 use crate::cache::{Cache, CachedPage, hex_sha256};
 use crate::find_links::FindLinks;
 use crate::page::{ACCEPT, JSON_TYPE, parse_html, parse_json};
+use crate::stats::{Fetch, FetchStats, Recorder};
 use crate::zip;
 
 /// How to reach packages.
@@ -49,6 +49,12 @@ pub struct IndexConfig {
 /// Picks the wheel whose metadata is worth fetching as soon as a project page
 /// arrives, before the resolver asks for it.
 pub type Speculator = Arc<dyn Fn(&PackageName, &ProjectFiles) -> Option<IndexFile> + Send + Sync>;
+
+/// Names the projects worth fetching as soon as a wheel's metadata arrives
+/// (its dependencies on the target), before the resolver asks for them.
+/// With the [`Speculator`] this walks the likely dependency tree at network
+/// speed instead of at the resolver's pace.
+pub type Expander = Arc<dyn Fn(&PackageName, &CoreMetadata) -> Vec<PackageName> + Send + Sync>;
 
 /// Told about each finished fetch (for a progress bar).
 pub trait Progress: Send + Sync {
@@ -92,13 +98,15 @@ struct Inner {
     projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
     speculator: Mutex<Option<Speculator>>,
+    expander: Mutex<Option<Expander>>,
     progress: Mutex<Option<Arc<dyn Progress>>>,
-    requests: AtomicU64,
+    stats: Recorder,
 }
 
 pub struct IndexClient {
     inner: Arc<Inner>,
-    runtime: tokio::runtime::Runtime,
+    /// Always there until the client is dropped.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl IndexClient {
@@ -158,10 +166,11 @@ impl IndexClient {
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
                 speculator: Mutex::default(),
+                expander: Mutex::default(),
                 progress: Mutex::default(),
-                requests: AtomicU64::new(0),
+                stats: Recorder::new(),
             }),
-            runtime,
+            runtime: Some(runtime),
         })
     }
 
@@ -171,15 +180,21 @@ impl IndexClient {
         }
     }
 
+    pub fn set_expander(&self, expander: Expander) {
+        if let Ok(mut slot) = self.inner.expander.lock() {
+            *slot = Some(expander);
+        }
+    }
+
     pub fn set_progress(&self, progress: Arc<dyn Progress>) {
         if let Ok(mut slot) = self.inner.progress.lock() {
             *slot = Some(progress);
         }
     }
 
-    /// HTTP requests sent so far (retries included).
-    pub fn requests(&self) -> u64 {
-        self.inner.requests.load(Ordering::Relaxed)
+    /// What the client fetched so far, and when.
+    pub fn stats(&self) -> FetchStats {
+        self.inner.stats.snapshot()
     }
 
     /// Upload times by sha256 from a PyPI-style JSON API
@@ -193,7 +208,7 @@ impl IndexClient {
         let inner = self.inner.clone();
         let name = name.clone();
         let version = version.to_string();
-        self.runtime.block_on(async move {
+        self.runtime().block_on(async move {
             let mut out = std::collections::BTreeMap::new();
             // Offline means no request at all.
             if inner.offline {
@@ -206,7 +221,10 @@ impl IndexClient {
                 let Ok(url) = Url::parse(&format!("{base}pypi/{name}/{version}/json")) else {
                     continue;
                 };
-                let Ok(response) = inner.get(&url, HeaderMap::new(), MAX_PAGE_BYTES).await else {
+                let Ok(response) = inner
+                    .get(Fetch::JsonApi, &url, HeaderMap::new(), MAX_PAGE_BYTES)
+                    .await
+                else {
                     continue;
                 };
                 if !response.status.is_success() {
@@ -233,10 +251,41 @@ impl IndexClient {
     }
 }
 
+impl Drop for IndexClient {
+    /// Fetches still running were guesses nobody needs now: they are left
+    /// behind rather than waited for (a name lookup stuck in the resolver's
+    /// blocking pool would otherwise hold the exit for seconds).
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl IndexClient {
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        match &self.runtime {
+            Some(runtime) => runtime,
+            None => unreachable!("the runtime is taken only when the client is dropped"),
+        }
+    }
+
+    /// The answer of `fut`, counting the wait when it was not there yet.
+    fn wait<T>(&self, what: impl FnOnce() -> String, fut: Fut<T>) -> Result<Arc<T>, SourceError> {
+        if let Some(done) = fut.peek() {
+            return done.clone();
+        }
+        let start = Instant::now();
+        let answer = self.runtime().block_on(fut);
+        self.inner.stats.waited(what, start.elapsed());
+        answer
+    }
+}
+
 impl PackageSource for IndexClient {
     fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
         let fut = Inner::project_future(&self.inner, name);
-        self.runtime.block_on(fut)
+        self.wait(|| format!("the page of {name}"), fut)
     }
 
     fn metadata(
@@ -245,17 +294,17 @@ impl PackageSource for IndexClient {
         file: &IndexFile,
     ) -> Result<Arc<CoreMetadata>, SourceError> {
         let fut = Inner::metadata_future(&self.inner, name, file);
-        self.runtime.block_on(fut)
+        self.wait(|| format!("the metadata of {}", file.filename), fut)
     }
 
     fn prefetch_project(&self, name: &PackageName) {
         let fut = Inner::project_future(&self.inner, name);
-        self.runtime.spawn(fut);
+        self.runtime().spawn(fut);
     }
 
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
         let fut = Inner::metadata_future(&self.inner, name, file);
-        self.runtime.spawn(fut);
+        self.runtime().spawn(fut);
     }
 }
 
@@ -321,6 +370,7 @@ impl Inner {
     /// failures, 429 and 5xx. The URL never carries credentials.
     async fn get(
         &self,
+        kind: Fetch,
         url: &Url,
         headers: HeaderMap,
         limit: u64,
@@ -335,7 +385,7 @@ impl Inner {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            self.requests.fetch_add(1, Ordering::Relaxed);
+            let sent = Instant::now();
             let mut request = self.http.get(url.clone()).headers(headers.clone());
             if let Some(creds) = self.keyring.for_url(url) {
                 request = request.basic_auth(&creds.username, creds.password.as_ref());
@@ -351,11 +401,19 @@ impl Inner {
                     } else {
                         let headers = response.headers().clone();
                         match read_capped(response, limit).await {
-                            Ok(Some(body)) => Ok(Response {
-                                status,
-                                headers,
-                                body,
-                            }),
+                            Ok(Some(body)) => {
+                                // A range the server ignored brings the whole wheel.
+                                let kind = match kind {
+                                    Fetch::Range if status == StatusCode::OK => Fetch::Wheel,
+                                    kind => kind,
+                                };
+                                self.stats.request(kind, body.len(), sent.elapsed());
+                                Ok(Response {
+                                    status,
+                                    headers,
+                                    body,
+                                })
+                            }
                             // Too large is not a passing fault: no retry.
                             Ok(None) => {
                                 return Err(SourceError::Invalid {
@@ -372,6 +430,9 @@ impl Inner {
                 }
                 Err(e) => Err((error_chain(&e.without_url()), None)),
             };
+            if outcome.is_err() {
+                self.stats.request(kind, 0, sent.elapsed());
+            }
             match outcome {
                 Ok(response) => return Ok(response),
                 Err((_, asked)) if retry => {
@@ -416,6 +477,7 @@ impl Inner {
             }
         }
         self.report(name.as_ref());
+        self.stats.page_arrived(&name);
         let project = ProjectFiles::new(local, page, asked);
         let answer = if !project.is_empty() {
             let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
@@ -447,7 +509,10 @@ impl Inner {
         let cached = self.cache.page(&key, name, &index.listed_by);
         if self.offline {
             return Ok(match cached {
-                Some(page) => self.read_page(&url, page)?,
+                Some(page) => {
+                    self.stats.page_cached();
+                    self.read_page(&url, page)?
+                }
                 None => Page::NotCached,
             });
         }
@@ -469,10 +534,11 @@ impl Inner {
                 headers.insert(header::IF_MODIFIED_SINCE, lm);
             }
         }
-        let response = self.get(&url, headers, MAX_PAGE_BYTES).await?;
+        let response = self.get(Fetch::Page, &url, headers, MAX_PAGE_BYTES).await?;
         if response.status == StatusCode::NOT_MODIFIED
             && let Some(page) = cached
         {
+            self.stats.page_cached();
             return self.read_page(&url, page);
         }
         let header = |name: header::HeaderName| {
@@ -558,7 +624,10 @@ impl Inner {
             message,
         };
         let bytes = match self.cache.metadata(&key) {
-            Some(bytes) => bytes,
+            Some(bytes) => {
+                self.stats.metadata_cached();
+                bytes
+            }
             None if self.offline && !file.url.starts_with("file:") => {
                 return Err(SourceError::Offline {
                     url: redact(&file.url),
@@ -578,6 +647,13 @@ impl Inner {
             )));
         }
         self.report(&file.filename);
+        self.stats.metadata_arrived(&name);
+        let expander = self.expander.lock().ok().and_then(|s| s.clone());
+        if let Some(expand) = expander {
+            for next in expand(&name, &metadata) {
+                tokio::spawn(Self::project_future(&self, &next));
+            }
+        }
         Ok(Arc::new(metadata))
     }
 
@@ -617,7 +693,12 @@ impl Inner {
                 }
             })?;
             let response = self
-                .get(&meta_url, HeaderMap::new(), zip::MAX_METADATA_BYTES)
+                .get(
+                    Fetch::Metadata,
+                    &meta_url,
+                    HeaderMap::new(),
+                    zip::MAX_METADATA_BYTES,
+                )
                 .await?;
             if response.status.is_success() {
                 if let Some(expected) = expected {
@@ -644,7 +725,12 @@ impl Inner {
         };
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
         let tail = self
-            .get(url, range_header("bytes=-65536"), MAX_WHEEL_BYTES)
+            .get(
+                Fetch::Range,
+                url,
+                range_header("bytes=-65536"),
+                MAX_WHEEL_BYTES,
+            )
             .await?;
         if tail.status == StatusCode::OK {
             // No range support: we have the whole wheel; check it.
@@ -677,6 +763,17 @@ impl Inner {
             self.range(url, dir.offset, dir.size).await?
         };
         let member = zip::find_metadata(&dir_bytes).map_err(zip_err)?;
+        // Wheels put their .dist-info last, so METADATA is often in the
+        // tail already: one round trip instead of two.
+        if let Some(at) = member
+            .local_header_offset
+            .checked_sub(tail_start)
+            .and_then(|at| usize::try_from(at).ok())
+            && let Some(local) = tail.body.get(at..)
+            && let Ok(bytes) = zip::read_member(local, &member)
+        {
+            return Ok(bytes);
+        }
         let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
         let local = self
             .range(
@@ -690,7 +787,9 @@ impl Inner {
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
         let value = format!("bytes={start}-{}", start.saturating_add(len.max(1) - 1));
-        let response = self.get(url, range_header(&value), MAX_WHEEL_BYTES).await?;
+        let response = self
+            .get(Fetch::Range, url, range_header(&value), MAX_WHEEL_BYTES)
+            .await?;
         match response.status {
             StatusCode::PARTIAL_CONTENT => Ok(response.body),
             StatusCode::OK => {

@@ -7,6 +7,7 @@ mod cache;
 mod client;
 mod find_links;
 mod page;
+mod stats;
 mod zip;
 
 pub use auth::{SecretUrl, redact, redact_text};
@@ -18,4 +19,7 @@ pub mod wheel {
         LOCAL_SLACK, ZipError, find_directory, find_metadata, metadata_from_wheel, read_member,
     };
 }
-pub use client::{ClientError, IndexClient, IndexConfig, Progress, Speculator, package_name};
+pub use client::{
+    ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator, package_name,
+};
+pub use stats::{Arrivals, Fetch, FetchStats, Traffic};

@@ -4,6 +4,7 @@
 mod candidates;
 mod explain;
 mod lock;
+mod lookahead;
 mod policy;
 mod provider;
 mod request;
@@ -20,6 +21,7 @@ pub use candidates::{
 };
 pub use explain::Cause;
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
+pub use lookahead::Lookahead;
 pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 

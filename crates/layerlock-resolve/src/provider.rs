@@ -47,6 +47,10 @@ impl fmt::Display for Pkg {
 
 pub(crate) type Range = Ranges<Version>;
 
+/// The most versions of one package whose metadata is fetched ahead while
+/// the resolver backtracks through it.
+const MAX_LOOKAHEAD: usize = 16;
+
 #[derive(Default)]
 pub(crate) struct State {
     pub(crate) candidates: HashMap<PackageName, Arc<Candidates>>,
@@ -59,6 +63,9 @@ pub(crate) struct State {
     explicit_pre: HashSet<PackageName>,
     /// Versions pinned with `==` (a yanked one may then be used; PEP 592).
     exact_pins: HashMap<PackageName, HashSet<Version>>,
+    /// The version last chosen of each package, and how many different
+    /// choices it has had (more than one: the resolver is backtracking).
+    choices: HashMap<PackageName, (Version, usize)>,
     pub(crate) warnings: BTreeSet<String>,
 }
 
@@ -259,11 +266,45 @@ impl<'a> Provider<'a> {
                     || candidates.versions().all(Version::any_prerelease)
             }
         };
-        Ok(candidates
-            .iter_where(|v| (allow_pre || !v.any_prerelease()) && range.contains(v))
+        let allowed = |v: &Version| (allow_pre || !v.any_prerelease()) && range.contains(v);
+        let Some(chosen) = candidates
+            .iter_where(allowed)
             .rev()
             .find(|(v, c)| self.usable(name, v, c))
-            .map(|(v, _)| v.clone()))
+            .map(|(v, _)| v.clone())
+        else {
+            return Ok(None);
+        };
+        let choices = {
+            let mut state = self.state.borrow_mut();
+            let entry = state
+                .choices
+                .entry(name.clone())
+                .or_insert_with(|| (chosen.clone(), 0));
+            if entry.1 == 0 || entry.0 != chosen {
+                *entry = (chosen.clone(), entry.1 + 1);
+            }
+            entry.1
+        };
+        if choices > 1 {
+            // Backtracking walks down this package's versions one at a
+            // time, each a wait for its metadata: fetch the next few at
+            // once, more the longer it goes on.
+            let ahead = (choices * 2).min(MAX_LOOKAHEAD);
+            for (v, c) in candidates
+                .iter_where(|v| v < &chosen && allowed(v))
+                .rev()
+                .filter(|(v, c)| self.usable(name, v, c))
+                .take(ahead)
+            {
+                if let Some(wheel) = &c.best_wheel
+                    && v != &chosen
+                {
+                    self.source.prefetch_metadata(name, wheel);
+                }
+            }
+        }
+        Ok(Some(chosen))
     }
 
     /// The metadata of `name==version`'s best wheel.

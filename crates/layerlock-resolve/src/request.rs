@@ -1,6 +1,7 @@
 //! What a resolution is asked to do, and what it answers.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
 
 use jiff::Timestamp;
 use uv_normalize::PackageName;
@@ -92,6 +93,45 @@ pub struct Resolved {
     pub files: Vec<IndexFile>,
     /// Package names and `-r FILE` labels that asked for it.
     pub via: BTreeSet<String>,
+}
+
+impl Resolution {
+    /// How far each package is from the requirements: 1 for a requirement
+    /// of the layer, 2 for what those need, and so on (the shortest way).
+    pub fn depths(&self) -> BTreeMap<PackageName, usize> {
+        let mut depths: BTreeMap<PackageName, usize> = BTreeMap::new();
+        for (name, resolved) in &self.packages {
+            let direct = resolved.via.iter().any(|v| {
+                PackageName::from_str(v).map_or(true, |p| !self.packages.contains_key(&p))
+            });
+            if direct {
+                depths.insert(name.clone(), 1);
+            }
+        }
+        // Each pass settles one more level; a cycle adds none.
+        for _ in 0..self.packages.len() {
+            let mut changed = false;
+            for (name, resolved) in &self.packages {
+                let best = resolved
+                    .via
+                    .iter()
+                    .filter_map(|v| PackageName::from_str(v).ok())
+                    .filter_map(|p| depths.get(&p))
+                    .min()
+                    .map(|d| d + 1);
+                if let Some(best) = best
+                    && depths.get(name).is_none_or(|d| best < *d)
+                {
+                    depths.insert(name.clone(), best);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        depths
+    }
 }
 
 #[derive(Debug, Clone, Default)]

@@ -433,6 +433,11 @@ pub struct CompileArgs {
     /// one that ran (e.g. `make locks`).
     #[arg(long, value_name = "COMMAND", env = "LAYERLOCK_CUSTOM_COMPILE_COMMAND")]
     pub custom_compile_command: Option<String>,
+    /// Write what the run fetched and when to FILE (JSON): requests and
+    /// bytes by kind, cache answers, the resolver's waits, and when each
+    /// level of the dependency tree arrived.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

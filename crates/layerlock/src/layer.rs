@@ -11,11 +11,10 @@ use uv_normalize::PackageName;
 
 use layerlock_dist::Target;
 use layerlock_env::{Interpreter, Snapshot};
-use layerlock_index::{IndexClient, IndexConfig};
+use layerlock_index::{FetchStats, IndexClient, IndexConfig};
 use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
-    BasePin, Direct, Resolution, ResolveError, ResolveRequest, eligible_on, held_back,
-    speculative_wheel,
+    BasePin, Direct, Lookahead, Resolution, ResolveError, ResolveRequest, eligible_on, held_back,
 };
 
 use crate::printer::{Hinted, Spinner, Unsolvable};
@@ -189,18 +188,18 @@ pub fn client(
         concurrency: 48,
     })
     .context("cannot set up the package index client")?;
-    let request = prepared.request.clone();
+    let lookahead = Arc::new(Lookahead::new(Arc::new(prepared.request.clone())));
+    let speculating = lookahead.clone();
     client.set_speculator(Arc::new(move |name, project| {
-        if request.base.contains_key(name) {
-            return None;
-        }
-        speculative_wheel(name, project, &request.target, request.filters(name))
+        speculating.wheel(name, project)
+    }));
+    client.set_expander(Arc::new(move |name, metadata| {
+        lookahead.next(name, metadata)
     }));
     client.set_progress(spinner.progress());
     Ok(client)
 }
 
-/// Resolve one layer; a resolution failure becomes an error with hints.
 /// A moment as reports show it: `2026-11-09 22:49 UTC`.
 pub fn moment(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%d %H:%M UTC").to_string()
@@ -213,7 +212,7 @@ pub fn resolve(
     layer: &LayerSettings,
     run: &RunSettings,
     spinner: &Spinner,
-) -> Result<(Prepared, Resolution)> {
+) -> Result<(Prepared, Resolution, FetchStats)> {
     let prepared = prepare(layer)?;
     let client = client(layer, run, &prepared, spinner)?;
     let outcome = layerlock_resolve::resolve(&client, &prepared.request);
@@ -310,7 +309,7 @@ pub fn resolve(
             }
         }
     }
-    Ok((prepared, resolution))
+    Ok((prepared, resolution, client.stats()))
 }
 
 fn indent(text: &str) -> String {

@@ -302,6 +302,8 @@ pub struct CompileSettings {
     pub layers: Vec<LayerSettings>,
     pub run: RunSettings,
     pub check: bool,
+    /// `--stats FILE`.
+    pub stats: Option<UserPath>,
 }
 
 #[derive(Debug, Clone)]
@@ -814,6 +816,10 @@ fn compile(
         layers,
         run: run_settings(&args.layer, env),
         check: args.check,
+        stats: args
+            .stats
+            .as_deref()
+            .map(|p| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd))),
     })
 }
 

@@ -1,10 +1,14 @@
 //! `layerlock compile`: write (or `--check`) a hash-pinned lock of what the
 //! bases lack.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use layerlock_index::{Fetch, FetchStats, Traffic};
+use serde_json::{Value, json};
 
 use layerlock_lock::{Lock, comparable, write_atomic};
 use layerlock_resolve::{HashSelection, LockSpec, Resolution, to_lock};
@@ -16,16 +20,20 @@ use crate::settings::{CompileSettings, LayerSettings, normalize};
 
 pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     let mut stale = false;
+    let mut stats = Vec::new();
     for layer in &settings.layers {
         let label = layer.name.clone().unwrap_or_else(|| "compile".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
+        let started = Instant::now();
         let outcome = layer::resolve(layer, &settings.run, &spinner);
+        let took = started.elapsed();
         spinner.finish();
-        let (prepared, resolution) = match (&layer.name, outcome) {
+        let (prepared, resolution, fetched) = match (&layer.name, outcome) {
             (_, Ok(ok)) => ok,
             (Some(name), Err(err)) => return Err(err.context(format!("layer `{name}`"))),
             (None, Err(err)) => return Err(err),
         };
+        stats.push(layer_stats(&label, took, &resolution, &fetched));
         let lock = lock(layer, &prepared, &resolution)?;
         let shown = layer.output.as_ref().map_or("LOCK", |o| o.shown.as_str());
         let text = lock.render(layer.format, shown);
@@ -92,10 +100,111 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
             (None, _) => out!("{text}"),
         }
     }
+    if let Some(path) = &settings.stats {
+        let text = serde_json::to_string_pretty(&stats_report(stats))? + "\n";
+        write_atomic(&path.path, &text).with_context(|| format!("cannot write {}", path.shown))?;
+    }
     Ok(if stale {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+/// Requests and bytes by kind, as the stats file shows them.
+fn traffic_json(traffic: &BTreeMap<Fetch, Traffic>) -> Value {
+    let mut out = serde_json::Map::new();
+    for (kind, t) in traffic {
+        out.insert(
+            kind.name().to_string(),
+            json!({
+                "count": t.requests,
+                "bytes": t.bytes,
+                "busy_ms": millis(t.busy),
+                "slowest_ms": millis(t.slowest),
+            }),
+        );
+    }
+    Value::Object(out)
+}
+
+/// One layer's `--stats`: what it fetched, and when each level of its
+/// dependency tree had its pages and metadata.
+fn layer_stats(
+    label: &str,
+    took: Duration,
+    resolution: &Resolution,
+    fetched: &FetchStats,
+) -> Value {
+    let mut levels: BTreeMap<usize, (usize, Duration, Duration)> = BTreeMap::new();
+    let mut arrivals = serde_json::Map::new();
+    for (name, depth) in resolution.depths() {
+        let arrived = fetched.arrivals.get(&name).copied().unwrap_or_default();
+        arrivals.insert(
+            name.to_string(),
+            json!({
+                "depth": depth,
+                "page_ms": arrived.page.map(millis),
+                "metadata_ms": arrived.metadata.map(millis),
+            }),
+        );
+        let level = levels.entry(depth).or_default();
+        level.0 += 1;
+        level.1 = level.1.max(arrived.page.unwrap_or_default());
+        level.2 = level.2.max(arrived.metadata.unwrap_or_default());
+    }
+    json!({
+        "layer": label,
+        "packages": resolution.packages.len(),
+        "wall_ms": millis(took),
+        "requests": traffic_json(&fetched.traffic),
+        "pages_cached": fetched.pages_cached,
+        "metadata_cached": fetched.metadata_cached,
+        "resolver_waits": fetched.waits,
+        "resolver_wait_ms": millis(fetched.waited),
+        "longest_waits": fetched
+            .longest_waits
+            .iter()
+            .map(|(what, waited)| json!({"for": what, "ms": millis(*waited)}))
+            .collect::<Vec<_>>(),
+        "levels": levels
+            .into_iter()
+            .map(|(level, (packages, page, metadata))| {
+                json!({
+                    "level": level,
+                    "packages": packages,
+                    "pages_done_ms": millis(page),
+                    "metadata_done_ms": millis(metadata),
+                })
+            })
+            .collect::<Vec<_>>(),
+        "arrivals": arrivals,
+    })
+}
+
+/// Every layer's stats, and the requests of all of them together.
+fn stats_report(layers: Vec<Value>) -> Value {
+    let mut total: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for layer in &layers {
+        if let Some(requests) = layer["requests"].as_object() {
+            for (kind, t) in requests {
+                let slot = total.entry(kind.clone()).or_default();
+                slot.0 += t["count"].as_u64().unwrap_or_default();
+                slot.1 += t["bytes"].as_u64().unwrap_or_default();
+            }
+        }
+    }
+    json!({
+        "layerlock_stats": 1,
+        "requests": total
+            .into_iter()
+            .map(|(kind, (count, bytes))| (kind, json!({"count": count, "bytes": bytes})))
+            .collect::<serde_json::Map<_, _>>(),
+        "layers": layers,
     })
 }
 

@@ -22,7 +22,7 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         let inputs: Vec<&str> = layer.inputs.iter().map(|i| i.shown.as_str()).collect();
         let bases: Vec<&str> = layer.bases.iter().map(|b| b.shown.as_str()).collect();
         let what = inputs.join(", ");
-        let (prepared, resolution) = match outcome {
+        let (prepared, resolution, _) = match outcome {
             Ok(ok) => ok,
             Err(err) => match err.downcast::<Unsolvable>() {
                 Ok(unsolvable) => {
