@@ -2,15 +2,21 @@
 //! tab-separated fields (name, URL, sha256, requires-python, yanked, upload
 //! time, size, PEP 658 metadata). The cache keeps pages this way.
 //!
-//! A page of lines is checked whole once, when it is read, and then kept as
-//! text: a file becomes an [`IndexFile`] only when someone asks for it. A
-//! resolution looks at a few versions of each project, while popular projects
-//! list thousands of files, so most lines are never read past their name.
+//! A page of lines is kept as text: when it is read, each line's shape is
+//! checked and its name sorted into a version, and a file becomes an
+//! [`IndexFile`] (every field checked) only when someone asks for it. A
+//! resolution looks at a few versions of each project, while popular
+//! projects list thousands of files, so most lines are never read past their
+//! name. A line that fails its check then is damage the cache's checksum
+//! did not catch; [`PageLines::file`] says so with `None`.
+//!
+//! A URL that ends in the file's name is written without it, after `%N`
+//! (a field cannot otherwise start so: `%` is always escaped).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use uv_normalize::PackageName;
@@ -18,8 +24,7 @@ use uv_pep440::{Version, VersionSpecifiers};
 
 use crate::{IndexFile, version_in_filename};
 
-/// Lines of one page, checked, with where each starts and which version
-/// each names.
+/// Lines of one page, with where each starts and which version each names.
 #[derive(Debug)]
 pub struct PageLines {
     text: String,
@@ -30,12 +35,18 @@ pub struct PageLines {
     /// The lines of each version the file names give; files of other
     /// projects and names that cannot be read are in none.
     versions: BTreeMap<Version, Vec<u32>>,
-    /// The distinct requires-python values, parsed once for the page.
-    specifiers: Vec<(String, VersionSpecifiers)>,
+    /// The requires-python values read so far, each parsed once.
+    specifiers: Mutex<Vec<(String, VersionSpecifiers)>>,
     listed_by: Arc<str>,
     /// The first file whose URL is not HTTP(S).
     first_local: Option<usize>,
 }
+
+/// Fields on a line.
+const FIELDS: usize = 8;
+
+/// How a URL field that leaves out the file's name starts.
+const NAMED: &str = "%N";
 
 /// One line split into its fields, borrowed from the page.
 struct Fields<'a> {
@@ -50,9 +61,9 @@ struct Fields<'a> {
 }
 
 impl PageLines {
-    /// Check the lines of `text` from byte `from` on, the files of
-    /// `project`. `None` when any line is malformed: the whole page is then
-    /// unusable.
+    /// Index the lines of `text` from byte `from` on, the files of
+    /// `project`. `None` when a line does not have the shape of one: the
+    /// whole page is then unusable.
     pub fn parse(
         text: String,
         from: usize,
@@ -65,7 +76,6 @@ impl PageLines {
         u32::try_from(text.len()).ok()?;
         let mut spans = Vec::new();
         let mut versions: BTreeMap<Version, Vec<u32>> = BTreeMap::new();
-        let mut specifiers: Vec<(String, VersionSpecifiers)> = Vec::new();
         let mut first_local = None;
         let mut start = from;
         let ends = memchr::memchr_iter(b'\n', body.as_bytes())
@@ -78,18 +88,18 @@ impl PageLines {
             if line.is_empty() {
                 continue;
             }
-            let fields = Fields::split(line)?;
-            if let Some(text) = &fields.requires_python
-                && !specifiers.iter().any(|(seen, _)| seen == text)
-            {
-                let parsed = VersionSpecifiers::from_str(text).ok()?;
-                specifiers.push((text.to_string(), parsed));
+            let mut tabs = memchr::memchr_iter(b'\t', line.as_bytes());
+            let (first, second) = (tabs.next()?, tabs.next()?);
+            if tabs.count() != FIELDS - 3 {
+                return None;
             }
+            let filename = get_field(line.get(..first)?)??;
+            let url = line.get(first + 1..second)?;
             let index = spans.len();
-            if first_local.is_none() && !is_http(&fields.url) {
+            if first_local.is_none() && !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
                 first_local = Some(index);
             }
-            if let Some(version) = version_in_filename(project, &fields.filename) {
+            if let Some(version) = version_in_filename(project, &filename) {
                 versions.entry(version).or_default().push(index as u32);
             }
             spans.push(span);
@@ -99,7 +109,7 @@ impl PageLines {
             from,
             spans,
             versions,
-            specifiers,
+            specifiers: Mutex::default(),
             listed_by,
             first_local,
         })
@@ -141,18 +151,12 @@ impl PageLines {
         self.text.get(start as usize..end as usize)
     }
 
-    /// File `i`, read whole.
+    /// File `i`, read whole; `None` when its line is damaged.
     pub fn file(&self, i: usize) -> Option<IndexFile> {
         let fields = Fields::split(self.line(i)?)?;
         let requires_python = match &fields.requires_python {
             None => None,
-            Some(text) => Some(
-                self.specifiers
-                    .iter()
-                    .find(|(seen, _)| seen == text)?
-                    .1
-                    .clone(),
-            ),
+            Some(text) => Some(self.specifiers(text)?),
         };
         Some(IndexFile {
             filename: fields.filename.into_owned(),
@@ -169,10 +173,27 @@ impl PageLines {
         })
     }
 
+    /// A requires-python value, parsed once per page.
+    fn specifiers(&self, text: &str) -> Option<VersionSpecifiers> {
+        let mut seen = self.specifiers.lock().ok()?;
+        if let Some((_, parsed)) = seen.iter().find(|(t, _)| t == text) {
+            return Some(parsed.clone());
+        }
+        let parsed = VersionSpecifiers::from_str(text).ok()?;
+        seen.push((text.to_string(), parsed.clone()));
+        Some(parsed)
+    }
+
     /// The first file whose URL is not HTTP(S), for a remote page that must
     /// not point at local files.
-    pub fn first_local(&self) -> Option<IndexFile> {
-        self.file(self.first_local?)
+    pub fn first_local(&self) -> Option<(String, String)> {
+        let i = self.first_local?;
+        if let Some(file) = self.file(i) {
+            return Some((file.filename, file.url));
+        }
+        // A damaged line: its fields as they stand.
+        let mut fields = self.line(i)?.split('\t');
+        Some((fields.next()?.to_string(), fields.next()?.to_string()))
     }
 }
 
@@ -196,7 +217,13 @@ impl<'a> Fields<'a> {
             line.get(start..end)
         };
         let filename = get_field(next()?)??;
-        let url = get_field(next()?)??;
+        let url = match next()? {
+            field if field.starts_with(NAMED) => {
+                let prefix = get_field(&field[NAMED.len()..])??;
+                Cow::Owned(format!("{prefix}{filename}"))
+            }
+            field => get_field(field)??,
+        };
         let sha256 = match next()? {
             "-" => None,
             text => Some(digest(text)?),
@@ -242,7 +269,17 @@ impl IndexFile {
         let requires_python = self.requires_python.as_ref().map(ToString::to_string);
         put_field(out, Some(&self.filename));
         out.push('\t');
-        put_field(out, Some(&self.url));
+        match self
+            .url
+            .strip_suffix(self.filename.as_str())
+            .filter(|prefix| prefix.ends_with('/') && !self.filename.is_empty())
+        {
+            Some(prefix) => {
+                out.push_str(NAMED);
+                put_field(out, Some(prefix));
+            }
+            None => put_field(out, Some(&self.url)),
+        }
         out.push('\t');
         put_field(out, self.sha256.as_deref());
         out.push('\t');
@@ -394,7 +431,7 @@ mod tests {
         assert_eq!(project.files().count(), 6);
         let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
         assert_eq!(
-            lines.first_local().map(|f| f.filename),
+            lines.first_local().map(|f| f.0),
             Some("we%ird\tname-1.0.tar.gz".to_string())
         );
         let again =
@@ -403,28 +440,54 @@ mod tests {
     }
 
     #[test]
-    fn one_malformed_line_spoils_the_page() {
+    fn a_line_out_of_shape_spoils_the_page_and_a_damaged_field_its_file() {
         let good = {
             let mut out = String::new();
             file("a-1.0-py3-none-any.whl").write_line(&mut out);
             out
         };
-        assert!(PageLines::parse(good.clone(), 0, &project_name(), Arc::from("x")).is_some());
+        let read = |text: String| PageLines::parse(text, 0, &project_name(), Arc::from("x"));
+        assert!(read(good.clone()).is_some());
         for bad in [
             "short\tline\n",
-            "a\tb\t-\t>=3.x\t-\t-\t-\t-\n",
-            "a\tb\t-\t-\t%ZZ\t-\t-\t-\n",
-            "a\tb\tnot-a-digest\t-\t-\t-\t-\t-\n",
-            "a\tb\t-\t-\t-\t12\t-\t-\n",
-            "a\tb\t-\t-\t-\t-\tbig\t-\n",
-            "a\tb\t-\t-\t-\t-\t-\t=short\n",
+            "no tabs at all\n",
             "a\tb\t-\t-\t-\t-\t-\t-\textra\n",
+            "%ZZ\tb\t-\t-\t-\t-\t-\t-\n",
         ] {
-            assert!(
-                PageLines::parse(format!("{good}{bad}"), 0, &project_name(), Arc::from("x"))
-                    .is_none(),
-                "{bad}"
-            );
+            assert!(read(format!("{good}{bad}")).is_none(), "{bad}");
         }
+        // Fields past the name are checked when the file is read.
+        for bad in [
+            "app-2.0.tar.gz\tb\t-\t>=3.x\t-\t-\t-\t-\n",
+            "app-2.0.tar.gz\tb\t-\t-\t%ZZ\t-\t-\t-\n",
+            "app-2.0.tar.gz\tb\tnot-a-digest\t-\t-\t-\t-\t-\n",
+            "app-2.0.tar.gz\tb\t-\t-\t-\t12\t-\t-\n",
+            "app-2.0.tar.gz\tb\t-\t-\t-\t-\tbig\t-\n",
+            "app-2.0.tar.gz\tb\t-\t-\t-\t-\t-\t=short\n",
+            "app-2.0.tar.gz\t%N%ZZ\t-\t-\t-\t-\t-\t-\n",
+        ] {
+            let lines = read(format!("{good}{bad}")).expect(bad);
+            assert!(lines.file(0).is_some(), "{bad}");
+            assert_eq!(lines.file(1), None, "{bad}");
+            // Still sorted into its version, so judging it fails closed.
+            let two = Version::from_str("2.0").unwrap();
+            assert_eq!(lines.versions().get(&two), Some(&vec![1]), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_url_ending_in_the_name_is_written_without_it() {
+        let mut out = String::new();
+        let f = file("a-1.0-py3-none-any.whl");
+        f.write_line(&mut out);
+        assert!(out.contains("\t%Nhttps://files.example/\t"), "{out}");
+        let lines = PageLines::parse(out, 0, &project_name(), Arc::from("x")).unwrap();
+        assert_eq!(lines.file(0).map(|f| f.url), Some(f.url));
+        // Any other URL is written whole.
+        let mut other = file("a-1.0.tar.gz");
+        other.url = "https://files.example/download?name=a-1.0.tar.gz".to_string();
+        let mut out = String::new();
+        other.write_line(&mut out);
+        assert!(!out.contains("%N"), "{out}");
     }
 }

@@ -1,15 +1,19 @@
 //! The persistent cache: project pages with their validators (ETag,
 //! Last-Modified) and core metadata keyed by the wheel's sha256. Every write
 //! goes to a temp file first, then is renamed into place. Every entry starts
-//! with the sha256 of what follows and is checked on read: a corrupted or
+//! with a checksum (CRC-32) of what follows, checked on read: a damaged or
 //! edited entry is a miss (fetched again, or an error offline), never data.
+//! It guards against damage, not against someone who can write the cache
+//! (they could write the checksum too); what is read from an index was
+//! checked before it was written.
 //!
 //! A page is kept as the files it lists, already read: one line per file
 //! with only what resolution needs (name, URL, sha256, requires-python,
 //! yanked, upload time, size, PEP 658 metadata; see
-//! [`layerlock_dist::PageLines`]). A warm run checks these lines once and
-//! reads a file whole only when resolution asks about its version, instead
-//! of parsing whole JSON or HTML pages and joining every URL again.
+//! [`layerlock_dist::PageLines`]). A warm run sorts these lines into
+//! versions by name and reads a file whole only when resolution asks about
+//! its version, instead of parsing whole JSON or HTML pages and joining
+//! every URL again.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -37,7 +41,7 @@ pub struct Cache {
 }
 
 /// Bump when the layout changes so old entries are not misread.
-const LAYOUT: &str = "v3";
+const LAYOUT: &str = "v4";
 
 /// The first line of a page entry.
 const PAGE_MAGIC: &str = "layerlock-page 1";
@@ -45,20 +49,24 @@ const PAGE_MAGIC: &str = "layerlock-page 1";
 /// Largest cache entry read back.
 const MAX_ENTRY_BYTES: u64 = 256 * 1024 * 1024;
 
-/// `sha256(body) \n body`.
+/// The seal's first line: `crc32 ` and the checksum of the body in hex.
+fn seal_line(body: &[u8]) -> String {
+    format!("crc32 {:08x}\n", crc32fast::hash(body))
+}
+
+/// The seal line, then the body.
 fn sealed(body: &[u8]) -> Vec<u8> {
-    let mut out = hex_sha256(body).into_bytes();
-    out.push(b'\n');
+    let mut out = seal_line(body).into_bytes();
     out.extend_from_slice(body);
     out
 }
 
-/// The body of a sealed entry, if its digest matches: the entry's bytes and
-/// where the body starts in them (no copy).
+/// The body of a sealed entry, if its checksum matches: the entry's bytes
+/// and where the body starts in them (no copy).
 fn unseal(bytes: Vec<u8>) -> Option<(Vec<u8>, usize)> {
-    let newline = bytes.iter().position(|b| *b == b'\n')?;
-    let (digest, body) = (&bytes[..newline], &bytes[newline + 1..]);
-    (digest == hex_sha256(body).as_bytes()).then_some((bytes, newline + 1))
+    let start = bytes.iter().position(|b| *b == b'\n')? + 1;
+    let (seal, body) = bytes.split_at(start);
+    (seal == seal_line(body).as_bytes()).then_some((bytes, start))
 }
 
 /// A cache file: only a regular file, not over the limit.
@@ -295,8 +303,9 @@ mod tests {
         for body in [
             "not a page\n".to_string(),
             format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\nshort\tline\n"),
-            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\na\tb\t-\t>=3.x\t-\t-\t-\t-\n"),
-            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\na\tb\t-\t-\t%ZZ\t-\t-\t-\n"),
+            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\na\tb\t-\t-\t-\t-\t-\t-\textra\n"),
+            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\tmore\n"),
+            format!("{PAGE_MAGIC}\n{url}\t2xx\t-\t-\n"),
         ] {
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
             fs_err::write(&path, sealed(body.as_bytes())).unwrap();

@@ -826,14 +826,13 @@ impl Inner {
 /// indexes and find-links directories may use `file:`.
 fn check_schemes(url: &Url, files: &PageLines) -> Result<(), SourceError> {
     if matches!(url.scheme(), "http" | "https")
-        && let Some(bad) = files.first_local()
+        && let Some((filename, link)) = files.first_local()
     {
         return Err(SourceError::Invalid {
             url: redact(url.as_str()),
             message: format!(
-                "the page links {} to `{}`, which is not an HTTP(S) URL; a remote index may not point at local files",
-                bad.filename,
-                redact(&bad.url)
+                "the page links {filename} to `{}`, which is not an HTTP(S) URL; a remote index may not point at local files",
+                redact(&link)
             ),
         });
     }

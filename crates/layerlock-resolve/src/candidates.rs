@@ -31,6 +31,9 @@ pub enum Exclusion {
     NoUploadTime,
     /// No file of the version has a name that can be read.
     UnreadableName,
+    /// A file's line in the cached page cannot be read: the cache is
+    /// damaged. Never passed over: the resolver stops on it.
+    Damaged,
 }
 
 impl std::fmt::Display for Exclusion {
@@ -52,6 +55,7 @@ impl std::fmt::Display for Exclusion {
                 "no upload time on the index, so --exclude-newer or the cooldown cannot clear it (pass --allow-missing-time to use such files)"
             ),
             Self::UnreadableName => write!(f, "no file whose name can be read"),
+            Self::Damaged => write!(f, "its entry in the cached page cannot be read"),
         }
     }
 }
@@ -132,15 +136,17 @@ impl Candidates {
 
 impl Judge {
     fn judge(&self, version: &Version, indexes: &[u32]) -> Candidate {
-        let files: Vec<(IndexFile, Option<WheelFilename>)> = indexes
-            .iter()
-            .filter_map(|i| self.project.file(*i as usize))
-            .filter_map(|file| match file.kind(&self.name) {
-                DistKind::Wheel(wheel) => Some((file, Some(wheel))),
-                DistKind::Sdist(_) => Some((file, None)),
-                DistKind::Other => None,
-            })
-            .collect();
+        let mut files: Vec<(IndexFile, Option<WheelFilename>)> = Vec::new();
+        for i in indexes {
+            let Some(file) = self.project.file(*i as usize) else {
+                return Candidate::excluded(Exclusion::Damaged);
+            };
+            match file.kind(&self.name) {
+                DistKind::Wheel(wheel) => files.push((file, Some(wheel))),
+                DistKind::Sdist(_) => files.push((file, None)),
+                DistKind::Other => {}
+            }
+        }
         if files.is_empty() {
             return Candidate::excluded(Exclusion::UnreadableName);
         }

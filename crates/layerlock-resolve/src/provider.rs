@@ -267,12 +267,24 @@ impl<'a> Provider<'a> {
             }
         };
         let allowed = |v: &Version| (allow_pre || !v.any_prerelease()) && range.contains(v);
-        let Some(chosen) = candidates
-            .iter_where(allowed)
-            .rev()
-            .find(|(v, c)| self.usable(name, v, c))
-            .map(|(v, _)| v.clone())
-        else {
+        let mut chosen = None;
+        for (v, c) in candidates.iter_where(allowed).rev() {
+            // Fail closed: a damaged cache entry could hide the version
+            // that should win.
+            if c.exclusion == Some(Exclusion::Damaged) {
+                return Err(SourceError::Invalid {
+                    url: format!("the cached page of {name}"),
+                    message: format!(
+                        "the entry of {name} {v} cannot be read; the cache is damaged: delete it and run again"
+                    ),
+                });
+            }
+            if self.usable(name, v, c) {
+                chosen = Some(v.clone());
+                break;
+            }
+        }
+        let Some(chosen) = chosen else {
             return Ok(None);
         };
         let choices = {

@@ -7,7 +7,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use layerlock_dist::{
-    CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError, Target,
+    CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
+    Target,
 };
 use layerlock_resolve::{BasePin, Direct, Prerelease, ResolveError, ResolveRequest, resolve};
 use uv_normalize::PackageName;
@@ -147,4 +148,54 @@ fn base_packages_are_never_asked_for() {
     let source = Memory::new(&[("t", "1.0", &["torch>=2"])]);
     let resolution = resolve(&source, &request(&["t"], &[("torch", "2.11.0+cu130")])).unwrap();
     assert_eq!(resolution.packages.len(), 1);
+}
+
+/// A source whose only project comes as cached page lines, the newest
+/// version's line damaged past its name.
+struct DamagedPage;
+
+impl PackageSource for DamagedPage {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let mut text = String::new();
+        IndexFile {
+            filename: "a-1.0-py3-none-any.whl".to_string(),
+            url: "https://files.example/a-1.0-py3-none-any.whl".to_string(),
+            sha256: Some("ab".repeat(32)),
+            requires_python: None,
+            yanked: None,
+            upload_time: None,
+            size: None,
+            core_metadata: Some(None),
+            listed_by: "memory".to_string(),
+        }
+        .write_line(&mut text);
+        text.push_str("a-2.0-py3-none-any.whl\thttps://files.example/a-2.0-py3-none-any.whl\tnot-a-digest\t-\t-\t-\t-\t=\n");
+        let page = PageLines::parse(text, 0, name, Arc::from("memory")).unwrap();
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
+            Vec::new(),
+            Some(Arc::new(page)),
+            vec!["memory".to_string()],
+        ))))
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        _file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n");
+        Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
+    }
+}
+
+#[test]
+fn a_damaged_cache_line_stops_the_resolution_rather_than_hiding_a_version() {
+    let err = resolve(&DamagedPage, &request(&["a"], &[])).unwrap_err();
+    let ResolveError::Source { source, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        source.to_string().contains("the cache is damaged"),
+        "{source}"
+    );
 }
