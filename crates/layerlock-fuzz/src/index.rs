@@ -1,12 +1,13 @@
-//! The `simple_json`, `simple_html` and `wheel_zip` targets: what an index
-//! or a wheel server sends back, read by layerlock-index, and the core
-//! metadata read by layerlock-dist.
+//! The `simple_json`, `simple_html`, `wheel_zip` and `page_lines` targets:
+//! what an index or a wheel server sends back, read by layerlock-index; the
+//! core metadata read by layerlock-dist; and the cache's lines of a page.
 //!
 
 use std::hint::black_box;
 use std::str::FromStr;
+use std::sync::Arc;
 
-use layerlock_dist::{CoreMetadata, IndexFile};
+use layerlock_dist::{CoreMetadata, IndexFile, PageLines};
 use url::Url;
 use uv_normalize::PackageName;
 
@@ -52,6 +53,32 @@ pub fn wheel_zip(data: &[u8]) {
     }
     // A PEP 658 `.metadata` file is the METADATA text alone.
     core_metadata(data);
+}
+
+/// The cache's lines of a page: indexed, sorted into versions, every file
+/// read. A file that reads back must write the line it came from (less
+/// escapes): the cache stores what it reads.
+pub fn page_lines(data: &[u8]) {
+    let Ok(project) = PackageName::from_str(PROJECT) else {
+        return;
+    };
+    let text = crate::text(data).into_owned();
+    let Some(lines) = PageLines::parse(text, 0, &project, Arc::from("fuzz-index")) else {
+        return;
+    };
+    black_box(lines.first_local());
+    for indexes in lines.versions().values() {
+        for i in indexes {
+            black_box(lines.file(*i as usize));
+        }
+    }
+    let files: Vec<IndexFile> = (0..lines.len()).filter_map(|i| lines.file(i)).collect();
+    let again = PageLines::from_files(&files, &project, Arc::from("fuzz-index"));
+    let Some(again) = again else {
+        panic!("files read from lines do not write lines that read back");
+    };
+    let reread: Vec<IndexFile> = (0..again.len()).filter_map(|i| again.file(i)).collect();
+    assert_eq!(reread, files, "a file changed on its way through the cache");
 }
 
 fn page_and_project() -> Option<(Url, PackageName)> {

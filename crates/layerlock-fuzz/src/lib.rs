@@ -14,7 +14,7 @@ mod shell;
 
 pub use ci::{dockerfile, yaml_ci};
 pub use history::{python_source, test_report};
-pub use index::{simple_html, simple_json, wheel_zip};
+pub use index::{page_lines, simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
 pub use shell::shell;
 
@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("simple_json", simple_json),
     ("simple_html", simple_html),
     ("wheel_zip", wheel_zip),
+    ("page_lines", page_lines),
     ("yaml_ci", yaml_ci),
     ("shell", shell),
     ("dockerfile", dockerfile),

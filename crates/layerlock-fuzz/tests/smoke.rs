@@ -237,6 +237,11 @@ fn simple_json_reader_survives_mutated_pep691_pages() {
 }
 
 #[test]
+fn cached_page_lines_survive_mutation_and_read_back_as_written() {
+    survives("page_lines");
+}
+
+#[test]
 fn simple_html_reader_survives_mutated_pep503_pages() {
     survives("simple_html");
 }

@@ -302,7 +302,7 @@ impl<'a> Provider<'a> {
             // Backtracking walks down this package's versions one at a
             // time, each a wait for its metadata: fetch the next few at
             // once, more the longer it goes on.
-            let ahead = (choices * 2).min(MAX_LOOKAHEAD);
+            let ahead = (choices * 4).min(MAX_LOOKAHEAD);
             for (v, c) in candidates
                 .iter_where(|v| v < &chosen && allowed(v))
                 .rev()
