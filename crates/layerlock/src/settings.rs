@@ -365,6 +365,7 @@ const VOLATILE_WITH_VALUE: &[&str] = &[
     "--config",
     "--timeout",
     "--custom-compile-command",
+    "--stats",
 ];
 const VOLATILE: &[&str] = &["--check", "--offline", "--no-cache", "--quiet", "-q"];
 /// Flags whose value is a file or directory, shown from the root.
@@ -974,6 +975,8 @@ mod tests {
             "--cache-dir",
             "/tmp/x",
             "--check",
+            "--stats",
+            "/tmp/stats.json",
             "--owned",
             "nccl==2.1",
             "--exclude-newer",

@@ -912,3 +912,49 @@ fn a_newline_in_a_custom_command_is_refused() {
     assert!(stderr.contains("control character"), "{stderr}");
     assert!(!work.path().join("out.txt").exists());
 }
+
+#[test]
+fn stats_say_what_was_fetched_and_when_and_stay_out_of_the_header() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let args = ["in.txt", "-o", "out.txt", "--stats", "stats.json"];
+    let (code, _, stderr) = run(work.compile(&index.json(), &args));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!work.read("out.txt").contains("--stats"));
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    assert_eq!(stats["layerlock_stats"], 1);
+    let layer = &stats["layers"][0];
+    assert!(
+        layer["requests"]["page"]["count"].as_u64().unwrap() >= 1,
+        "{stats}"
+    );
+    assert_eq!(
+        stats["requests"]["page"]["count"],
+        layer["requests"]["page"]["count"]
+    );
+    assert_eq!(layer["arrivals"]["app"]["depth"], 1, "{stats}");
+    assert!(layer["arrivals"]["app"]["page_ms"].is_number(), "{stats}");
+    assert_eq!(layer["levels"][0]["level"], 1, "{stats}");
+    assert_eq!(layer["pages_cached"], 0, "{stats}");
+
+    // From the cache alone: no request, every page from the cache.
+    let offline = [
+        "in.txt",
+        "-o",
+        "again.txt",
+        "--stats",
+        "stats.json",
+        "--offline",
+    ];
+    let (code, _, stderr) = run(work.compile(&index.json(), &offline));
+    assert_eq!(code, 0, "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let layer = &stats["layers"][0];
+    assert_eq!(layer["requests"], serde_json::json!({}), "{stats}");
+    assert!(layer["pages_cached"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(
+        work.read("out.txt"),
+        work.read("again.txt").replace("again.txt", "out.txt")
+    );
+}
