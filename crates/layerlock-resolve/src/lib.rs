@@ -8,6 +8,7 @@ mod lookahead;
 mod policy;
 mod provider;
 mod request;
+mod solve;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,7 +26,7 @@ pub use lookahead::Lookahead;
 pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
-use provider::{Pkg, Provider, root_version};
+use provider::{Pkg, Provider};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
@@ -49,7 +50,7 @@ pub fn resolve(
     request: &ResolveRequest,
 ) -> Result<Resolution, ResolveError> {
     let provider = Provider::new(source, request);
-    let solution = match pubgrub::resolve(&provider, Pkg::Root, root_version()) {
+    let solution = match solve::solve(&provider) {
         Ok(solution) => solution,
         Err(PubGrubError::NoSolution(tree)) => {
             // The tree is not collapsed: its "no versions" leaves are where

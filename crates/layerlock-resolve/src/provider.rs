@@ -47,6 +47,10 @@ impl fmt::Display for Pkg {
 
 pub(crate) type Range = Ranges<Version>;
 
+/// Decided first: the highest class, then the most conflicts, then the
+/// earliest discovered.
+pub(crate) type Priority = (u8, u32, Reverse<usize>);
+
 /// The most versions of one package whose metadata is fetched ahead while
 /// the resolver backtracks through it.
 const MAX_LOOKAHEAD: usize = 16;
@@ -66,6 +70,10 @@ pub(crate) struct State {
     /// The version last chosen of each package, and how many different
     /// choices it has had (more than one: the resolver is backtracking).
     choices: HashMap<PackageName, (Version, usize)>,
+    /// Packages that kept losing conflicts (decided earlier) and that kept
+    /// winning them (decided later); see `solve`.
+    early: HashSet<Pkg>,
+    late: HashSet<Pkg>,
     pub(crate) warnings: BTreeSet<String>,
 }
 
@@ -361,7 +369,7 @@ impl DependencyProvider for Provider<'_> {
     type VS = Range;
     type M = String;
     type Err = SourceError;
-    type Priority = (u8, u32, Reverse<usize>);
+    type Priority = Priority;
 
     fn prioritize(
         &self,
@@ -369,24 +377,7 @@ impl DependencyProvider for Provider<'_> {
         range: &Range,
         stats: &PackageResolutionStatistics,
     ) -> Self::Priority {
-        // Fixed facts first (base pins, exact pins), then the most
-        // conflicted, then the order requirements were discovered in.
-        let Some(name) = package.name() else {
-            return (3, 0, Reverse(0));
-        };
-        let class = if self.is_base(name) || range.as_singleton().is_some() {
-            2
-        } else {
-            1
-        };
-        let order = self
-            .state
-            .borrow()
-            .order
-            .get(name)
-            .copied()
-            .unwrap_or(usize::MAX);
-        (class, stats.conflict_count(), Reverse(order))
+        self.priority(package, range, stats.conflict_count())
     }
 
     fn choose_version(&self, package: &Pkg, range: &Range) -> Result<Option<Version>, SourceError> {
@@ -472,6 +463,43 @@ impl DependencyProvider for Provider<'_> {
 }
 
 impl Provider<'_> {
+    /// The order packages are decided in: the root; packages that kept
+    /// losing conflicts; fixed facts (base pins, exact pins); packages that
+    /// kept winning them; the rest. Within a class, the most conflicted
+    /// first, then the order requirements were discovered in.
+    pub(crate) fn priority(&self, package: &Pkg, range: &Range, conflicts: u32) -> Priority {
+        let Some(name) = package.name() else {
+            return (5, 0, Reverse(0));
+        };
+        let state = self.state.borrow();
+        let class = if state.late.contains(package) {
+            2
+        } else if state.early.contains(package) {
+            4
+        } else if self.is_base(name) || range.as_singleton().is_some() {
+            3
+        } else {
+            1
+        };
+        let order = state.order.get(name).copied().unwrap_or(usize::MAX);
+        (class, conflicts, Reverse(order))
+    }
+
+    /// `package` keeps being rejected because of another's version.
+    pub(crate) fn decide_early(&self, package: &Pkg) {
+        let mut state = self.state.borrow_mut();
+        if !state.late.contains(package) {
+            state.early.insert(package.clone());
+        }
+    }
+
+    /// `package`'s version keeps rejecting others'; true when that is news.
+    pub(crate) fn decide_late(&self, package: &Pkg) -> bool {
+        let mut state = self.state.borrow_mut();
+        state.early.remove(package);
+        state.late.insert(package.clone())
+    }
+
     fn warn_unreadable(
         &self,
         name: &PackageName,

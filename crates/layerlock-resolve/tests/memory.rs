@@ -199,3 +199,43 @@ fn a_damaged_cache_line_stops_the_resolution_rather_than_hiding_a_version() {
         "{source}"
     );
 }
+
+#[test]
+fn a_package_that_keeps_losing_is_decided_before_the_one_beating_it() {
+    // `t` comes first and would be decided first at 2.0; every `g` but the
+    // oldest caps it below 2. Walking `g` down to 1.0 is valid but old;
+    // after a few rejections `t` is decided after `g` instead (as uv does).
+    let mut table: Vec<(&str, &'static str, &[&'static str])> =
+        vec![("t", "1.0", &[]), ("t", "2.0", &[]), ("g", "1.0", &[])];
+    for v in [
+        "2.0", "3.0", "4.0", "5.0", "6.0", "7.0", "8.0", "9.0", "10.0",
+    ] {
+        table.push(("g", v, &["t<2"]));
+    }
+    let source = Memory::new(&table);
+    let resolution = resolve(&source, &request(&["t", "g"], &[])).unwrap();
+    let names: Vec<String> = resolution
+        .packages
+        .iter()
+        .map(|(n, r)| format!("{n}=={}", r.version))
+        .collect();
+    assert_eq!(names, vec!["g==10.0", "t==1.0"]);
+}
+
+#[test]
+fn a_short_conflict_keeps_the_order_requirements_came_in() {
+    // Fewer rejections than the threshold: `t` keeps its newest version.
+    let source = Memory::new(&[
+        ("t", "1.0", &[]),
+        ("t", "2.0", &[]),
+        ("g", "1.0", &[]),
+        ("g", "2.0", &["t<2"]),
+    ]);
+    let resolution = resolve(&source, &request(&["t", "g"], &[])).unwrap();
+    let names: Vec<String> = resolution
+        .packages
+        .iter()
+        .map(|(n, r)| format!("{n}=={}", r.version))
+        .collect();
+    assert_eq!(names, vec!["g==1.0", "t==2.0"]);
+}
