@@ -14,6 +14,7 @@ use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use url::Url;
 use uv_normalize::PackageName;
+use uv_pep440::Version;
 
 use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
@@ -48,13 +49,25 @@ pub struct IndexConfig {
 
 /// Picks the wheel whose metadata is worth fetching as soon as a project page
 /// arrives, before the resolver asks for it.
-pub type Speculator = Arc<dyn Fn(&PackageName, &ProjectFiles) -> Option<IndexFile> + Send + Sync>;
+/// With a version, the newest usable wheel below it instead (the resolver
+/// will reject that version).
+pub type Speculator =
+    Arc<dyn Fn(&PackageName, &ProjectFiles, Option<&Version>) -> Option<IndexFile> + Send + Sync>;
 
-/// Names the projects worth fetching as soon as a wheel's metadata arrives
-/// (its dependencies on the target), before the resolver asks for them.
-/// With the [`Speculator`] this walks the likely dependency tree at network
-/// speed instead of at the resolver's pace.
-pub type Expander = Arc<dyn Fn(&PackageName, &CoreMetadata) -> Vec<PackageName> + Send + Sync>;
+/// What is worth fetching as soon as a wheel's metadata arrives, before the
+/// resolver asks: the projects of its dependencies on the target, and
+/// whether the resolver will reject this version (then the next older one's
+/// metadata is fetched too). With the [`Speculator`] this walks the likely
+/// dependency tree at network speed instead of at the resolver's pace.
+pub type Expander = Arc<dyn Fn(&PackageName, &CoreMetadata) -> Ahead + Send + Sync>;
+
+/// An [`Expander`]'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ahead {
+    pub projects: Vec<PackageName>,
+    /// The version just read cannot be used: look below it.
+    pub rejected: bool,
+}
 
 /// Told about each finished fetch (for a progress bar).
 pub trait Progress: Send + Sync {
@@ -481,7 +494,7 @@ impl Inner {
         let project = ProjectFiles::new(local, page, asked);
         let answer = if !project.is_empty() {
             let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
-            if let Some(pick) = speculator.and_then(|s| s(&name, &project)) {
+            if let Some(pick) = speculator.and_then(|s| s(&name, &project, None)) {
                 let fut = Self::metadata_future(&self, &name, &pick);
                 tokio::spawn(fut);
             }
@@ -496,6 +509,22 @@ impl Inner {
             }
         };
         Ok(Arc::new(answer))
+    }
+
+    /// The metadata of the newest usable wheel of `name` below `version`
+    /// (whose own the resolver will reject), fetched ahead. A guess: errors
+    /// are the resolver's to meet if it asks.
+    async fn older_metadata(self: Arc<Self>, name: PackageName, version: Version) {
+        let Ok(answer) = Self::project_future(&self, &name).await else {
+            return;
+        };
+        let ProjectAnswer::Found(project) = answer.as_ref() else {
+            return;
+        };
+        let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
+        if let Some(pick) = speculator.and_then(|s| s(&name, project, Some(&version))) {
+            let _ = Self::metadata_future(&self, &name, &pick).await;
+        }
     }
 
     async fn fetch_page(&self, index: &Index, name: &PackageName) -> Result<Page, SourceError> {
@@ -650,8 +679,16 @@ impl Inner {
         self.stats.metadata_arrived(&name);
         let expander = self.expander.lock().ok().and_then(|s| s.clone());
         if let Some(expand) = expander {
-            for next in expand(&name, &metadata) {
-                tokio::spawn(Self::project_future(&self, &next));
+            let ahead = expand(&name, &metadata);
+            for next in &ahead.projects {
+                tokio::spawn(Self::project_future(&self, next));
+            }
+            if ahead.rejected {
+                tokio::spawn(Self::older_metadata(
+                    self.clone(),
+                    name.clone(),
+                    metadata.version.clone(),
+                ));
             }
         }
         Ok(Arc::new(metadata))
@@ -728,7 +765,7 @@ impl Inner {
             .get(
                 Fetch::Range,
                 url,
-                range_header("bytes=-65536"),
+                range_header(&format!("bytes=-{}", tail_len(file.size))),
                 MAX_WHEEL_BYTES,
             )
             .await?;
@@ -837,6 +874,16 @@ fn check_schemes(url: &Url, files: &PageLines) -> Result<(), SourceError> {
         });
     }
     Ok(())
+}
+
+/// How much of a wheel's end to read first: its zip directory and, usually,
+/// the .dist-info members just before it. Large wheels hold many files, so
+/// their directory is larger; a bigger first read saves a round trip, which
+/// costs more than the extra bytes.
+fn tail_len(size: Option<u64>) -> u64 {
+    const MIN: u64 = 64 * 1024;
+    const MAX: u64 = 256 * 1024;
+    size.map_or(MIN, |size| (size / 64).clamp(MIN, MAX))
 }
 
 fn range_header(value: &str) -> HeaderMap {

@@ -20,6 +20,6 @@ pub mod wheel {
     };
 }
 pub use client::{
-    ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator, package_name,
+    Ahead, ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator, package_name,
 };
 pub use stats::{Arrivals, Fetch, FetchStats, Traffic};

@@ -22,7 +22,7 @@ pub use candidates::{
 };
 pub use explain::Cause;
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
-pub use lookahead::Lookahead;
+pub use lookahead::{Guess, Lookahead};
 pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 

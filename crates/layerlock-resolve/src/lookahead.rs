@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use uv_normalize::{ExtraName, PackageName};
-use uv_pep508::{Requirement, VerbatimUrl};
+use uv_pep440::Version;
+use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 use layerlock_dist::{CoreMetadata, IndexFile, ProjectFiles};
 
@@ -17,6 +18,15 @@ use crate::{ResolveRequest, candidates, speculative_wheel};
 pub struct Lookahead {
     request: Arc<ResolveRequest>,
     seen: Mutex<Seen>,
+}
+
+/// What [`Lookahead::next`] guesses from one wheel's metadata.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Guess {
+    /// Projects whose pages the resolver will want.
+    pub projects: Vec<PackageName>,
+    /// The resolver will reject this version.
+    pub rejected: bool,
 }
 
 #[derive(Default)]
@@ -48,11 +58,14 @@ impl Lookahead {
     /// The projects `name`'s requirements need on the target, under the
     /// extras asked of it so far, that the bases do not provide. An extra
     /// asked of a package whose metadata came in earlier brings what that
-    /// extra needs too.
-    pub fn next(&self, name: &PackageName, metadata: &CoreMetadata) -> Vec<PackageName> {
+    /// extra needs too. And whether the resolver will reject this version:
+    /// it needs another Python, or a version of a base package other than
+    /// the pinned one.
+    pub fn next(&self, name: &PackageName, metadata: &CoreMetadata) -> Guess {
         let Ok(mut seen) = self.seen.lock() else {
-            return Vec::new();
+            return Guess::default();
         };
+        let rejected = !self.request.base.contains_key(name) && self.rejects(metadata);
         seen.requires
             .insert(name.clone(), metadata.requires_dist.clone());
         let asked: Vec<ExtraName> = seen
@@ -93,16 +106,48 @@ impl Lookahead {
         }
         out.sort();
         out.dedup();
-        out
+        Guess {
+            projects: out,
+            rejected,
+        }
+    }
+
+    /// Whether `metadata`'s version cannot be part of the layer, whatever
+    /// else is chosen.
+    fn rejects(&self, metadata: &CoreMetadata) -> bool {
+        let target = &self.request.target;
+        if metadata
+            .requires_python
+            .as_ref()
+            .is_some_and(|spec| !spec.contains(target.python()))
+        {
+            return true;
+        }
+        metadata.requires_dist.iter().any(|r| {
+            let Some(VersionOrUrl::VersionSpecifier(specs)) = &r.version_or_url else {
+                return false;
+            };
+            let pinned = self
+                .request
+                .base
+                .get(&r.name)
+                .and_then(|p| p.version.as_ref());
+            pinned.is_some_and(|v| !specs.contains(v)) && self.applies(r, &[], true)
+        })
     }
 
     /// The wheel whose metadata to fetch as soon as `name`'s page is in:
-    /// the newest usable version's, or for a base package asked with
-    /// extras, its pinned version's.
-    pub fn wheel(&self, name: &PackageName, project: &ProjectFiles) -> Option<IndexFile> {
+    /// the newest usable version's (below `below`, when given), or for a
+    /// base package asked with extras, its pinned version's.
+    pub fn wheel(
+        &self,
+        name: &PackageName,
+        project: &ProjectFiles,
+        below: Option<&Version>,
+    ) -> Option<IndexFile> {
         let request = &self.request;
         let Some(pin) = request.base.get(name) else {
-            return speculative_wheel(name, project, &request.target, request.filters(name));
+            return speculative_wheel(name, project, &request.target, request.filters(name), below);
         };
         let with_extras = self
             .seen

@@ -190,11 +190,15 @@ pub fn client(
     .context("cannot set up the package index client")?;
     let lookahead = Arc::new(Lookahead::new(Arc::new(prepared.request.clone())));
     let speculating = lookahead.clone();
-    client.set_speculator(Arc::new(move |name, project| {
-        speculating.wheel(name, project)
+    client.set_speculator(Arc::new(move |name, project, below| {
+        speculating.wheel(name, project, below)
     }));
     client.set_expander(Arc::new(move |name, metadata| {
-        lookahead.next(name, metadata)
+        let guess = lookahead.next(name, metadata);
+        layerlock_index::Ahead {
+            projects: guess.projects,
+            rejected: guess.rejected,
+        }
     }));
     client.set_progress(spinner.progress());
     Ok(client)
