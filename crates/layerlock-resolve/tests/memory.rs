@@ -239,3 +239,48 @@ fn a_short_conflict_keeps_the_order_requirements_came_in() {
         .collect();
     assert_eq!(names, vec!["g==1.0", "t==2.0"]);
 }
+
+#[test]
+fn the_lookahead_follows_the_target_and_knows_a_version_the_base_rules_out() {
+    use layerlock_resolve::Lookahead;
+    let lookahead = Lookahead::new(Arc::new(request(&["app[extra]"], &[("b", "1.0")])));
+    let metadata = |deps: &str| {
+        let text = format!(
+            "Metadata-Version: 2.1\nName: app\nVersion: 2.0\n{deps}Provides-Extra: extra\n"
+        );
+        CoreMetadata::parse(text.as_bytes()).unwrap()
+    };
+    let app = PackageName::from_str("app").unwrap();
+    let names = |guess: &layerlock_resolve::Guess| {
+        guess
+            .projects
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+
+    let guess = lookahead.next(
+        &app,
+        &metadata(concat!(
+            "Requires-Dist: c\n",
+            "Requires-Dist: b>=1\n",
+            "Requires-Dist: winonly; sys_platform == 'win32'\n",
+            "Requires-Dist: more; extra == 'extra'\n",
+            "Requires-Dist: other; extra == 'other'\n",
+        )),
+    );
+    // The base's own package is not fetched; the extra asked counts.
+    assert_eq!(names(&guess), vec!["c", "more"]);
+    assert!(!guess.rejected);
+
+    for ruled_out in ["Requires-Dist: b>=2\n", "Requires-Python: >=3.13\n"] {
+        let guess = lookahead.next(&app, &metadata(ruled_out));
+        assert!(guess.rejected, "{ruled_out}");
+    }
+    // A requirement that does not apply on the target rules nothing out.
+    let guess = lookahead.next(
+        &app,
+        &metadata("Requires-Dist: b>=2; sys_platform == 'win32'\n"),
+    );
+    assert!(!guess.rejected);
+}
