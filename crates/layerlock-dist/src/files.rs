@@ -134,16 +134,18 @@ impl ProjectFiles {
         }
     }
 
-    /// Every file, read whole.
-    pub fn files(&self) -> impl Iterator<Item = IndexFile> + '_ {
-        (0..self.len()).filter_map(|i| self.file(i))
+    /// Every file, read whole; `Err(i)` when file `i`'s line is damaged
+    /// (damage the cache's checksum missed). One that cannot be read is
+    /// never passed over: it could be the file a caller is looking for.
+    pub fn files(&self) -> Result<Vec<IndexFile>, usize> {
+        (0..self.len()).map(|i| self.file(i).ok_or(i)).collect()
     }
 }
 
 /// Equal when they list the same files, however each is kept.
 impl PartialEq for ProjectFiles {
     fn eq(&self, other: &Self) -> bool {
-        self.asked == other.asked && self.len() == other.len() && self.files().eq(other.files())
+        self.asked == other.asked && self.files() == other.files()
     }
 }
 

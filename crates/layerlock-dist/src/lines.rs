@@ -14,7 +14,7 @@
 //! (a field cannot otherwise start so: `%` is always escaped).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -35,8 +35,9 @@ pub struct PageLines {
     /// The lines of each version the file names give; files of other
     /// projects and names that cannot be read are in none.
     versions: BTreeMap<Version, Vec<u32>>,
-    /// The requires-python values read so far, each parsed once.
-    specifiers: Mutex<Vec<(String, VersionSpecifiers)>>,
+    /// The requires-python values read so far, each parsed once (at most
+    /// [`MAX_SPECIFIERS`] of them).
+    specifiers: Mutex<HashMap<String, VersionSpecifiers>>,
     listed_by: Arc<str>,
     /// The first file whose URL is not HTTP(S).
     first_local: Option<usize>,
@@ -47,6 +48,11 @@ const FIELDS: usize = 8;
 
 /// How a URL field that leaves out the file's name starts.
 const NAMED: &str = "%N";
+
+/// The most requires-python values a page keeps parsed. A real project has
+/// a few dozen; a page that gives every file its own is parsed file by file
+/// past this, rather than growing the memo with the page.
+const MAX_SPECIFIERS: usize = 1024;
 
 /// One line split into its fields, borrowed from the page.
 struct Fields<'a> {
@@ -173,14 +179,18 @@ impl PageLines {
         })
     }
 
-    /// A requires-python value, parsed once per page.
+    /// A requires-python value, parsed once per page. Looked up by hash:
+    /// searching the values one by one made reading every file of a page
+    /// with many distinct values quadratic (20,000 files: seconds).
     fn specifiers(&self, text: &str) -> Option<VersionSpecifiers> {
         let mut seen = self.specifiers.lock().ok()?;
-        if let Some((_, parsed)) = seen.iter().find(|(t, _)| t == text) {
+        if let Some(parsed) = seen.get(text) {
             return Some(parsed.clone());
         }
         let parsed = VersionSpecifiers::from_str(text).ok()?;
-        seen.push((text.to_string(), parsed.clone()));
+        if seen.len() < MAX_SPECIFIERS {
+            seen.insert(text.to_string(), parsed.clone());
+        }
         Some(parsed)
     }
 
@@ -428,7 +438,7 @@ mod tests {
             vec![(one, vec![1, 2, 4]), (two, vec![0])]
         );
         assert_eq!(project.file(2), Some(files[0].clone()));
-        assert_eq!(project.files().count(), 6);
+        assert_eq!(project.files().map(|files| files.len()), Ok(6));
         let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
         assert_eq!(
             lines.first_local().map(|f| f.0),
@@ -489,5 +499,23 @@ mod tests {
         let mut out = String::new();
         other.write_line(&mut out);
         assert!(!out.contains("%N"), "{out}");
+    }
+
+    #[test]
+    fn distinct_requires_python_values_are_not_searched_one_by_one() {
+        // Every file its own requires-python: the memo of parsed values
+        // stays bounded, and every file still reads back with its own.
+        let files: Vec<IndexFile> = (0..3 * MAX_SPECIFIERS)
+            .map(|i| {
+                let mut f = file(&format!("app-1.{i}.tar.gz"));
+                f.requires_python = Some(VersionSpecifiers::from_str(&format!(">=3.{i}")).unwrap());
+                f
+            })
+            .collect();
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        for (i, want) in files.iter().enumerate() {
+            assert_eq!(lines.file(i).as_ref(), Some(want));
+        }
+        assert_eq!(lines.specifiers.lock().unwrap().len(), MAX_SPECIFIERS);
     }
 }

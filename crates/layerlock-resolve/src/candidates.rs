@@ -29,8 +29,6 @@ pub enum Exclusion {
     TooYoung { eligible: Timestamp },
     /// The index publishes no upload time, so the cooldown cannot clear it.
     NoUploadTime,
-    /// No file of the version has a name that can be read.
-    UnreadableName,
     /// A file's line in the cached page cannot be read: the cache is
     /// damaged. Never passed over: the resolver stops on it.
     Damaged,
@@ -54,7 +52,6 @@ impl std::fmt::Display for Exclusion {
                 f,
                 "no upload time on the index, so --exclude-newer or the cooldown cannot clear it (pass --allow-missing-time to use such files)"
             ),
-            Self::UnreadableName => write!(f, "no file whose name can be read"),
             Self::Damaged => write!(f, "its entry in the cached page cannot be read"),
         }
     }
@@ -75,6 +72,13 @@ pub struct Candidate {
 /// Every version of one project, newest last. A version is judged the
 /// first time it is looked at: a resolution looks at a few versions of each
 /// project, and popular projects list thousands of files.
+///
+/// Files are sorted into versions by name alone
+/// ([`layerlock_dist::version_in_filename`]), which passes names that
+/// [`IndexFile::kind`] refuses (a wheel's build tag or tags, its project
+/// name). A version none of whose files is a wheel or source distribution
+/// is no version at all: it is left out wherever versions are listed or
+/// looked up, as if its files had never been sorted into it.
 #[derive(Debug, Clone, Default)]
 pub struct Candidates {
     versions: BTreeMap<Version, Slot>,
@@ -82,11 +86,11 @@ pub struct Candidates {
 }
 
 /// One version's files (indexes into the project's) and, once judged, the
-/// verdict.
+/// verdict: `None` when no file of it is a distribution.
 #[derive(Debug, Clone, Default)]
 struct Slot {
     files: Vec<u32>,
-    judged: OnceLock<Candidate>,
+    judged: OnceLock<Option<Candidate>>,
 }
 
 /// What judging a version needs.
@@ -99,15 +103,10 @@ struct Judge {
 }
 
 impl Candidates {
-    /// Every version, oldest first, without judging any.
-    pub fn versions(&self) -> impl DoubleEndedIterator<Item = &Version> {
-        self.versions.keys()
-    }
-
-    /// `version`, judged.
+    /// `version`, judged; `None` when the project has no such version.
     pub fn get(&self, version: &Version) -> Option<&Candidate> {
         let slot = self.versions.get(version)?;
-        Some(self.judged(version, slot))
+        self.judged(version, slot)
     }
 
     /// Every version, oldest first, each judged as the iteration reaches it.
@@ -123,23 +122,23 @@ impl Candidates {
         self.versions
             .iter()
             .filter(move |(version, _)| keep(version))
-            .map(|(version, slot)| (version, self.judged(version, slot)))
+            .filter_map(|(version, slot)| Some((version, self.judged(version, slot)?)))
     }
 
-    fn judged<'a>(&'a self, version: &Version, slot: &'a Slot) -> &'a Candidate {
-        slot.judged.get_or_init(|| match &self.judge {
-            Some(judge) => judge.judge(version, &slot.files),
-            None => Candidate::excluded(Exclusion::UnreadableName),
-        })
+    fn judged<'a>(&'a self, version: &Version, slot: &'a Slot) -> Option<&'a Candidate> {
+        slot.judged
+            .get_or_init(|| self.judge.as_ref()?.judge(version, &slot.files))
+            .as_ref()
     }
 }
 
 impl Judge {
-    fn judge(&self, version: &Version, indexes: &[u32]) -> Candidate {
+    /// `None` when no file of the version is a distribution.
+    fn judge(&self, version: &Version, indexes: &[u32]) -> Option<Candidate> {
         let mut files: Vec<(IndexFile, Option<WheelFilename>)> = Vec::new();
         for i in indexes {
             let Some(file) = self.project.file(*i as usize) else {
-                return Candidate::excluded(Exclusion::Damaged);
+                return Some(Candidate::excluded(Exclusion::Damaged));
             };
             match file.kind(&self.name) {
                 DistKind::Wheel(wheel) => files.push((file, Some(wheel))),
@@ -148,13 +147,13 @@ impl Judge {
             }
         }
         if files.is_empty() {
-            return Candidate::excluded(Exclusion::UnreadableName);
+            return None;
         }
         let cooldown = self
             .filters
             .cooldown
             .filter(|_| !self.filters.cooldown_exempt.contains(version));
-        judge(files, &self.target, &self.filters, cooldown)
+        Some(judge(files, &self.target, &self.filters, cooldown))
     }
 }
 

@@ -271,7 +271,10 @@ impl<'a> Provider<'a> {
             Prerelease::Disallow => false,
             Prerelease::IfNecessaryOrExplicit => {
                 self.state.borrow().explicit_pre.contains(name)
-                    || candidates.versions().all(Version::any_prerelease)
+                    || candidates
+                        .iter_where(|v| !v.any_prerelease())
+                        .next()
+                        .is_none()
             }
         };
         let allowed = |v: &Version| (allow_pre || !v.any_prerelease()) && range.contains(v);

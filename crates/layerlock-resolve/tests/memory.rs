@@ -284,3 +284,67 @@ fn the_lookahead_follows_the_target_and_knows_a_version_the_base_rules_out() {
     );
     assert!(!guess.rejected);
 }
+
+/// A source listing one project's files by name, as an index page's lines;
+/// every wheel's METADATA has no dependencies.
+struct Listed(&'static [&'static str]);
+
+impl PackageSource for Listed {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let files: Vec<IndexFile> = self
+            .0
+            .iter()
+            .map(|filename| IndexFile {
+                filename: (*filename).to_string(),
+                url: format!("https://files.example/{filename}"),
+                sha256: Some("ab".repeat(32)),
+                requires_python: None,
+                yanked: None,
+                upload_time: None,
+                size: None,
+                core_metadata: Some(None),
+                listed_by: "memory".to_string(),
+            })
+            .collect();
+        let page = PageLines::from_files(&files, name, Arc::from("memory")).unwrap();
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
+            Vec::new(),
+            Some(Arc::new(page)),
+            vec!["memory".to_string()],
+        ))))
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let version = file.filename.split('-').nth(1).unwrap_or_default();
+        let text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+        Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
+    }
+}
+
+#[test]
+fn a_version_whose_file_names_cannot_be_read_is_no_version() {
+    // `a-1.0-x-…`: a build tag starts with a digit, so this is no wheel's
+    // name and 1.0 is no version of a. The pre-release is then all a has,
+    // and is taken.
+    let source = Listed(&["a-1.0-x-py3-none-any.whl", "a-2.0b1-py3-none-any.whl"]);
+    let resolution = resolve(&source, &request(&["a"], &[])).unwrap();
+    let a = &resolution.packages[&PackageName::from_str("a").unwrap()];
+    assert_eq!(a.version.to_string(), "2.0b1");
+    // Source distributions only, beside an unreadable wheel name: the cause
+    // is still that there is no wheel (what `covers` reports).
+    let source = Listed(&["a-1.0.tar.gz", "a-2.0-x-py3-none-any.whl"]);
+    let err = resolve(&source, &request(&["a"], &[])).unwrap_err();
+    let ResolveError::NoSolution { causes, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        causes,
+        &vec![layerlock_resolve::Cause::NoWheel(
+            PackageName::from_str("a").unwrap()
+        )]
+    );
+}

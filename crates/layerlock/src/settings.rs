@@ -805,6 +805,26 @@ fn compile(
             }
         }
     }
+    // `--stats FILE` is written last: over an input it would destroy it,
+    // over a lock it would replace it.
+    let stats = args
+        .stats
+        .as_deref()
+        .map(|p| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd)));
+    if let Some(stats) = &stats {
+        let path = canonical(&stats.path);
+        let taken = outputs.iter().any(|(p, _)| *p == path)
+            || layers
+                .iter()
+                .flat_map(|l| l.inputs.iter().chain(&l.bases))
+                .any(|input| canonical(&input.path) == path);
+        if taken {
+            bail!(
+                "--stats {} names an input, base or output of the compile; write the stats to another file",
+                stats.shown
+            );
+        }
+    }
     if args.check
         && let Some(layer) = layers.iter().find(|l| l.output.is_none())
     {
@@ -817,10 +837,7 @@ fn compile(
         layers,
         run: run_settings(&args.layer, env),
         check: args.check,
-        stats: args
-            .stats
-            .as_deref()
-            .map(|p| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd))),
+        stats,
     })
 }
 

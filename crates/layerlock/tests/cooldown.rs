@@ -372,3 +372,68 @@ fn without_a_lock_every_configured_layer_is_checked() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no lock to check"), "{stderr}");
 }
+
+/// CRC-32 (IEEE), as the cache seals its entries.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for b in bytes {
+        crc ^= u32::from(*b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Rewrite the cached page line of `filename` with `edit`, sealed again:
+/// damage the cache's checksum does not catch.
+fn damage_cached_line(work: &Work, filename: &str, edit: impl Fn(&str) -> String) {
+    let pages = work.cache.join("v4/pages");
+    let mut damaged = 0;
+    for entry in std::fs::read_dir(&pages).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let (_, body) = text.split_once('\n').unwrap();
+        if !body.contains(filename) {
+            continue;
+        }
+        let body: String = body
+            .split_inclusive('\n')
+            .map(|line| {
+                if line.starts_with(filename) {
+                    damaged += 1;
+                    edit(line)
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect();
+        let sealed = format!("crc32 {:08x}\n{body}", crc32(body.as_bytes()));
+        std::fs::write(entry.path(), sealed).unwrap();
+    }
+    assert_eq!(damaged, 1, "one cached line of {filename}");
+}
+
+#[test]
+fn a_damaged_cached_line_is_an_error_not_a_missing_upload_time() {
+    let index = Index::start(&["cooldown.toml"], &[]);
+    let work = Work::new();
+    lock_all(&work, &index);
+    // fresh 2.0.0's upload time, damaged: with --allow-missing-time it read
+    // as a file without a time, and the too-young version passed.
+    damage_cached_line(&work, "fresh-2.0.0-", |line| {
+        let mut fields: Vec<&str> = line.split('\t').collect();
+        fields[5] = "not-a-time";
+        fields.join("\t")
+    });
+    let (code, stdout, stderr) = check(
+        &work,
+        &index.json(),
+        &["--min-age", "7d", "--allow-missing-time", "--offline"],
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("the cache is damaged"), "{stderr}");
+}

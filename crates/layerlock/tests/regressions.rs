@@ -624,3 +624,28 @@ fn a_lock_of_a_hundred_thousand_lines_is_checked_for_duplicates() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_stats_file_that_is_an_input_or_the_lock_is_refused() {
+    let index = Index::start(&["layer.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    for stats in ["in.txt", "out.txt", "./in.txt"] {
+        work.write("out.txt", "kept\n");
+        let (code, _, stderr) = run(work.compile(
+            &index.json(),
+            &["in.txt", "-o", "out.txt", "--stats", stats],
+        ));
+        assert_eq!(code, 2, "--stats {stats}: {stderr}");
+        assert!(stderr.contains("--stats"), "{stderr}");
+        assert_eq!(work.read("in.txt"), "app\n", "--stats {stats}");
+        assert_eq!(work.read("out.txt"), "kept\n", "--stats {stats}");
+    }
+    let (code, _, stderr) = run(work.compile(
+        &index.json(),
+        &["in.txt", "-o", "out.txt", "--stats", "stats.json"],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    assert_eq!(stats["layerlock_stats"], 1);
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::str::FromStr;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use jiff::Timestamp;
 use serde::Serialize;
 use uv_normalize::PackageName;
@@ -325,7 +325,15 @@ fn upload_times(
         wanted.iter().map(|h| (h.clone(), None)).collect();
     match client.project(&package.name)?.as_ref() {
         ProjectAnswer::Found(project) => {
-            for file in project.files() {
+            // A file that cannot be read could be a locked one: its time
+            // would then count as missing, which --allow-missing-time passes.
+            let files = project.files().map_err(|_| {
+                anyhow!(
+                    "the cached page of {} cannot be read; the cache is damaged: delete it and run again",
+                    package.name
+                )
+            })?;
+            for file in files {
                 if let Some(sha) = &file.sha256
                     && let Some(slot) = times.get_mut(sha)
                 {
