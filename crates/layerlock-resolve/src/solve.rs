@@ -78,17 +78,19 @@ pub(crate) fn solve<'a>(
     // Versions whose dependencies are already incompatibilities.
     let mut added: HashSet<(Id<Pkg>, Version)> = HashSet::new();
     let mut next = state.root_package;
+    // Packages to decide earlier and later, applied once propagation is done.
+    let mut reorder: (Vec<Id<Pkg>>, Vec<Id<Pkg>>) = (Vec::new(), Vec::new());
     loop {
         let causes = state
             .unit_propagation(next)
             .map_err(PubGrubError::NoSolution)?;
-        let mut reorder = (Vec::new(), Vec::new());
         for (affected, conflict) in causes {
             let (early, late) = conflicts.record(&state, affected, &conflict);
             reorder.0.extend(early);
             reorder.1.extend(late);
         }
-        reprioritize(provider, &mut state, reorder);
+        // After propagation, before the next choice (as uv does).
+        reprioritize(provider, &mut state, std::mem::take(&mut reorder));
 
         let store = &state.package_store;
         let Some((highest, range)) = state
@@ -146,7 +148,8 @@ pub(crate) fn solve<'a>(
             state.add_package_version_dependencies(next, version, versions, dependencies)
         {
             let (early, late) = conflicts.record(&state, next, &conflict);
-            reprioritize(provider, &mut state, (early, late));
+            reorder.0.extend(early);
+            reorder.1.extend(late);
         }
     }
 }
