@@ -8,8 +8,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use layerlock_env::{
-    Clash, IMPORT_LIMIT, ImportResult, IntegrityProblem, Snapshot, check_integrity, clashes,
-    import_modules, same_version,
+    Clash, IMPORT_LIMIT, ImportResult, Installed, IntegrityProblem, ScanOptions, Snapshot,
+    check_integrity_all, clashes, import_modules, same_version,
 };
 
 use crate::cli::FormatArg;
@@ -50,6 +50,13 @@ struct Report {
     unreadable: Vec<String>,
 }
 
+/// What verify reads of each distribution: it reports neither installers
+/// nor direct URLs, and its clash and integrity checks use the RECORDs.
+const SCAN: ScanOptions = ScanOptions {
+    provenance: false,
+    keep_records: true,
+};
+
 pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     let mut lock = environment::read_lock(&settings.lock)?;
     let interpreter = environment::inspect(
@@ -58,7 +65,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
         &mut lock,
         &settings.lock,
     )?;
-    let snapshot = Snapshot::scan(&interpreter.paths);
+    let (snapshot, records) = Snapshot::scan_with(&interpreter.paths, SCAN);
     let mut missing = Vec::new();
     let mut different = Vec::new();
     for entry in &lock.entries {
@@ -77,16 +84,18 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
             Some(_) => {}
         }
     }
-    let mut integrity = Vec::new();
-    if settings.integrity {
-        for entry in &lock.entries {
-            if let Some(dist) = snapshot.dists.get(&entry.wanted.name) {
-                integrity.extend(check_integrity(dist));
-            }
-        }
-    }
+    let integrity = if settings.integrity {
+        let dists: Vec<&Installed> = lock
+            .entries
+            .iter()
+            .filter_map(|entry| snapshot.dists.get(&entry.wanted.name))
+            .collect();
+        check_integrity_all(&dists, &records)
+    } else {
+        Vec::new()
+    };
     let imports = import_modules(&interpreter.executable, &settings.imports, IMPORT_LIMIT)?;
-    let clashes = clashes(&snapshot);
+    let clashes = clashes(&snapshot, &records);
     let ok = missing.is_empty()
         && different.is_empty()
         && integrity.is_empty()
