@@ -2,6 +2,7 @@
 //! (PEP 376/627) and, as well as can be done, `*.egg-info`.
 
 use std::borrow::Cow;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -87,7 +88,9 @@ enum Head {
 /// Name and Version from the head of a METADATA / PKG-INFO file, of which
 /// `bytes` are the start (the whole file when `whole`). Only complete lines
 /// count: a part ends at its last newline, so `Version: 1.2` cut after
-/// `1.` is never taken for version `1.`.
+/// `1.` is never taken for version `1.`. The headers are read as text line
+/// by line (as `str::lines` splits them), and only the lines that could be
+/// blank and the two values are decoded, not the whole head.
 fn head(bytes: &[u8], whole: bool) -> Head {
     let bytes = if whole {
         bytes
@@ -97,17 +100,32 @@ fn head(bytes: &[u8], whole: bool) -> Head {
             None => return Head::Unfinished,
         }
     };
-    let text = String::from_utf8_lossy(bytes);
+    let text = |value: &[u8]| String::from_utf8_lossy(value).trim().to_string();
     let mut name = None;
     let mut version = None;
-    for line in text.lines() {
-        if line.trim().is_empty() {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let line = match rest.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                let line = &rest[..end];
+                rest = &rest[end + 1..];
+                line.strip_suffix(b"\r").unwrap_or(line)
+            }
+            None => std::mem::take(&mut rest),
+        };
+        // Blank as `str::trim` sees it: nothing but whitespace, which is
+        // ASCII or (rarely) wider.
+        let blank = line
+            .iter()
+            .all(|&b| !b.is_ascii() || char::from(b).is_whitespace())
+            && String::from_utf8_lossy(line).trim().is_empty();
+        if blank {
             return Head::Missing;
         }
-        if let Some(v) = line.strip_prefix("Name:") {
-            name = Some(v.trim().to_string());
-        } else if let Some(v) = line.strip_prefix("Version:") {
-            version = Some(v.trim().to_string());
+        if let Some(v) = line.strip_prefix(b"Name:") {
+            name = Some(text(v));
+        } else if let Some(v) = line.strip_prefix(b"Version:") {
+            version = Some(text(v));
         }
         if let (Some(name), Some(version)) = (&name, &version) {
             return Head::Found(name.clone(), version.clone());
@@ -171,7 +189,7 @@ fn read_dist(
     } else {
         match site.read_small(&info.join("RECORD")) {
             Ok(bytes) => (
-                Some(hex(&Sha256::digest(&bytes))),
+                options.provenance.then(|| hex(&Sha256::digest(&bytes))),
                 options.keep_records.then(|| {
                     String::from_utf8(bytes).map_err(|_| "RECORD is not UTF-8".to_string())
                 }),
@@ -201,13 +219,13 @@ fn read_dist(
     Ok((dist, record))
 }
 
-/// What a scan reads beyond each distribution's name, version and RECORD
-/// digest.
+/// What a scan reads beyond each distribution's name and version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanOptions {
-    /// INSTALLER and `direct_url.json`, which `install` reports and
-    /// `verify` does not. Without them `installer` is empty and
-    /// `direct_url` false.
+    /// INSTALLER, `direct_url.json` and the RECORD's digest, which
+    /// `install` reports and its drift guard compares, and `verify` uses
+    /// none of. Without them `installer` is empty, `direct_url` false and
+    /// `record_digest` none.
     pub provenance: bool,
     /// Keep every RECORD read, for clash and integrity checks.
     pub keep_records: bool,
@@ -262,10 +280,11 @@ impl Snapshot {
                             .by_dist
                             .insert(dist.path.clone().into_os_string(), record);
                     }
-                    if snapshot.dists.contains_key(&dist.name) {
-                        snapshot.shadowed.push(dist);
-                    } else {
-                        snapshot.dists.insert(dist.name.clone(), dist);
+                    match snapshot.dists.entry(dist.name.clone()) {
+                        Entry::Occupied(_) => snapshot.shadowed.push(dist),
+                        Entry::Vacant(vacant) => {
+                            vacant.insert(dist);
+                        }
                     }
                 }
                 Err(why) => snapshot.unreadable.push(Unreadable {
@@ -455,6 +474,49 @@ mod tests {
         assert_eq!(head(b"Version: 3\r\nName: b\r\n", false), found("b", "3"));
     }
 
+    #[test]
+    fn the_head_ends_where_text_lines_would_say_it_does() {
+        // Read as bytes, the head must end at the same line as when the
+        // whole file is decoded and split with `str::lines`.
+        let reference = |bytes: &[u8]| {
+            let text = String::from_utf8_lossy(bytes);
+            let mut name = None;
+            let mut version = None;
+            for line in text.lines() {
+                if line.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Name:") {
+                    name = Some(v.trim().to_string());
+                } else if let Some(v) = line.strip_prefix("Version:") {
+                    version = Some(v.trim().to_string());
+                }
+                if name.is_some() && version.is_some() {
+                    break;
+                }
+            }
+            match (name, version) {
+                (Some(n), Some(v)) => Head::Found(n, v),
+                _ => Head::Missing,
+            }
+        };
+        let heads: [&[u8]; 10] = [
+            b"Name: a\n\x0b\nVersion: 1\n",
+            b"Name: a\n\xc2\xa0\nVersion: 1\n",
+            b"Name: a\n\xe3\x80\x80 \t\nVersion: 1\n",
+            b"Name: a\n\xff\nVersion: 1\n",
+            b"Name: a\n\x1c\nVersion: 1\n",
+            b"Name: \xc3\xa9t\xc3\xa9\r\nVersion:  2.0 \r\n",
+            b"Name: a\rVersion: 1\nVersion: 2\n",
+            b"Name: a\nVersion: 1\r",
+            b"Name: a\n\r\nVersion: 1\n",
+            b"\nName: a\nVersion: 1\n",
+        ];
+        for bytes in heads {
+            assert_eq!(head(bytes, true), reference(bytes), "{bytes:?}");
+        }
+    }
+
     fn found(name: &str, version: &str) -> Head {
         Head::Found(name.to_string(), version.to_string())
     }
@@ -504,12 +566,11 @@ mod tests {
         assert_eq!(lean.dists.len(), 50);
         for (name, dist) in &full.dists {
             let lean = &lean.dists[name];
-            assert_eq!(
-                (&lean.version, &lean.record_digest),
-                (&dist.version, &dist.record_digest)
-            );
+            assert_eq!((&lean.version, &lean.path), (&dist.version, &dist.path));
             assert_eq!(dist.installer, "uv");
             assert_eq!(lean.installer, "");
+            assert_eq!(dist.record_digest.is_some(), name != "d08", "{name}");
+            assert_eq!(lean.record_digest, None, "{name}");
         }
         assert_eq!(
             records.get(&lean.dists["d00"]),
