@@ -138,9 +138,11 @@ fn head(bytes: &[u8], whole: bool) -> Head {
     }
 }
 
-/// How much of a METADATA file is read first: Name and Version are its
-/// first headers, and a long description after them is never needed.
-const METADATA_HEAD: u64 = 16 * 1024;
+/// How much of a METADATA file is read first: Name and Version are among
+/// its first headers (the core metadata specification lists them second
+/// and third, and build backends write them in that order), and the long
+/// description after the headers, often tens of KiB, is never needed.
+const METADATA_HEAD: u64 = 4 * 1024;
 
 /// Name and Version of the METADATA / PKG-INFO file `metadata` in `dir`.
 fn name_version(dir: &Dir<'_>, metadata: &Path) -> Result<(String, String), String> {
