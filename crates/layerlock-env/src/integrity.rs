@@ -2,12 +2,14 @@
 //! the recorded sha256. pip and uv match installed packages by version
 //! alone, so a tampered or half-overwritten package passes them.
 
-use std::path::Path;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde::Serialize;
 
-use crate::installed::{Installed, read_record};
+use crate::installed::{Installed, RecordLine, Records, record_lines, record_text};
+use crate::read::{Dir, FileHasher};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IntegrityProblem {
@@ -16,53 +18,244 @@ pub struct IntegrityProblem {
     pub what: String,
 }
 
-/// Check one distribution's files against its RECORD.
+/// Check one distribution's files against its RECORD, read now.
 pub fn check(dist: &Installed) -> Vec<IntegrityProblem> {
-    let problem = |path: &str, what: String| IntegrityProblem {
-        name: dist.name.clone(),
-        path: path.to_string(),
-        what,
-    };
-    if dist.egg_info {
-        return vec![problem(
-            &dist.path.display().to_string(),
-            "an egg-info distribution has no RECORD to check".to_string(),
-        )];
-    }
-    let record = match read_record(&dist.path) {
-        Ok(r) => r,
-        Err(e) => return vec![problem("RECORD", format!("cannot read RECORD: {e}"))],
-    };
-    let mut problems = Vec::new();
-    for entry in record {
-        let Some(expected) = &entry.sha256 else {
-            continue;
+    check_all(&[dist], &Records::default())
+}
+
+/// What there is to do for one distribution or one of its files.
+enum Job<'a> {
+    /// Known before any file is opened (no RECORD, an unreadable one).
+    Problem(IntegrityProblem),
+    File {
+        dist: &'a Installed,
+        line: RecordLine<'a>,
+    },
+}
+
+/// Check `dists` against their RECORDs: the text a scan kept in `records`,
+/// else read now. The files of all of them are hashed together, spread over
+/// the cores (one large extension module does not hold up the rest of its
+/// distribution). Problems come in the order of `dists`, each one's in
+/// RECORD order, whichever thread found them.
+pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProblem> {
+    let texts: Vec<Option<Cow<'_, Result<String, String>>>> = dists
+        .iter()
+        .map(|dist| {
+            (!dist.egg_info).then(|| match records.get(dist) {
+                Some(text) => Cow::Borrowed(text),
+                None => Cow::Owned(record_text(&dist.path)),
+            })
+        })
+        .collect();
+    let mut jobs = Vec::new();
+    for (dist, text) in dists.iter().zip(&texts) {
+        let problem = |path: String, what: String| {
+            Job::Problem(IntegrityProblem {
+                name: dist.name.clone(),
+                path,
+                what,
+            })
         };
-        let file = dist.site.join(Path::new(&entry.path));
-        match fs_err::symlink_metadata(&file) {
-            Err(_) => {
-                problems.push(problem(&entry.path, "missing".to_string()));
-                continue;
-            }
-            // A FIFO or device where a file should be is never opened.
-            Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
-                problems.push(problem(&entry.path, "not a regular file".to_string()));
-                continue;
-            }
-            Ok(_) => {}
-        }
-        match crate::read::sha256_file(&file) {
-            Ok(digest) => {
-                let actual = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest);
-                if actual != expected.trim_end_matches('=') {
-                    problems.push(problem(
-                        &entry.path,
-                        "content differs from RECORD".to_string(),
-                    ));
-                }
-            }
-            Err(e) => problems.push(problem(&entry.path, e)),
+        match text.as_deref() {
+            None => jobs.push(problem(
+                dist.path.display().to_string(),
+                "an egg-info distribution has no RECORD to check".to_string(),
+            )),
+            Some(Err(e)) => jobs.push(problem(
+                "RECORD".to_string(),
+                format!("cannot read RECORD: {e}"),
+            )),
+            Some(Ok(text)) => jobs.extend(
+                record_lines(text)
+                    // A line without a sha256 (RECORD itself, `.pyc` files)
+                    // has nothing to check.
+                    .filter(|line| line.sha256.is_some())
+                    .map(|line| Job::File { dist, line }),
+            ),
         }
     }
-    problems
+    let mut sites: Vec<&Path> = dists.iter().map(|d| d.site.as_path()).collect();
+    sites.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+    sites.dedup_by(|a, b| a.as_os_str() == b.as_os_str());
+    let dirs: Vec<Dir<'_>> = sites.iter().map(|site| Dir::open(site)).collect();
+    let dir_of = |site: &Path| {
+        dirs.iter()
+            .find(|dir| dir.path().as_os_str() == site.as_os_str())
+    };
+    let found = crate::parallel::map(
+        &jobs,
+        || (FileHasher::new(), PathBuf::new()),
+        |(hasher, path), job| match job {
+            Job::Problem(problem) => Some(problem.clone()),
+            Job::File { dist, line } => {
+                let fast = dir_of(&dist.site).and_then(|dir| check_at(hasher, dir, line));
+                fast.unwrap_or_else(|| check_file(hasher, path, &dist.site, line))
+                    .map(|what| IntegrityProblem {
+                        name: dist.name.clone(),
+                        path: line.path.to_string(),
+                        what,
+                    })
+            }
+        },
+    );
+    found.into_iter().flatten().collect()
+}
+
+/// [`check_file`] for the common case, a regular file read without error,
+/// looked up from its open site directory; `None` for anything else, which
+/// [`check_file`] then looks at by path for its own words.
+fn check_at(
+    hasher: &mut FileHasher,
+    dir: &Dir<'_>,
+    line: &RecordLine<'_>,
+) -> Option<Option<String>> {
+    let expected = line.sha256.as_deref()?;
+    let (file, len) = dir.open_regular(Path::new(line.path.as_ref()))?;
+    match hasher.sha256_of(file, len).ok()? {
+        Some(digest) => Some((!matches(digest, expected)).then(|| CHANGED.to_string())),
+        None => Some(Some(CHANGED.to_string())),
+    }
+}
+
+const CHANGED: &str = "content differs from RECORD";
+
+/// Whether `digest` is the RECORD's `expected` (urlsafe base64, padding
+/// optional).
+fn matches(digest: [u8; 32], expected: &str) -> bool {
+    let mut encoded = [0u8; 43];
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode_slice(digest, &mut encoded)
+        .is_ok_and(|n| encoded[..n] == *expected.trim_end_matches('=').as_bytes())
+}
+
+/// What is wrong with the file `line` names under `site`, if anything.
+/// `path` is the thread's buffer for the file's path.
+fn check_file(
+    hasher: &mut FileHasher,
+    path: &mut PathBuf,
+    site: &Path,
+    line: &RecordLine<'_>,
+) -> Option<String> {
+    let expected = line.sha256.as_deref()?;
+    path.as_mut_os_string().clear();
+    path.push(site);
+    path.push(Path::new(line.path.as_ref()));
+    let meta = match fs_err::symlink_metadata(&*path) {
+        Err(_) => return Some("missing".to_string()),
+        Ok(meta) if meta.file_type().is_symlink() => match fs_err::metadata(&*path) {
+            Ok(meta) => meta,
+            Err(e) => return Some(e.to_string()),
+        },
+        Ok(meta) => meta,
+    };
+    // A FIFO or device where a file should be is never opened.
+    if !meta.is_file() {
+        return Some("not a regular file".to_string());
+    }
+    match hasher.sha256(path, meta.len()) {
+        Ok(Some(digest)) => (!matches(digest, expected)).then(|| CHANGED.to_string()),
+        // Another length than a moment before: it is being changed.
+        Ok(None) => Some(CHANGED.to_string()),
+        Err(e) => Some(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::installed::{ScanOptions, Snapshot};
+    use crate::testing::install;
+
+    fn problem(name: &str, path: &str, what: &str) -> IntegrityProblem {
+        IntegrityProblem {
+            name: name.into(),
+            path: path.into(),
+            what: what.into(),
+        }
+    }
+
+    #[test]
+    fn problems_come_in_the_order_asked_whatever_thread_found_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        let bodies: Vec<(String, String)> = (0..30)
+            .map(|f| (format!("m{f:02}.py"), format!("x = {f}\n")))
+            .collect();
+        for d in 0..40 {
+            let files: Vec<(String, &str)> = bodies
+                .iter()
+                .map(|(path, body)| (format!("d{d:02}/{path}"), body.as_str()))
+                .collect();
+            let files: Vec<(&str, &str)> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
+            install(site, &format!("d{d:02}"), &files);
+        }
+        // Damage in every way, spread over many distributions.
+        std::fs::write(site.join("d03/m29.py"), "x = 29\n# appended\n").unwrap();
+        std::fs::write(site.join("d03/m00.py"), "x = 1\n").unwrap();
+        std::fs::remove_file(site.join("d17/m05.py")).unwrap();
+        std::fs::remove_file(site.join("d17/m04.py")).unwrap();
+        std::fs::remove_file(site.join("d21/m10.py")).unwrap();
+        std::fs::create_dir(site.join("d21/m10.py")).unwrap();
+        std::fs::write(site.join("d30-1.0.dist-info/RECORD"), b"\xff").unwrap();
+        std::fs::write(site.join("d39/m15.py"), "").unwrap();
+        let options = ScanOptions {
+            provenance: false,
+            keep_records: true,
+        };
+        let (snapshot, records) = Snapshot::scan_with(&[site.to_path_buf()], options);
+        // Asked in an order of their own (as a lock lists them), one twice.
+        let order = ["d39", "d03", "d30", "d17", "d21", "d00", "d03"];
+        let dists: Vec<&Installed> = order.iter().map(|n| &snapshot.dists[*n]).collect();
+        let changed = "content differs from RECORD";
+        let d03 = [
+            problem("d03", "d03/m00.py", changed),
+            problem("d03", "d03/m29.py", changed),
+        ];
+        let expected: Vec<IntegrityProblem> = [
+            vec![problem("d39", "d39/m15.py", changed)],
+            d03.to_vec(),
+            vec![problem(
+                "d30",
+                "RECORD",
+                "cannot read RECORD: RECORD is not UTF-8",
+            )],
+            vec![
+                problem("d17", "d17/m04.py", "missing"),
+                problem("d17", "d17/m05.py", "missing"),
+            ],
+            vec![problem("d21", "d21/m10.py", "not a regular file")],
+            d03.to_vec(),
+        ]
+        .concat();
+        assert_eq!(check_all(&dists, &records), expected);
+        // Read afresh, one at a time, as the install journal checks them.
+        let one_by_one: Vec<IntegrityProblem> = dists.iter().flat_map(|d| check(d)).collect();
+        assert_eq!(one_by_one, expected);
+    }
+
+    #[test]
+    fn a_symlink_is_followed_and_a_dangling_one_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        install(site, "link", &[("link/a.py", "a"), ("link/b.py", "b")]);
+        std::fs::write(site.join("real.py"), "a").unwrap();
+        std::fs::remove_file(site.join("link/a.py")).unwrap();
+        std::os::unix::fs::symlink(site.join("real.py"), site.join("link/a.py")).unwrap();
+        std::fs::remove_file(site.join("link/b.py")).unwrap();
+        std::os::unix::fs::symlink(site.join("gone.py"), site.join("link/b.py")).unwrap();
+        let snapshot = Snapshot::scan(&[site.to_path_buf()]);
+        let found = check(&snapshot.dists["link"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, "link/b.py");
+        // Not "missing": the link is there, what it points at is not.
+        assert!(
+            found[0]
+                .what
+                .starts_with("failed to query resolved metadata")
+                && found[0].what.contains("link/b.py"),
+            "{found:?}"
+        );
+    }
 }

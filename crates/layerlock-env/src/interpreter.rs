@@ -58,6 +58,52 @@ fn read_venv_config(python: &Path) -> Option<VenvConfig> {
     })
 }
 
+/// Where a virtual environment's inspection is cached, and what turns the
+/// cached answer of its base interpreter into its own.
+struct Cached {
+    venv: VenvConfig,
+    /// The venv's interpreter, absolute.
+    absolute: PathBuf,
+    /// The base interpreter, canonical.
+    base: PathBuf,
+    entry: PathBuf,
+}
+
+impl Cached {
+    /// `None` for anything but a venv with a cache to look in: a bare name
+    /// (looked up on PATH by the OS, so only Python itself can say which
+    /// it is), a base interpreter that cannot be found.
+    fn find(python: &Path, cache: Option<&Path>) -> Option<Self> {
+        let absolute = if python.is_absolute() {
+            python.to_path_buf()
+        } else if python.components().count() > 1 {
+            std::env::current_dir()
+                .map(|d| d.join(python))
+                .unwrap_or_else(|_| python.to_path_buf())
+        } else {
+            return None;
+        };
+        let cache = cache?;
+        let venv = read_venv_config(&absolute)?;
+        let base = Interpreter::base_interpreter(&venv)?;
+        let key = file_key(&base)?;
+        let entry = cache.join("interpreters").join(format!("{key}.json"));
+        Some(Self {
+            venv,
+            absolute,
+            base,
+            entry,
+        })
+    }
+
+    /// The venv's inspection from the cached entry, if there is a readable one.
+    fn read(&self) -> Option<Interpreter> {
+        let bytes = fs_err::read(&self.entry).ok()?;
+        let base = serde_json::from_slice::<Interpreter>(&bytes).ok()?;
+        Some(base.into_venv(&self.venv, &self.absolute))
+    }
+}
+
 /// Cache key of an interpreter file: path, size and modification time.
 fn file_key(path: &Path) -> Option<String> {
     let meta = fs_err::metadata(path).ok()?;
@@ -90,45 +136,30 @@ impl Interpreter {
     /// executable's path, size and mtime) and the environment's own layout is
     /// read from `pyvenv.cfg`, which saves a Python start-up on every call.
     pub fn inspect_cached(python: &Path, cache: Option<&Path>) -> Result<Self, EnvError> {
-        let absolute = if python.is_absolute() {
-            python.to_path_buf()
-        } else if python.components().count() > 1 {
-            std::env::current_dir()
-                .map(|d| d.join(python))
-                .unwrap_or_else(|_| python.to_path_buf())
-        } else {
-            // A bare name is looked up on PATH by the OS; ask Python itself.
+        let Some(cached) = Cached::find(python, cache) else {
             return Self::inspect(python);
         };
-        let (Some(cache), Some(venv)) = (cache, read_venv_config(&absolute)) else {
-            return Self::inspect(python);
-        };
-        let base = match Self::base_interpreter(&venv) {
-            Some(base) => base,
-            None => return Self::inspect(python),
-        };
-        let Some(key) = file_key(&base) else {
-            return Self::inspect(python);
-        };
-        let entry = cache.join("interpreters").join(format!("{key}.json"));
-        let base_info = match fs_err::read(&entry)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Self>(&b).ok())
-        {
-            Some(info) => info,
-            None => {
-                let info = Self::inspect(&base)?;
-                if let Ok(bytes) = serde_json::to_vec(&info) {
-                    let _ = fs_err::create_dir_all(entry.parent().unwrap_or(cache));
-                    let tmp = entry.with_extension(format!("tmp{}", std::process::id()));
-                    if fs_err::write(&tmp, bytes).is_ok() {
-                        let _ = fs_err::rename(&tmp, &entry);
-                    }
-                }
-                info
+        if let Some(found) = cached.read() {
+            return Ok(found);
+        }
+        let info = Self::inspect(&cached.base)?;
+        if let Ok(bytes) = serde_json::to_vec(&info) {
+            let entry = &cached.entry;
+            let _ = fs_err::create_dir_all(entry.parent().unwrap_or(entry));
+            let tmp = entry.with_extension(format!("tmp{}", std::process::id()));
+            if fs_err::write(&tmp, bytes).is_ok() {
+                let _ = fs_err::rename(&tmp, entry);
             }
-        };
-        Ok(base_info.into_venv(&venv, &absolute))
+        }
+        Ok(info.into_venv(&cached.venv, &cached.absolute))
+    }
+
+    /// What [`Interpreter::inspect_cached`] answers when it can answer
+    /// without running anything (a virtual environment whose base
+    /// interpreter's answer is cached); `None` when it would have to run an
+    /// interpreter.
+    pub fn from_cache(python: &Path, cache: Option<&Path>) -> Option<Self> {
+        Cached::find(python, cache)?.read()
     }
 
     fn base_interpreter(venv: &VenvConfig) -> Option<PathBuf> {

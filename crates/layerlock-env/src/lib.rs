@@ -9,9 +9,12 @@ mod install;
 mod installed;
 mod integrity;
 mod interpreter;
+mod parallel;
 mod plan;
 mod process;
 mod read;
+#[cfg(test)]
+mod testing;
 
 pub use clash::{Clash, clashes};
 pub use imports::{IMPORT_LIMIT, ImportResult, import_modules};
@@ -19,8 +22,10 @@ pub use install::{
     HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus, Installer,
     InstallerCommand, InstallerProgram, Journal,
 };
-pub use installed::{Installed, RecordEntry, Snapshot, Unreadable, normalise, read_record};
-pub use integrity::{IntegrityProblem, check as check_integrity};
+pub use installed::{
+    Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise, read_record,
+};
+pub use integrity::{IntegrityProblem, check as check_integrity, check_all as check_integrity_all};
 pub use interpreter::Interpreter;
 pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
 pub use process::output_within;

@@ -52,6 +52,11 @@ impl Plan {
 
 /// PEP 440 equality (`1.0` is `1.0.0`), falling back to text.
 pub fn same_version(a: &str, b: &str) -> bool {
+    // The same text is the same version either way, and nearly every
+    // installed version is spelled as its lock spells it: no parsing.
+    if a == b {
+        return true;
+    }
     match (Version::from_str(a), Version::from_str(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

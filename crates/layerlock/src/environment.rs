@@ -64,6 +64,17 @@ pub fn inspect(
 ) -> Result<Interpreter> {
     let interpreter = Interpreter::inspect_cached(python, cache)
         .with_context(|| format!("cannot inspect the interpreter {}", python.display()))?;
+    accept(interpreter, python, lock, lock_path)
+}
+
+/// The checks of [`inspect`] on an interpreter inspected already (`verify`
+/// takes a cached inspection while the lock is read).
+pub fn accept(
+    interpreter: Interpreter,
+    python: &Path,
+    lock: &mut Lock,
+    lock_path: &Path,
+) -> Result<Interpreter> {
     // `{lock} {what}, but {python} is Python X on P: {why}`, with what to do.
     let refuse = |what: String, why: String| -> anyhow::Error {
         Hinted {

@@ -591,3 +591,91 @@ fn an_interpreter_that_never_answers_is_given_up_on() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("did not answer within 60 s"), "{stderr}");
 }
+
+#[test]
+fn verify_answers_alike_with_and_without_a_cached_inspection() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(
+        &work,
+        &index,
+        "beta\ngamma\nengine\nengine-cuda13\n",
+        "layer",
+    );
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let site = site_packages(work.path().join("venv"));
+    std::fs::write(site.join("gamma/__init__.py"), "print('owned')\n").unwrap();
+    std::fs::write(site.join("alpha/__init__.py"), "").unwrap();
+    std::fs::remove_file(site.join("beta/__init__.py")).unwrap();
+    std::fs::create_dir_all(site.join("broken-1.0.dist-info")).unwrap();
+    // A fresh cache: the first run inspects the interpreter after the lock is
+    // read, the second takes the inspection it cached and scans while the
+    // lock is read.
+    let cache = work.path().join("fresh-cache");
+    let verify = |format: &str| {
+        let mut cmd = work.layerlock(&["verify"]);
+        cmd.arg(&lock)
+            .arg("--python")
+            .arg(&python)
+            .args(["--integrity", "--format", format])
+            .env("LAYERLOCK_CACHE_DIR", &cache);
+        run(cmd)
+    };
+    let (code, cold, _) = verify("text");
+    assert!(cache.join("interpreters").is_dir());
+    let (warm_code, warm, _) = verify("text");
+    assert_eq!((code, &cold), (warm_code, &warm));
+    assert_eq!(code, 1, "{cold}");
+    // Locked packages in lock order, each one's files in RECORD order.
+    let site_text = site.display().to_string();
+    // engine and engine-cuda13 write one file; which wrote it last, and so
+    // which of the two it no longer matches, is up to the installer.
+    let lines: Vec<String> = cold
+        .lines()
+        .filter(|l| !l.starts_with("tampered   engine"))
+        .map(|l| l.replace(&site_text, "SITE"))
+        .collect();
+    assert_eq!(cold.matches("tampered   engine").count(), 1, "{cold}");
+    assert_eq!(
+        lines,
+        [
+            "tampered   alpha: alpha/__init__.py content differs from RECORD",
+            "tampered   beta: beta/__init__.py missing",
+            "tampered   gamma: gamma/__init__.py content differs from RECORD",
+            "clash      engine and engine-cuda13 both install 1 file (e.g. engine/__init__.py; modules: engine)",
+            "unreadable SITE/broken-1.0.dist-info: failed to query resolved metadata `SITE/broken-1.0.dist-info/METADATA`: No such file or directory (os error 2)",
+        ],
+        "{cold}"
+    );
+    let (_, cold, _) = verify("json");
+    let (_, warm, _) = verify("json");
+    assert_eq!(cold, warm);
+}
+
+#[test]
+fn a_broken_lock_never_starts_the_interpreter() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = Work::new();
+    let hash = format!("--hash=sha256:{}", "0".repeat(64));
+    work.write("lock.txt", &format!("app==1.0 {hash}\napp==2.0 {hash}\n"));
+    // A `--python` that leaves a mark when it is run.
+    let mark = work.path().join("ran");
+    let python = work.write(
+        "python",
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nexec python3 \"$@\"\n",
+            mark.display()
+        ),
+    );
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, _, stderr) =
+        run(work.layerlock(&["verify", "lock.txt", "--python", python.to_str().unwrap()]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("app is locked twice"), "{stderr}");
+    assert!(
+        !mark.exists(),
+        "the interpreter was run for a lock that was refused"
+    );
+}
