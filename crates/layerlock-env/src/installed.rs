@@ -311,6 +311,19 @@ pub struct RecordEntry {
 pub(crate) struct RecordLine<'a> {
     pub(crate) path: Cow<'a, str>,
     pub(crate) sha256: Option<Cow<'a, str>>,
+    /// A hash in another algorithm (`md5=…`): not checked, and so not
+    /// passed either.
+    pub(crate) other_hash: Option<Cow<'a, str>>,
+}
+
+/// The sha256 digest of a RECORD hash field, or the field when it holds
+/// another algorithm's hash.
+fn hash_field(field: &str) -> (Option<&str>, Option<&str>) {
+    match field.strip_prefix("sha256=") {
+        Some(digest) => (Some(digest), None),
+        None if field.trim().is_empty() => (None, None),
+        None => (None, Some(field)),
+    }
 }
 
 /// The lines of a RECORD (CSV: path,hash,size; paths may be quoted).
@@ -324,22 +337,21 @@ fn record_line(line: &str) -> RecordLine<'_> {
     if !line.as_bytes().contains(&b'"') {
         // Nearly every line: nothing quoted, so the fields are the text.
         let (path, rest) = field(line);
-        let sha256 = rest
-            .map(|rest| field(rest).0)
-            .and_then(|h| h.strip_prefix("sha256="));
+        let (sha256, other) = hash_field(rest.map_or("", |rest| field(rest).0));
         return RecordLine {
             path: Cow::Borrowed(path),
             sha256: sha256.map(Cow::Borrowed),
+            other_hash: other.map(Cow::Borrowed),
         };
     }
     let mut fields = split_csv(line).into_iter();
     let path = fields.next().unwrap_or_default();
-    let sha256 = fields
-        .next()
-        .and_then(|h| h.strip_prefix("sha256=").map(str::to_string));
+    let hash = fields.next().unwrap_or_default();
+    let (sha256, other) = hash_field(&hash);
     RecordLine {
         path: Cow::Owned(path),
-        sha256: sha256.map(Cow::Owned),
+        sha256: sha256.map(|h| Cow::Owned(h.to_string())),
+        other_hash: other.map(|h| Cow::Owned(h.to_string())),
     }
 }
 
@@ -448,12 +460,14 @@ mod tests {
         ];
         for line in lines {
             let fields = split_csv(line);
+            let hash = fields.get(1).cloned().unwrap_or_default();
             let expected = RecordLine {
                 path: Cow::Owned(fields[0].clone()),
-                sha256: fields
-                    .get(1)
-                    .and_then(|h| h.strip_prefix("sha256="))
+                sha256: hash
+                    .strip_prefix("sha256=")
                     .map(|h| Cow::Owned(h.to_string())),
+                other_hash: (!hash.is_empty() && !hash.starts_with("sha256="))
+                    .then(|| Cow::Owned(hash.clone())),
             };
             assert_eq!(record_line(line), expected, "{line}");
         }

@@ -66,13 +66,24 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
                 "RECORD".to_string(),
                 format!("cannot read RECORD: {e}"),
             )),
-            Some(Ok(text)) => jobs.extend(
-                record_lines(text)
-                    // A line without a sha256 (RECORD itself, `.pyc` files)
+            Some(Ok(text)) => {
+                for line in record_lines(text) {
+                    if let Some(other) = &line.other_hash {
+                        // Fail closed: a hash we do not check is no pass.
+                        let algorithm = other.split('=').next().unwrap_or_default();
+                        jobs.push(problem(
+                            line.path.to_string(),
+                            format!(
+                                "RECORD gives a `{algorithm}` hash, not sha256; layerlock cannot check it"
+                            ),
+                        ));
+                    } else if line.sha256.is_some() {
+                        jobs.push(Job::File { dist, line });
+                    }
+                    // A line without a hash (RECORD itself, `.pyc` files)
                     // has nothing to check.
-                    .filter(|line| line.sha256.is_some())
-                    .map(|line| Job::File { dist, line }),
-            ),
+                }
+            }
         }
     }
     let mut sites: Vec<&Path> = dists.iter().map(|d| d.site.as_path()).collect();
@@ -174,6 +185,31 @@ mod tests {
             path: path.into(),
             what: what.into(),
         }
+    }
+
+    #[test]
+    fn a_hash_in_another_algorithm_is_a_problem_not_a_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        install(site, "a", &[("a/x.py", "x = 1\n"), ("a/y.py", "y = 1\n")]);
+        let record = site.join("a-1.0.dist-info/RECORD");
+        let text = std::fs::read_to_string(&record).unwrap();
+        let text = text.replacen("a/y.py,sha256=", "a/y.py,md5=", 1);
+        std::fs::write(&record, text).unwrap();
+        let options = ScanOptions {
+            provenance: false,
+            keep_records: true,
+        };
+        let (snapshot, records) = Snapshot::scan_with(&[site.to_path_buf()], options);
+        let found = check_all(&[&snapshot.dists["a"]], &records);
+        assert_eq!(
+            found,
+            vec![problem(
+                "a",
+                "a/y.py",
+                "RECORD gives a `md5` hash, not sha256; layerlock cannot check it"
+            )]
+        );
     }
 
     #[test]
