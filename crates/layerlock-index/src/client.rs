@@ -316,6 +316,11 @@ impl PackageSource for IndexClient {
     }
 
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
+        // From the cache alone a guess is only work the resolver may not
+        // need; it reads what it does need when it asks.
+        if self.inner.offline {
+            return;
+        }
         let fut = Inner::metadata_future(&self.inner, name, file);
         self.runtime().spawn(fut);
     }

@@ -188,18 +188,22 @@ pub fn client(
         concurrency: 48,
     })
     .context("cannot set up the package index client")?;
-    let lookahead = Arc::new(Lookahead::new(Arc::new(prepared.request.clone())));
-    let speculating = lookahead.clone();
-    client.set_speculator(Arc::new(move |name, project, below| {
-        speculating.wheel(name, project, below)
-    }));
-    client.set_expander(Arc::new(move |name, metadata| {
-        let guess = lookahead.next(name, metadata);
-        layerlock_index::Ahead {
-            projects: guess.projects,
-            rejected: guess.rejected,
-        }
-    }));
+    // Fetching ahead hides round trips; from the cache alone it only costs
+    // reading what the resolver may never ask for.
+    if !run.offline {
+        let lookahead = Arc::new(Lookahead::new(Arc::new(prepared.request.clone())));
+        let speculating = lookahead.clone();
+        client.set_speculator(Arc::new(move |name, project, below| {
+            speculating.wheel(name, project, below)
+        }));
+        client.set_expander(Arc::new(move |name, metadata| {
+            let guess = lookahead.next(name, metadata);
+            layerlock_index::Ahead {
+                projects: guess.projects,
+                rejected: guess.rejected,
+            }
+        }));
+    }
     client.set_progress(spinner.progress());
     Ok(client)
 }
