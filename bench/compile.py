@@ -140,21 +140,35 @@ class ToolFailed(Exception):
     pass
 
 
+# GNU time reports its child's peak RSS. Read from os.wait4 instead, a child
+# started by this script starts from the script's own memory (vfork shares
+# it, fork copies its counters), so ru_maxrss never reads below the
+# interpreter's ~37 MiB: small figures would all look alike.
+GNU_TIME = Path("/usr/bin/time")
+
+
 def measure(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float]:
     """Run cmd; return (wall seconds, peak RSS in MiB) of the child."""
+    rss_file = log.with_suffix(".rss")
+    timed = GNU_TIME.is_file()
+    if timed:
+        cmd = [str(GNU_TIME), "-f", "%M", "-o", str(rss_file), *cmd]
     with open(log, "wb") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err
         )
-        # wait4 gives the rusage of this child (and of the children it waited
-        # for); ru_maxrss is in KiB on Linux.
+        # Without GNU time: wait4 gives the rusage of this child (and of the
+        # children it waited for); ru_maxrss is in KiB on Linux.
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").strip().splitlines()[-6:]
         raise ToolFailed(f"{cmd[0]} exited {proc.returncode}:\n  " + "\n  ".join(tail))
+    if timed:
+        lines = rss_file.read_text().strip().splitlines()
+        return wall, int(lines[-1]) / 1024.0
     return wall, usage.ru_maxrss / 1024.0
 
 
@@ -455,7 +469,7 @@ def main() -> int:
                     "pip-compile --cache-dir plus pip --cache-dir, PIP_CACHE_DIR, XDG_CACHE_HOME)",
             "warm_offline": "one online run fills the cache, then --offline runs",
             "output": "a new output path per run (uv and pip-compile read an existing one as preferences)",
-            "rss": "ru_maxrss of the child from os.wait4",
+            "rss": "GNU time %M of the tool (ru_maxrss from os.wait4 when /usr/bin/time is missing)",
             "uv_env": "UV_PYTHON_DOWNLOADS=never",
             "cache_mib": "du of each tool's cache directory right after the warm-up run",
             "agreement": "name==version and sha256 sets of the first cold run's locks; uv's "
