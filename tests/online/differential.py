@@ -78,7 +78,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CASES_DIR = HERE / "cases"
-# In CI the repository is cloned fresh with shared/ beside it.
+# vLLM's corpus beside the checkout, when it is there: the cases that read
+# it are skipped, and say so, on a clone with nothing beside it.
 VLLM_REQ = REPO.parent / "shared" / "corpus" / "vllm" / "requirements"
 
 EXCLUDE_NEWER = "2026-11-01T00:00:00Z"

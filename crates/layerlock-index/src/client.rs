@@ -84,6 +84,27 @@ pub enum ClientError {
     Http(String),
 }
 
+/// A callback the client's user may set once it exists.
+struct Hook<T>(Mutex<Option<T>>);
+
+impl<T> Default for Hook<T> {
+    fn default() -> Self {
+        Self(Mutex::new(None))
+    }
+}
+
+impl<T: Clone> Hook<T> {
+    fn set(&self, value: T) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(value);
+        }
+    }
+
+    fn get(&self) -> Option<T> {
+        self.0.lock().ok().and_then(|slot| slot.clone())
+    }
+}
+
 type Fut<T> = Shared<BoxFuture<'static, Result<Arc<T>, SourceError>>>;
 
 struct Index {
@@ -110,9 +131,9 @@ struct Inner {
     permits: tokio::sync::Semaphore,
     projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
-    speculator: Mutex<Option<Speculator>>,
-    expander: Mutex<Option<Expander>>,
-    progress: Mutex<Option<Arc<dyn Progress>>>,
+    speculator: Hook<Speculator>,
+    expander: Hook<Expander>,
+    progress: Hook<Arc<dyn Progress>>,
     stats: Recorder,
 }
 
@@ -178,9 +199,9 @@ impl IndexClient {
                 permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
-                speculator: Mutex::default(),
-                expander: Mutex::default(),
-                progress: Mutex::default(),
+                speculator: Hook::default(),
+                expander: Hook::default(),
+                progress: Hook::default(),
                 stats: Recorder::new(),
             }),
             runtime: Some(runtime),
@@ -188,21 +209,15 @@ impl IndexClient {
     }
 
     pub fn set_speculator(&self, speculator: Speculator) {
-        if let Ok(mut slot) = self.inner.speculator.lock() {
-            *slot = Some(speculator);
-        }
+        self.inner.speculator.set(speculator);
     }
 
     pub fn set_expander(&self, expander: Expander) {
-        if let Ok(mut slot) = self.inner.expander.lock() {
-            *slot = Some(expander);
-        }
+        self.inner.expander.set(expander);
     }
 
     pub fn set_progress(&self, progress: Arc<dyn Progress>) {
-        if let Ok(mut slot) = self.inner.progress.lock() {
-            *slot = Some(progress);
-        }
+        self.inner.progress.set(progress);
     }
 
     /// What the client fetched so far, and when.
@@ -377,10 +392,8 @@ impl Inner {
     }
 
     fn report(&self, what: &str) {
-        if let Ok(slot) = self.progress.lock()
-            && let Some(p) = slot.as_ref()
-        {
-            p.fetched(what);
+        if let Some(progress) = self.progress.get() {
+            progress.fetched(what);
         }
     }
 
@@ -498,7 +511,7 @@ impl Inner {
         self.stats.page_arrived(&name);
         let project = ProjectFiles::new(local, page, asked);
         let answer = if !project.is_empty() {
-            let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
+            let speculator = self.speculator.get();
             if let Some(pick) = speculator.and_then(|s| s(&name, &project, None)) {
                 let fut = Self::metadata_future(&self, &name, &pick);
                 tokio::spawn(fut);
@@ -526,7 +539,7 @@ impl Inner {
         let ProjectAnswer::Found(project) = answer.as_ref() else {
             return;
         };
-        let speculator = self.speculator.lock().ok().and_then(|s| s.clone());
+        let speculator = self.speculator.get();
         if let Some(pick) = speculator.and_then(|s| s(&name, project, Some(&version))) {
             let _ = Self::metadata_future(&self, &name, &pick).await;
         }
@@ -682,7 +695,7 @@ impl Inner {
         }
         self.report(&file.filename);
         self.stats.metadata_arrived(&name);
-        let expander = self.expander.lock().ok().and_then(|s| s.clone());
+        let expander = self.expander.get();
         if let Some(expand) = expander {
             let ahead = expand(&name, &metadata);
             for next in &ahead.projects {

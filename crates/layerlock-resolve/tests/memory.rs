@@ -76,6 +76,15 @@ impl PackageSource for Memory {
     }
 }
 
+/// `name==version` of every package the layer adds.
+fn pins(resolution: &layerlock_resolve::Resolution) -> Vec<String> {
+    resolution
+        .packages
+        .iter()
+        .map(|(n, r)| format!("{n}=={}", r.version))
+        .collect()
+}
+
 fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
     ResolveRequest {
         direct: direct
@@ -116,11 +125,7 @@ fn base_pins_are_fixed_and_not_emitted() {
         ("b", "2.0", &[]),
     ]);
     let resolution = resolve(&source, &request(&["a"], &[("b", "1.0")])).unwrap();
-    let names: Vec<String> = resolution
-        .packages
-        .iter()
-        .map(|(n, r)| format!("{n}=={}", r.version))
-        .collect();
+    let names = pins(&resolution);
     assert_eq!(names, vec!["a==1.0"]);
     assert!(
         resolution
@@ -214,11 +219,7 @@ fn a_package_that_keeps_losing_is_decided_before_the_one_beating_it() {
     }
     let source = Memory::new(&table);
     let resolution = resolve(&source, &request(&["t", "g"], &[])).unwrap();
-    let names: Vec<String> = resolution
-        .packages
-        .iter()
-        .map(|(n, r)| format!("{n}=={}", r.version))
-        .collect();
+    let names = pins(&resolution);
     assert_eq!(names, vec!["g==10.0", "t==1.0"]);
 }
 
@@ -232,11 +233,7 @@ fn a_short_conflict_keeps_the_order_requirements_came_in() {
         ("g", "2.0", &["t<2"]),
     ]);
     let resolution = resolve(&source, &request(&["t", "g"], &[])).unwrap();
-    let names: Vec<String> = resolution
-        .packages
-        .iter()
-        .map(|(n, r)| format!("{n}=={}", r.version))
-        .collect();
+    let names = pins(&resolution);
     assert_eq!(names, vec!["g==1.0", "t==2.0"]);
 }
 
