@@ -63,8 +63,6 @@ pub(crate) struct State {
     /// The package names each chosen node depends on (for `# via`).
     pub(crate) edges: HashMap<(Pkg, Version), Vec<PackageName>>,
     order: HashMap<PackageName, usize>,
-    /// Packages a requirement names a pre-release of.
-    explicit_pre: HashSet<PackageName>,
     /// Versions pinned with `==` (a yanked one may then be used; PEP 592).
     exact_pins: HashMap<PackageName, HashSet<Version>>,
     /// The version last chosen of each package, and how many different
@@ -195,9 +193,6 @@ impl<'a> Provider<'a> {
             Some(VersionOrUrl::VersionSpecifier(specs)) => {
                 let mut state = self.state.borrow_mut();
                 for spec in specs.iter() {
-                    if spec.version().any_prerelease() {
-                        state.explicit_pre.insert(name.clone());
-                    }
                     if matches!(spec.operator(), Operator::Equal | Operator::ExactEqual) {
                         state
                             .exact_pins
@@ -266,36 +261,35 @@ impl<'a> Provider<'a> {
             return Ok(pin.version.clone().filter(|v| range.contains(v)));
         }
         let candidates = self.candidates(name)?;
-        let allow_pre = match self.request.prerelease {
-            Prerelease::Allow => true,
-            Prerelease::Disallow => false,
-            Prerelease::IfNecessaryOrExplicit => {
-                self.state.borrow().explicit_pre.contains(name)
-                    || candidates
-                        .iter_where(|v| !v.any_prerelease())
-                        .next()
-                        .is_none()
-            }
+        let in_range = |v: &Version| range.contains(v);
+        // uv's default since 0.12: every usable stable version first, then
+        // pre-releases, newest first in each pass. The versions PubGrub
+        // knows stay the same; only the order they are tried in changes.
+        let passes: &[fn(&Version) -> bool] = match self.request.prerelease {
+            Prerelease::Allow => &[|_| true],
+            Prerelease::Disallow => &[|v| !v.any_prerelease()],
+            Prerelease::IfNecessary => &[|v| !v.any_prerelease(), |v| v.any_prerelease()],
         };
-        let allowed = |v: &Version| (allow_pre || !v.any_prerelease()) && range.contains(v);
         let mut chosen = None;
-        for (v, c) in candidates.iter_where(allowed).rev() {
-            // Fail closed: a damaged cache entry could hide the version
-            // that should win.
-            if c.exclusion == Some(Exclusion::Damaged) {
-                return Err(SourceError::Invalid {
-                    url: format!("the cached page of {name}"),
-                    message: format!(
-                        "the entry of {name} {v} cannot be read; the cache is damaged: delete it and run again"
-                    ),
-                });
-            }
-            if self.usable(name, v, c) {
-                chosen = Some(v.clone());
-                break;
+        'passes: for pass in passes {
+            for (v, c) in candidates.iter_where(|v| pass(v) && in_range(v)).rev() {
+                // Fail closed: a damaged cache entry could hide the version
+                // that should win.
+                if c.exclusion == Some(Exclusion::Damaged) {
+                    return Err(SourceError::Invalid {
+                        url: format!("the cached page of {name}"),
+                        message: format!(
+                            "the entry of {name} {v} cannot be read; the cache is damaged: delete it and run again"
+                        ),
+                    });
+                }
+                if self.usable(name, v, c) {
+                    chosen = Some((v.clone(), *pass));
+                    break 'passes;
+                }
             }
         }
-        let Some(chosen) = chosen else {
+        let Some((chosen, pass)) = chosen else {
             return Ok(None);
         };
         let choices = {
@@ -315,7 +309,7 @@ impl<'a> Provider<'a> {
             // once, more the longer it goes on.
             let ahead = (choices * 4).min(MAX_LOOKAHEAD);
             for (v, c) in candidates
-                .iter_where(|v| v < &chosen && allowed(v))
+                .iter_where(|v| v < &chosen && pass(v) && in_range(v))
                 .rev()
                 .filter(|(v, c)| self.usable(name, v, c))
                 .take(ahead)

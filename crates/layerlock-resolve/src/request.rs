@@ -27,10 +27,10 @@ pub use layerlock_lock::BasePin;
 pub enum Prerelease {
     Disallow,
     Allow,
-    /// When a requirement names a pre-release, or a project has nothing else
-    /// (uv's and pip's default).
+    /// Only when no stable version fits: stable versions are tried first,
+    /// then pre-releases (uv's default since 0.12).
     #[default]
-    IfNecessaryOrExplicit,
+    IfNecessary,
 }
 
 #[derive(Debug, Clone)]

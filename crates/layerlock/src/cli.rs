@@ -339,7 +339,7 @@ pub struct LayerArgs {
     /// Only consider files uploaded before this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIMESTAMP")]
     pub exclude_newer: Option<String>,
-    /// When to choose pre-releases.
+    /// When to choose pre-releases (default: only when no stable version fits).
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,
     #[command(flatten)]
@@ -468,5 +468,9 @@ pub enum HashesArg {
 pub enum PrereleaseArg {
     Allow,
     Disallow,
-    IfNecessaryOrExplicit,
+    /// Stable versions first, pre-releases only when none fits (the default).
+    /// `if-necessary-or-explicit`, uv's older name, means the same.
+    #[value(alias = "if-necessary-or-explicit")]
+    #[serde(alias = "if-necessary-or-explicit")]
+    IfNecessary,
 }

@@ -355,7 +355,7 @@ fn prerelease(arg: Option<PrereleaseArg>) -> Prerelease {
     match arg {
         Some(PrereleaseArg::Allow) => Prerelease::Allow,
         Some(PrereleaseArg::Disallow) => Prerelease::Disallow,
-        Some(PrereleaseArg::IfNecessaryOrExplicit) | None => Prerelease::IfNecessaryOrExplicit,
+        Some(PrereleaseArg::IfNecessary) | None => Prerelease::IfNecessary,
     }
 }
 

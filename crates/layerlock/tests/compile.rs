@@ -180,11 +180,23 @@ fn yanked_versions_are_skipped_unless_pinned() {
 }
 
 #[test]
-fn pre_releases_only_when_pinned_allowed_or_alone() {
+fn pre_releases_only_when_no_stable_version_fits_or_allowed() {
     let index = layer_index();
     let work = Work::new();
     work.write("a.txt", "prerel\nonlypre\n");
     work.write("b.txt", "prerel>=2.0.0b1\n");
+    // Naming a pre-release does not put it ahead of a stable version that
+    // fits (uv's default since 0.12); excluding that version does.
+    work.write("d.txt", "prerel>=0.9b1\n");
+    work.write("e.txt", "prerel>=0.9b1,!=1.0.0\n");
+    for (input, lock, pin) in [
+        ("d.txt", "d.lock", "prerel==1.0.0"),
+        ("e.txt", "e.lock", "prerel==2.0.0b1"),
+    ] {
+        let (code, _, stderr) = run(work.compile(&index.json(), &[input, "-o", lock]));
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(pins(&work.read(lock)), vec![pin], "{input}");
+    }
     let (code, _, stderr) = run(work.compile(&index.json(), &["a.txt", "-o", "a.lock"]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
