@@ -57,7 +57,7 @@ TOP_KEYS = {"upload_time", "package"}
 PACKAGE_KEYS = {
     "name", "version", "requires_dist", "provides_extra", "requires_python",
     "tags", "sdist", "yanked", "upload_time", "metadata_file", "wrong_hash",
-    "module", "extra_files", "metadata_name"}
+    "module", "extra_files", "metadata_name", "filler"}
 
 
 class ScenarioError(Exception):
@@ -146,6 +146,9 @@ class Release:
     extra_files: dict | None = None
     # A lying METADATA: the name it claims, when not the package's own.
     metadata_name: str | None = None
+    # This many tiny generated modules ahead of the .dist-info, so the zip
+    # directory (and RECORD) outgrow a client's first ranged read.
+    filler: int = 0
 
     @property
     def normalized(self) -> str:
@@ -238,8 +241,15 @@ def load_scenario(path: str) -> list[Release]:
             module=pkg.get("module"),
             extra_files=pkg.get("extra_files"),
             metadata_name=pkg.get("metadata_name"),
+            filler=_filler(pkg.get("filler", 0), where),
         ))
     return releases
+
+
+def _filler(value, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100_000:
+        raise SystemExit(f"{where}: filler must be a count from 0 to 100000")
+    return value
 
 
 def load_scenarios(paths: list[str]) -> list[Release]:
@@ -315,6 +325,7 @@ def build_wheel(rel: Release, tag: str) -> Artifact:
     entries = [
         (f"{module}/__init__.py", module_source(rel)),
         *[(path, text.encode("utf-8")) for path, text in sorted((rel.extra_files or {}).items())],
+        *[(f"{module}/filler/m{i:06d}.py", f"N = {i}\n".encode("utf-8")) for i in range(rel.filler)],
         (f"{distinfo}/METADATA", metadata),
         (f"{distinfo}/WHEEL", ("\n".join(wheel_lines) + "\n").encode("utf-8")),
     ]

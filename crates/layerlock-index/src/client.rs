@@ -18,6 +18,7 @@ use uv_pep440::Version;
 
 use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
+    version_in_filename,
 };
 
 use crate::auth::{Keyring, SecretUrl, redact};
@@ -131,6 +132,11 @@ struct Inner {
     permits: tokio::sync::Semaphore,
     projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
+    /// Per project, how much of a wheel's end its directory and METADATA
+    /// took (see `metadata_by_range`).
+    tail_hints: Mutex<HashMap<PackageName, u64>>,
+    /// Per project, how many of its versions were read and found unusable.
+    rejections: Mutex<HashMap<PackageName, usize>>,
     speculator: Hook<Speculator>,
     expander: Hook<Expander>,
     progress: Hook<Arc<dyn Progress>>,
@@ -199,6 +205,8 @@ impl IndexClient {
                 permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
+                tail_hints: Mutex::default(),
+                rejections: Mutex::default(),
                 speculator: Hook::default(),
                 expander: Hook::default(),
                 progress: Hook::default(),
@@ -529,19 +537,40 @@ impl Inner {
         Ok(Arc::new(answer))
     }
 
-    /// The metadata of the newest usable wheel of `name` below `version`
-    /// (whose own the resolver will reject), fetched ahead. A guess: errors
-    /// are the resolver's to meet if it asks.
+    /// The metadata of the newest usable wheels of `name` below `version`
+    /// (whose own the resolver will reject), fetched ahead: one at the
+    /// first rejection of `name`, twice as many at each further one, up to
+    /// [`MAX_OLDER`], so a long walk down (every version needing a newer
+    /// pin than the base's) takes a few round trips, not one per version.
+    /// A guess: errors are the resolver's to meet if it asks.
     async fn older_metadata(self: Arc<Self>, name: PackageName, version: Version) {
+        let count = {
+            let Ok(mut rejections) = self.rejections.lock() else {
+                return;
+            };
+            let seen = rejections.entry(name.clone()).or_default();
+            *seen += 1;
+            1usize << (*seen - 1).min(MAX_OLDER.ilog2() as usize)
+        };
         let Ok(answer) = Self::project_future(&self, &name).await else {
             return;
         };
         let ProjectAnswer::Found(project) = answer.as_ref() else {
             return;
         };
-        let speculator = self.speculator.get();
-        if let Some(pick) = speculator.and_then(|s| s(&name, project, Some(&version))) {
-            let _ = Self::metadata_future(&self, &name, &pick).await;
+        let Some(speculator) = self.speculator.get() else {
+            return;
+        };
+        let mut below = version;
+        for _ in 0..count {
+            let Some(pick) = speculator(&name, project, Some(&below)) else {
+                break;
+            };
+            let Some(version) = version_in_filename(&name, &pick.filename) else {
+                break;
+            };
+            tokio::spawn(Self::metadata_future(&self, &name, &pick));
+            below = version;
         }
     }
 
@@ -681,7 +710,7 @@ impl Inner {
                 });
             }
             None => {
-                let bytes = self.download_metadata(&file).await?;
+                let bytes = self.download_metadata(&name, &file).await?;
                 self.cache.put_metadata(&key, &bytes);
                 bytes
             }
@@ -714,7 +743,11 @@ impl Inner {
 
     /// PEP 658 `.metadata` when offered, else ranges of the wheel's zip,
     /// else the whole wheel (checked against its sha256).
-    async fn download_metadata(&self, file: &IndexFile) -> Result<Vec<u8>, SourceError> {
+    async fn download_metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Vec<u8>, SourceError> {
         let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
             url: redact(&file.url),
             message: e.to_string(),
@@ -770,20 +803,32 @@ impl Inner {
             }
             // An offered but missing file: fall through to the wheel itself.
         }
-        self.metadata_by_range(&url, file).await
+        self.metadata_by_range(name, &url, file).await
     }
 
-    async fn metadata_by_range(&self, url: &Url, file: &IndexFile) -> Result<Vec<u8>, SourceError> {
+    /// METADATA from byte ranges of the wheel, in one round trip when the
+    /// first read covers the zip directory and the .dist-info, two when it
+    /// does not (the missing bytes before it, with room for the .dist-info
+    /// members ahead of the directory), three only when METADATA lies
+    /// further back still. What a project's wheels needed is remembered, so
+    /// the next version of it is read in one round trip of the right size.
+    async fn metadata_by_range(
+        &self,
+        name: &PackageName,
+        url: &Url,
+        file: &IndexFile,
+    ) -> Result<Vec<u8>, SourceError> {
         let invalid = |message: String| SourceError::Invalid {
             url: redact(url.as_str()),
             message,
         };
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
+        let first = self.tail_hint(name).unwrap_or_else(|| tail_len(file.size));
         let tail = self
             .get(
                 Fetch::Range,
                 url,
-                range_header(&format!("bytes=-{}", tail_len(file.size))),
+                range_header(&format!("bytes=-{first}")),
                 MAX_WHEEL_BYTES,
             )
             .await?;
@@ -805,26 +850,37 @@ impl Inner {
             .and_then(|v| v.rsplit('/').next())
             .and_then(|v| v.parse::<u64>().ok())
             .ok_or_else(|| invalid("a 206 answer without a usable Content-Range".to_string()))?;
-        let tail_start = total.saturating_sub(tail.body.len() as u64);
-        let dir = zip::find_directory(&tail.body, tail_start).map_err(zip_err)?;
-        let dir_bytes = if dir.offset >= tail_start {
-            let at = usize::try_from(dir.offset - tail_start).unwrap_or(usize::MAX);
-            let end = at.saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
-            tail.body
-                .get(at..end)
-                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?
-                .to_vec()
-        } else {
-            self.range(url, dir.offset, dir.size).await?
-        };
-        let member = zip::find_metadata(&dir_bytes).map_err(zip_err)?;
-        // Wheels put their .dist-info last, so METADATA is often in the
-        // tail already: one round trip instead of two.
-        if let Some(at) = member
-            .local_header_offset
-            .checked_sub(tail_start)
-            .and_then(|at| usize::try_from(at).ok())
-            && let Some(local) = tail.body.get(at..)
+        // The wheel's bytes from `start` to its end.
+        let mut start = total.saturating_sub(tail.body.len() as u64);
+        let mut held = tail.body;
+        let dir = zip::find_directory(&held, start).map_err(zip_err)?;
+        if dir.offset < start {
+            // METADATA is usually among the last members before the
+            // directory, ahead of RECORD, which is about as long as the
+            // directory itself.
+            let from = dir.offset.saturating_sub(dir.size.min(MAX_DIST_INFO_GUESS));
+            let mut before = self.range(url, from, start - from).await?;
+            if before.len() as u64 != start - from {
+                return Err(zip_err(zip::ZipError::Truncated));
+            }
+            before.extend_from_slice(&held);
+            held = before;
+            start = from;
+        }
+        let at = |offset: u64| usize::try_from(offset - start).unwrap_or(usize::MAX);
+        let dir_end =
+            at(dir.offset).saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
+        let member = zip::find_metadata(
+            held.get(at(dir.offset)..dir_end)
+                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
+        )
+        .map_err(zip_err)?;
+        self.learn_tail(
+            name,
+            total.saturating_sub(member.local_header_offset.min(dir.offset)),
+        );
+        if member.local_header_offset >= start
+            && let Some(local) = held.get(at(member.local_header_offset)..)
             && let Ok(bytes) = zip::read_member(local, &member)
         {
             return Ok(bytes);
@@ -838,6 +894,25 @@ impl Inner {
             )
             .await?;
         zip::read_member(&local, &member).map_err(zip_err)
+    }
+
+    /// How much of the end of `name`'s wheels to read first, learnt from an
+    /// earlier version of it.
+    fn tail_hint(&self, name: &PackageName) -> Option<u64> {
+        let hints = self.tail_hints.lock().ok()?;
+        hints.get(name).copied()
+    }
+
+    /// `needed`: how far from its end a wheel of `name` held its directory
+    /// and METADATA. Versions differ a little, so a margin is added.
+    fn learn_tail(&self, name: &PackageName, needed: u64) {
+        let hint = needed
+            .saturating_add(needed / 8)
+            .saturating_add(zip::LOCAL_SLACK)
+            .clamp(MIN_TAIL_HINT, MAX_TAIL_HINT);
+        if let Ok(mut hints) = self.tail_hints.lock() {
+            hints.insert(name.clone(), hint);
+        }
     }
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
@@ -939,6 +1014,18 @@ pub fn package_name(name: &str) -> Option<PackageName> {
 /// Largest project page or JSON API answer read (the largest real pages
 /// are tens of MiB).
 const MAX_PAGE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Most older versions of a project fetched ahead at once after its
+/// versions keep being rejected.
+const MAX_OLDER: usize = 8;
+
+/// Most bytes ahead of a zip directory read on the guess that METADATA is
+/// there.
+const MAX_DIST_INFO_GUESS: u64 = 4 * 1024 * 1024;
+
+/// Bounds of a learnt first read of a project's wheels.
+const MIN_TAIL_HINT: u64 = 8 * 1024;
+const MAX_TAIL_HINT: u64 = 8 * 1024 * 1024;
 
 /// Largest wheel read whole when the page does not give its size.
 const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;

@@ -970,3 +970,24 @@ fn stats_say_what_was_fetched_and_when_and_stay_out_of_the_header() {
         work.read("again.txt").replace("again.txt", "out.txt")
     );
 }
+
+#[test]
+fn a_wide_wheel_takes_two_ranges_and_the_next_version_one() {
+    let index = Index::start(&["wide.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "wide\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    // wide 2.0.0 needs a narrow that does not exist: its metadata is read,
+    // then 1.0.0's.
+    assert_eq!(pins(&work.read("out.txt")), vec!["wide==1.0.0"]);
+    let requests = index.requests();
+    let ranges = |version: &str| {
+        requests
+            .lines()
+            .filter(|l| l.contains(&format!("/wide-{version}-")) && l.contains("bytes="))
+            .count()
+    };
+    assert_eq!(ranges("2.0.0"), 2, "{requests}");
+    assert_eq!(ranges("1.0.0"), 1, "{requests}");
+}
