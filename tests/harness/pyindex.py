@@ -57,7 +57,7 @@ TOP_KEYS = {"upload_time", "package"}
 PACKAGE_KEYS = {
     "name", "version", "requires_dist", "provides_extra", "requires_python",
     "tags", "sdist", "yanked", "upload_time", "metadata_file", "wrong_hash",
-    "module", "extra_files", "metadata_name", "filler"}
+    "module", "extra_files", "metadata_name", "filler", "filler_size", "metadata_first"}
 
 
 class ScenarioError(Exception):
@@ -149,6 +149,12 @@ class Release:
     # This many tiny generated modules ahead of the .dist-info, so the zip
     # directory (and RECORD) outgrow a client's first ranged read.
     filler: int = 0
+    # Bytes of each such module beyond its first line (hex digits, which
+    # deflate only to about half), to put distance between members.
+    filler_size: int = 0
+    # The .dist-info's METADATA as the wheel's first member, not among its
+    # last (some build tools write it so).
+    metadata_first: bool = False
 
     @property
     def normalized(self) -> str:
@@ -220,7 +226,8 @@ def load_scenario(path: str) -> list[Release]:
         if yanked == "":
             yanked = True
         flags = {}
-        for key, default in (("sdist", False), ("metadata_file", True), ("wrong_hash", False)):
+        for key, default in (("sdist", False), ("metadata_file", True), ("wrong_hash", False),
+                             ("metadata_first", False)):
             flags[key] = pkg.get(key, default)
             if not isinstance(flags[key], bool):
                 raise ScenarioError(f"{where}: {key} must be a boolean")
@@ -242,13 +249,15 @@ def load_scenario(path: str) -> list[Release]:
             extra_files=pkg.get("extra_files"),
             metadata_name=pkg.get("metadata_name"),
             filler=_filler(pkg.get("filler", 0), where),
+            filler_size=_filler(pkg.get("filler_size", 0), where),
+            metadata_first=flags["metadata_first"],
         ))
     return releases
 
 
 def _filler(value, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100_000:
-        raise SystemExit(f"{where}: filler must be a count from 0 to 100000")
+        raise SystemExit(f"{where}: filler and filler_size must be counts from 0 to 100000")
     return value
 
 
@@ -314,6 +323,15 @@ def module_source(rel: Release) -> bytes:
             f"__version__ = {rel.version!r}\n").encode("utf-8")
 
 
+def filler_source(i: int, size: int) -> bytes:
+    text = f"N = {i}\n"
+    if size:
+        digits = "".join(hashlib.sha256(f"{i}-{j}".encode()).hexdigest()
+                         for j in range(size // 64 + 1))
+        text += "# " + digits[:size] + "\n"
+    return text.encode("utf-8")
+
+
 def build_wheel(rel: Release, tag: str) -> Artifact:
     dist = rel.escaped
     version = escape_version(rel.version)
@@ -323,10 +341,12 @@ def build_wheel(rel: Release, tag: str) -> Artifact:
     wheel_lines += [f"Tag: {t}" for t in expand_tag(tag)]
     module = rel.module or dist
     entries = [
+        *([(f"{distinfo}/METADATA", metadata)] if rel.metadata_first else []),
         (f"{module}/__init__.py", module_source(rel)),
         *[(path, text.encode("utf-8")) for path, text in sorted((rel.extra_files or {}).items())],
-        *[(f"{module}/filler/m{i:06d}.py", f"N = {i}\n".encode("utf-8")) for i in range(rel.filler)],
-        (f"{distinfo}/METADATA", metadata),
+        *[(f"{module}/filler/m{i:06d}.py", filler_source(i, rel.filler_size))
+          for i in range(rel.filler)],
+        *([] if rel.metadata_first else [(f"{distinfo}/METADATA", metadata)]),
         (f"{distinfo}/WHEEL", ("\n".join(wheel_lines) + "\n").encode("utf-8")),
     ]
     record = io.StringIO()

@@ -108,6 +108,16 @@ impl<T: Clone> Hook<T> {
 
 type Fut<T> = Shared<BoxFuture<'static, Result<Arc<T>, SourceError>>>;
 
+/// Where a project's wheels keep what a metadata read needs: the bytes
+/// from their end that hold the zip directory (and METADATA, when it is
+/// among the last members), and the bytes from their start that hold
+/// METADATA, when it is among the first.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    tail: u64,
+    head: Option<u64>,
+}
+
 struct Index {
     url: Url,
     display: String,
@@ -132,9 +142,10 @@ struct Inner {
     permits: tokio::sync::Semaphore,
     projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
-    /// Per project, how much of a wheel's end its directory and METADATA
-    /// took (see `metadata_by_range`).
-    tail_hints: Mutex<HashMap<PackageName, u64>>,
+    /// Per project, where its wheels keep their directory and METADATA.
+    layouts: Mutex<HashMap<PackageName, Layout>>,
+    /// Per project, the bytes fetching guessed metadata may cost.
+    guessed: Mutex<HashMap<PackageName, u64>>,
     /// Per project, how many of its versions were read and found unusable.
     rejections: Mutex<HashMap<PackageName, usize>>,
     speculator: Hook<Speculator>,
@@ -205,7 +216,8 @@ impl IndexClient {
                 permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
-                tail_hints: Mutex::default(),
+                layouts: Mutex::default(),
+                guessed: Mutex::default(),
                 rejections: Mutex::default(),
                 speculator: Hook::default(),
                 expander: Hook::default(),
@@ -341,7 +353,7 @@ impl PackageSource for IndexClient {
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
         // From the cache alone a guess is only work the resolver may not
         // need; it reads what it does need when it asks.
-        if self.inner.offline {
+        if self.inner.offline || !self.inner.may_guess(name, file) {
             return;
         }
         let fut = Inner::metadata_future(&self.inner, name, file);
@@ -569,7 +581,9 @@ impl Inner {
             let Some(version) = version_in_filename(&name, &pick.filename) else {
                 break;
             };
-            tokio::spawn(Self::metadata_future(&self, &name, &pick));
+            if self.may_guess(&name, &pick) {
+                tokio::spawn(Self::metadata_future(&self, &name, &pick));
+            }
             below = version;
         }
     }
@@ -810,8 +824,10 @@ impl Inner {
     /// first read covers the zip directory and the .dist-info, two when it
     /// does not (the missing bytes before it, with room for the .dist-info
     /// members ahead of the directory), three only when METADATA lies
-    /// further back still. What a project's wheels needed is remembered, so
-    /// the next version of it is read in one round trip of the right size.
+    /// further back still. Where a project's wheels kept these is
+    /// remembered ([`Layout`]), so its next version takes one round trip of
+    /// the right size, reading the wheel's start at the same time when that
+    /// is where its METADATA was.
     async fn metadata_by_range(
         &self,
         name: &PackageName,
@@ -823,15 +839,22 @@ impl Inner {
             message,
         };
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
-        let first = self.tail_hint(name).unwrap_or_else(|| tail_len(file.size));
-        let tail = self
-            .get(
-                Fetch::Range,
-                url,
-                range_header(&format!("bytes=-{first}")),
-                MAX_WHEEL_BYTES,
-            )
-            .await?;
+        let layout = self.layout(name);
+        let first = layout.map_or_else(|| tail_len(file.size), |l| l.tail);
+        let tail_read = self.get(
+            Fetch::Range,
+            url,
+            range_header(&format!("bytes=-{first}")),
+            MAX_WHEEL_BYTES,
+        );
+        let (tail, head) = match layout.and_then(|l| l.head) {
+            Some(len) => {
+                let (tail, head) = futures::join!(tail_read, self.range(url, 0, len));
+                // The head is a guess; without it METADATA takes a range more.
+                (tail?, head.unwrap_or_default())
+            }
+            None => (tail_read.await?, Vec::new()),
+        };
         if tail.status == StatusCode::OK {
             // No range support: we have the whole wheel; check it.
             self.check_hash(url, file, &tail.body)?;
@@ -875,17 +898,21 @@ impl Inner {
                 .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
         )
         .map_err(zip_err)?;
-        self.learn_tail(
-            name,
-            total.saturating_sub(member.local_header_offset.min(dir.offset)),
-        );
+        let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
+        self.learn_layout(name, total, &dir, &member, want);
         if member.local_header_offset >= start
             && let Some(local) = held.get(at(member.local_header_offset)..)
             && let Ok(bytes) = zip::read_member(local, &member)
         {
             return Ok(bytes);
         }
-        let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
+        if let Some(local) = usize::try_from(member.local_header_offset)
+            .ok()
+            .and_then(|at| head.get(at..))
+            && let Ok(bytes) = zip::read_member(local, &member)
+        {
+            return Ok(bytes);
+        }
         let local = self
             .range(
                 url,
@@ -896,23 +923,79 @@ impl Inner {
         zip::read_member(&local, &member).map_err(zip_err)
     }
 
-    /// How much of the end of `name`'s wheels to read first, learnt from an
-    /// earlier version of it.
-    fn tail_hint(&self, name: &PackageName) -> Option<u64> {
-        let hints = self.tail_hints.lock().ok()?;
-        hints.get(name).copied()
+    /// Where `name`'s wheels keep their directory and METADATA, learnt from
+    /// an earlier version of it.
+    fn layout(&self, name: &PackageName) -> Option<Layout> {
+        let layouts = self.layouts.lock().ok()?;
+        layouts.get(name).copied()
     }
 
-    /// `needed`: how far from its end a wheel of `name` held its directory
-    /// and METADATA. Versions differ a little, so a margin is added.
-    fn learn_tail(&self, name: &PackageName, needed: u64) {
-        let hint = needed
-            .saturating_add(needed / 8)
-            .saturating_add(zip::LOCAL_SLACK)
-            .clamp(MIN_TAIL_HINT, MAX_TAIL_HINT);
-        if let Ok(mut hints) = self.tail_hints.lock() {
-            hints.insert(name.clone(), hint);
+    /// Remember where a wheel of `name` of `total` bytes kept its directory
+    /// and METADATA (`want` bytes from its local header). Versions differ a
+    /// little, so a margin is added.
+    fn learn_layout(
+        &self,
+        name: &PackageName,
+        total: u64,
+        dir: &zip::Directory,
+        member: &zip::Member,
+        want: u64,
+    ) {
+        let pad = |n: u64| {
+            n.saturating_add(n / 8)
+                .saturating_add(zip::LOCAL_SLACK)
+                .clamp(MIN_TAIL_HINT, MAX_TAIL_HINT)
+        };
+        let metadata = member.local_header_offset;
+        // Near the directory: among the last members, as most build
+        // backends write the .dist-info, with only RECORD (about as long as
+        // the directory) and small files between.
+        let near_end = metadata
+            .saturating_add(dir.size)
+            .saturating_add(NEAR_END_SLACK)
+            >= dir.offset;
+        let metadata_end = metadata.saturating_add(want);
+        let layout = if near_end {
+            Layout {
+                tail: pad(total.saturating_sub(metadata.min(dir.offset))),
+                head: None,
+            }
+        } else {
+            Layout {
+                tail: pad(total.saturating_sub(dir.offset)),
+                // First in the wheel: read its start alongside the end.
+                head: (metadata_end <= MAX_HEAD).then(|| pad(metadata_end)),
+            }
+        };
+        if let Ok(mut layouts) = self.layouts.lock() {
+            layouts.insert(name.clone(), layout);
         }
+    }
+
+    /// Whether a guessed read of `name`'s `file` fits what may be spent on
+    /// guesses about one project ([`MAX_GUESS_BYTES`]); counts it if so.
+    fn may_guess(&self, name: &PackageName, file: &IndexFile) -> bool {
+        // Already asked for: no new cost.
+        if self
+            .metadata
+            .lock()
+            .is_ok_and(|asked| asked.contains_key(&file.url))
+        {
+            return true;
+        }
+        let cost = self.layout(name).map_or_else(
+            || tail_len(file.size),
+            |l| l.tail.saturating_add(l.head.unwrap_or(0)),
+        );
+        let Ok(mut spent) = self.guessed.lock() else {
+            return false;
+        };
+        let spent = spent.entry(name.clone()).or_default();
+        if spent.saturating_add(cost) > MAX_GUESS_BYTES {
+            return false;
+        }
+        *spent += cost;
+        true
     }
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
@@ -1026,6 +1109,19 @@ const MAX_DIST_INFO_GUESS: u64 = 4 * 1024 * 1024;
 /// Bounds of a learnt first read of a project's wheels.
 const MIN_TAIL_HINT: u64 = 8 * 1024;
 const MAX_TAIL_HINT: u64 = 8 * 1024 * 1024;
+
+/// Besides RECORD, what may lie between METADATA and the zip directory
+/// when the .dist-info comes last.
+const NEAR_END_SLACK: u64 = 64 * 1024;
+
+/// How far into a wheel a METADATA may lie to be read with its end.
+const MAX_HEAD: u64 = 1024 * 1024;
+
+/// Most bytes spent on guessed metadata of one project. Guesses about a
+/// project of small wheels are cheap and many; about one whose every
+/// version takes megabytes to read, a few: the rest would only slow down
+/// what the resolver is waiting for.
+const MAX_GUESS_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Largest wheel read whole when the page does not give its size.
 const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;

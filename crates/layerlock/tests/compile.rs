@@ -972,22 +972,36 @@ fn stats_say_what_was_fetched_and_when_and_stay_out_of_the_header() {
 }
 
 #[test]
-fn a_wide_wheel_takes_two_ranges_and_the_next_version_one() {
+fn a_wide_wheel_takes_two_ranges_and_the_next_version_one_round_trip() {
     let index = Index::start(&["wide.toml"], &[]);
     let work = Work::new();
-    work.write("in.txt", "wide\n");
+    work.write("in.txt", "wide\nupfront\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
     assert_eq!(code, 0, "{stderr}");
-    // wide 2.0.0 needs a narrow that does not exist: its metadata is read,
-    // then 1.0.0's.
-    assert_eq!(pins(&work.read("out.txt")), vec!["wide==1.0.0"]);
+    // 2.0.0 of each needs a narrow that does not exist: its metadata is
+    // read, then 1.0.0's.
+    assert_eq!(
+        pins(&work.read("out.txt")),
+        vec!["upfront==1.0.0", "wide==1.0.0"]
+    );
     let requests = index.requests();
-    let ranges = |version: &str| {
+    let ranges = |wheel: &str| -> Vec<String> {
         requests
             .lines()
-            .filter(|l| l.contains(&format!("/wide-{version}-")) && l.contains("bytes="))
-            .count()
+            .filter(|l| l.contains(&format!("/{wheel}-")) && l.contains("bytes="))
+            .map(|l| l.split(' ').nth(2).unwrap_or_default().to_string())
+            .collect()
     };
-    assert_eq!(ranges("2.0.0"), 2, "{requests}");
-    assert_eq!(ranges("1.0.0"), 1, "{requests}");
+    // The directory outgrows the first read: one more range completes it
+    // along with the .dist-info ahead of it.
+    assert_eq!(ranges("wide-2.0.0").len(), 2, "{requests}");
+    // Learnt: one range of the right size.
+    assert_eq!(ranges("wide-1.0.0").len(), 1, "{requests}");
+    // METADATA first: the directory is in the first read, METADATA takes
+    // a second.
+    assert_eq!(ranges("upfront-2.0.0").len(), 2, "{requests}");
+    // Learnt: the end and the start, sent together.
+    let next = ranges("upfront-1.0.0");
+    assert_eq!(next.len(), 2, "{requests}");
+    assert!(next.iter().any(|r| r.starts_with("bytes=0-")), "{requests}");
 }
