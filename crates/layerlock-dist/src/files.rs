@@ -64,20 +64,21 @@ impl IndexFile {
 /// version is judged). `None` for names that are neither a wheel nor a
 /// source distribution of `project`.
 pub fn version_in_filename(project: &PackageName, filename: &str) -> Option<Version> {
-    if let Some(stem) = filename.strip_suffix(".whl") {
-        // name-version[-build]-python-abi-platform
-        let mut parts = stem.split('-');
-        let version = parts.nth(1)?;
-        let rest = parts.count();
-        if !(rest == 3 || rest == 4) {
-            return None;
-        }
-        return Version::from_str(version).ok();
+    if filename.ends_with(".whl") {
+        return Version::from_str(wheel_version_text(filename)?).ok();
     }
     let ext = SourceDistExtension::from_path(filename).ok()?;
     SourceDistFilename::parse(filename, ext, project)
         .ok()
         .map(|sdist| sdist.version)
+}
+
+/// The version part of a wheel's name, unparsed; `None` for a name that is
+/// not `name-version[-build]-python-abi-platform.whl`.
+pub fn wheel_version_text(filename: &str) -> Option<&str> {
+    let mut parts = filename.strip_suffix(".whl")?.split('-');
+    let version = parts.nth(1)?;
+    matches!(parts.count(), 3 | 4).then_some(version)
 }
 
 /// Every file the indexes and find-links directories list for one project:

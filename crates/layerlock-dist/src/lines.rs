@@ -22,6 +22,7 @@ use jiff::Timestamp;
 use uv_normalize::PackageName;
 use uv_pep440::{Version, VersionSpecifiers};
 
+use crate::files::wheel_version_text;
 use crate::{IndexFile, version_in_filename};
 
 /// Lines of one page, with where each starts and which version each names.
@@ -83,6 +84,7 @@ impl PageLines {
         let mut spans = Vec::new();
         let mut versions: BTreeMap<Version, Vec<u32>> = BTreeMap::new();
         let mut first_local = None;
+        let mut last: Option<(String, Version)> = None;
         let mut start = from;
         let ends = memchr::memchr_iter(b'\n', body.as_bytes())
             .map(|at| from + at)
@@ -105,8 +107,21 @@ impl PageLines {
             if first_local.is_none() && !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
                 first_local = Some(index);
             }
-            if let Some(version) = version_in_filename(project, &filename) {
-                versions.entry(version).or_default().push(index as u32);
+            // A release's wheels are listed together: their version is
+            // parsed once, not once per wheel.
+            let text = wheel_version_text(&filename);
+            match (&last, text) {
+                (Some((seen, version)), Some(text)) if seen == text => {
+                    versions.get_mut(version)?.push(index as u32);
+                }
+                _ => {
+                    if let Some(version) = version_in_filename(project, &filename) {
+                        if let Some(text) = text {
+                            last = Some((text.to_string(), version.clone()));
+                        }
+                        versions.entry(version).or_default().push(index as u32);
+                    }
+                }
             }
             spans.push(span);
         }

@@ -132,7 +132,10 @@ enum Page {
 }
 
 struct Inner {
-    http: reqwest::Client,
+    /// Built when first needed: loading the system's root certificates
+    /// takes milliseconds that a run from the cache alone need not spend.
+    http: std::sync::OnceLock<Result<reqwest::Client, String>>,
+    timeout: Duration,
     indexes: Vec<Index>,
     find_links: FindLinks,
     keyring: Keyring,
@@ -192,13 +195,6 @@ impl IndexClient {
                 e,
             )
         })?;
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
-            .read_timeout(config.timeout)
-            .timeout(config.timeout.saturating_mul(4))
-            .build()
-            .map_err(|e| ClientError::Http(e.to_string()))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -206,7 +202,8 @@ impl IndexClient {
             .map_err(|e| ClientError::Http(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
-                http,
+                http: std::sync::OnceLock::new(),
+                timeout: config.timeout,
                 indexes,
                 find_links,
                 keyring,
@@ -411,6 +408,24 @@ impl Inner {
             .clone()
     }
 
+    fn http(&self) -> Result<&reqwest::Client, SourceError> {
+        let timeout = self.timeout;
+        self.http
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
+                    .connect_timeout(timeout.min(Duration::from_secs(10)))
+                    .read_timeout(timeout)
+                    .timeout(timeout.saturating_mul(4))
+                    .build()
+                    .map_err(|e| format!("cannot start the HTTP client: {e}"))
+            })
+            .as_ref()
+            .map_err(|message| SourceError::Other {
+                message: message.clone(),
+            })
+    }
+
     fn report(&self, what: &str) {
         if let Some(progress) = self.progress.get() {
             progress.fetched(what);
@@ -437,7 +452,7 @@ impl Inner {
         loop {
             attempt += 1;
             let sent = Instant::now();
-            let mut request = self.http.get(url.clone()).headers(headers.clone());
+            let mut request = self.http()?.get(url.clone()).headers(headers.clone());
             if let Some(creds) = self.keyring.for_url(url) {
                 request = request.basic_auth(&creds.username, creds.password.as_ref());
             }

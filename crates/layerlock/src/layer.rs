@@ -317,7 +317,17 @@ pub fn resolve(
             }
         }
     }
-    Ok((prepared, resolution, client.stats()))
+    let stats = client.stats();
+    discard(client);
+    Ok((prepared, resolution, stats))
+}
+
+/// Drop `value` on a thread of its own: freeing the pages and metadata a
+/// resolution read takes milliseconds nobody needs to wait for.
+fn discard<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("discard".to_string())
+        .spawn(move || drop(value));
 }
 
 fn indent(text: &str) -> String {
