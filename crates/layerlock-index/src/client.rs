@@ -24,7 +24,7 @@ use layerlock_dist::{
 use crate::auth::{Keyring, SecretUrl, redact};
 use crate::cache::{Cache, CachedPage, hex_sha256};
 use crate::find_links::FindLinks;
-use crate::page::{ACCEPT, JSON_TYPE, parse_html, parse_json};
+use crate::page::{ACCEPT, JSON_TYPE, for_each_json_file, parse_html};
 use crate::stats::{Fetch, FetchStats, Recorder};
 use crate::zip;
 
@@ -666,22 +666,31 @@ impl Inner {
                 let is_json = content_type
                     .as_deref()
                     .is_some_and(|t| t.starts_with(JSON_TYPE) || t.starts_with("application/json"));
-                let files = if is_json {
-                    parse_json(&url, &response.body, &index.display).map_err(|e| {
-                        SourceError::Invalid {
-                            url: redact(url.as_str()),
-                            message: e.to_string(),
-                        }
-                    })?
+                // Written as the cache keeps them, one file at a time: a
+                // page of tens of megabytes is not held twice over.
+                let mut lines = String::new();
+                if is_json {
+                    for_each_json_file(&url, &response.body, &index.display, |file| {
+                        file.write_line(&mut lines);
+                    })
+                    .map_err(|e| SourceError::Invalid {
+                        url: redact(url.as_str()),
+                        message: e.to_string(),
+                    })?;
                 } else {
-                    parse_html(&url, &response.body, &index.display)
-                };
+                    for file in parse_html(&url, &response.body, &index.display) {
+                        file.write_line(&mut lines);
+                    }
+                }
+                let etag = header(header::ETAG);
+                let last_modified = header(header::LAST_MODIFIED);
+                drop(response);
                 CachedPage {
                     url: key,
                     status: 200,
-                    etag: header(header::ETAG),
-                    last_modified: header(header::LAST_MODIFIED),
-                    files: PageLines::from_files(&files, name, index.listed_by.clone())
+                    etag,
+                    last_modified,
+                    files: PageLines::parse(lines, 0, name, index.listed_by.clone())
                         .ok_or_else(unkept)?,
                 }
             }
@@ -1146,7 +1155,16 @@ async fn read_capped(
     mut response: reqwest::Response,
     limit: u64,
 ) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut body = Vec::new();
+    // Sized once when the server says how much is coming (growing by
+    // doubling would hold up to twice a large page); what it says is not
+    // trusted past a size real pages reach.
+    const TRUSTED: u64 = 32 * 1024 * 1024;
+    let expected = response
+        .content_length()
+        .unwrap_or(0)
+        .min(limit)
+        .min(TRUSTED);
+    let mut body = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     while let Some(chunk) = response.chunk().await? {
         if (body.len() + chunk.len()) as u64 > limit {
             return Ok(None);

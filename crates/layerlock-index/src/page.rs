@@ -1,6 +1,7 @@
 //! Reading a project page of a simple index: PEP 691 JSON or PEP 503 HTML
 //! (with PEP 592 yanking, PEP 658/714 metadata and PEP 700 upload times).
 
+use std::borrow::Cow;
 use std::str::FromStr;
 
 use jiff::Timestamp;
@@ -23,47 +24,64 @@ pub enum PageError {
 }
 
 #[derive(Deserialize)]
-struct JsonPage {
-    #[serde(default)]
-    meta: Option<JsonMeta>,
-    files: Vec<JsonFile>,
-}
-
-#[derive(Deserialize)]
 struct JsonMeta {
     #[serde(rename = "api-version", default)]
     api_version: Option<String>,
 }
 
+/// One file of a JSON page, borrowing from the page where it can: a large
+/// page is read one file at a time, never held twice.
 #[derive(Deserialize)]
-struct JsonFile {
-    filename: String,
-    url: String,
-    #[serde(default)]
-    hashes: std::collections::BTreeMap<String, String>,
-    #[serde(rename = "requires-python", default)]
-    requires_python: Option<String>,
-    #[serde(default)]
-    yanked: Option<serde_json::Value>,
-    #[serde(rename = "upload-time", default)]
-    upload_time: Option<String>,
+struct JsonFile<'a> {
+    #[serde(borrow)]
+    filename: Cow<'a, str>,
+    #[serde(borrow)]
+    url: Cow<'a, str>,
+    #[serde(default, borrow)]
+    hashes: Hashes<'a>,
+    #[serde(rename = "requires-python", default, borrow)]
+    requires_python: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    yanked: Option<Flag<'a>>,
+    #[serde(rename = "upload-time", default, borrow)]
+    upload_time: Option<Cow<'a, str>>,
     #[serde(default)]
     size: Option<u64>,
-    #[serde(rename = "core-metadata", default)]
-    core_metadata: Option<serde_json::Value>,
-    #[serde(rename = "dist-info-metadata", default)]
-    dist_info_metadata: Option<serde_json::Value>,
+    #[serde(rename = "core-metadata", default, borrow)]
+    core_metadata: Option<Offer<'a>>,
+    #[serde(rename = "dist-info-metadata", default, borrow)]
+    dist_info_metadata: Option<Offer<'a>>,
 }
 
-fn metadata_offer(value: Option<&serde_json::Value>) -> Option<Option<String>> {
+#[derive(Deserialize, Default)]
+struct Hashes<'a> {
+    #[serde(default, borrow)]
+    sha256: Option<Cow<'a, str>>,
+}
+
+/// `yanked`: a flag or a reason.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Flag<'a> {
+    Set(bool),
+    Reason(#[serde(borrow)] Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
+}
+
+/// PEP 658/714 metadata: offered or not, or offered with its hashes.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Offer<'a> {
+    Set(bool),
+    Hashes(#[serde(borrow)] Hashes<'a>),
+    Other(serde::de::IgnoredAny),
+}
+
+fn metadata_offer(value: Option<&Offer>) -> Option<Option<String>> {
     match value? {
-        serde_json::Value::Bool(true) => Some(None),
-        serde_json::Value::Object(map) => Some(
-            map.get("sha256")
-                .and_then(|v| v.as_str())
-                .and_then(sha256_digest),
-        ),
-        _ => None,
+        Offer::Set(true) => Some(None),
+        Offer::Hashes(hashes) => Some(hashes.sha256.as_deref().and_then(sha256_digest)),
+        Offer::Set(false) | Offer::Other(_) => None,
     }
 }
 
@@ -90,48 +108,158 @@ pub fn parse_json(
     body: &[u8],
     listed_by: &str,
 ) -> Result<Vec<IndexFile>, PageError> {
-    let page: JsonPage =
-        serde_json::from_slice(body).map_err(|e| PageError::Json(e.to_string()))?;
+    let mut out = Vec::new();
+    for_each_json_file(page_url, body, listed_by, |file| out.push(file))?;
+    Ok(out)
+}
+
+/// Each file of a PEP 691 JSON page, in order, handed to `each` as it is
+/// read: the page is never held a second time as a list of files.
+pub fn for_each_json_file(
+    page_url: &Url,
+    body: &[u8],
+    listed_by: &str,
+    mut each: impl FnMut(IndexFile),
+) -> Result<(), PageError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let reader = PageReader {
+        page_url,
+        listed_by,
+        each: &mut each,
+    };
+    let api_version = serde::Deserializer::deserialize_map(&mut deserializer, reader)
+        .and_then(|version| deserializer.end().map(|()| version))
+        .map_err(|e| PageError::Json(e.to_string()))?;
     // PEP 691: a client must refuse a major version it does not know.
-    if let Some(version) = page.meta.as_ref().and_then(|m| m.api_version.as_deref())
+    if let Some(version) = api_version
         && version.split('.').next() != Some("1")
     {
         return Err(PageError::Json(format!(
             "the index speaks simple API version {version}; layerlock reads version 1"
         )));
     }
-    let mut out = Vec::with_capacity(page.files.len());
-    for file in page.files {
-        let Ok(url) = page_url.join(&file.url) else {
-            continue;
-        };
-        let (url, fragment_hash) = split_fragment(url);
-        let yanked = match file.yanked {
-            Some(serde_json::Value::Bool(true)) => Some(String::new()),
-            Some(serde_json::Value::String(reason)) => Some(reason),
-            _ => None,
-        };
-        out.push(IndexFile {
-            sha256: file
-                .hashes
-                .get("sha256")
-                .and_then(|h| sha256_digest(h))
-                .or(fragment_hash),
-            requires_python: requires_python(file.requires_python.as_deref()),
-            yanked,
-            upload_time: file
-                .upload_time
-                .as_deref()
-                .and_then(|t| Timestamp::from_str(t).ok()),
-            size: file.size,
-            core_metadata: metadata_offer(file.core_metadata.as_ref())
-                .or_else(|| metadata_offer(file.dist_info_metadata.as_ref())),
-            filename: file.filename,
-            url: url.to_string(),
-            listed_by: listed_by.to_string(),
-        });
+    Ok(())
+}
+
+/// Reads a JSON page's top level: `meta` for its API version, `files` one
+/// at a time.
+struct PageReader<'p, F> {
+    page_url: &'p Url,
+    listed_by: &'p str,
+    each: &'p mut F,
+}
+
+impl<'de, F: FnMut(IndexFile)> serde::de::Visitor<'de> for PageReader<'_, F> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a PEP 691 project page")
     }
-    Ok(out)
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut api_version = None;
+        let (mut meta, mut files) = (false, false);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "meta" => {
+                    if meta {
+                        return Err(serde::de::Error::duplicate_field("meta"));
+                    }
+                    meta = true;
+                    let value: Option<JsonMeta> = map.next_value()?;
+                    api_version = value.and_then(|m| m.api_version);
+                }
+                "files" => {
+                    if files {
+                        return Err(serde::de::Error::duplicate_field("files"));
+                    }
+                    files = true;
+                    map.next_value_seed(FilesReader {
+                        page_url: self.page_url,
+                        listed_by: self.listed_by,
+                        each: &mut *self.each,
+                    })?;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        if !files {
+            return Err(serde::de::Error::missing_field("files"));
+        }
+        Ok(api_version)
+    }
+}
+
+/// Reads a JSON page's `files` array, handing each on.
+struct FilesReader<'p, F> {
+    page_url: &'p Url,
+    listed_by: &'p str,
+    each: &'p mut F,
+}
+
+impl<'de, F: FnMut(IndexFile)> serde::de::DeserializeSeed<'de> for FilesReader<'_, F> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(IndexFile)> serde::de::Visitor<'de> for FilesReader<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of files")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // Pages repeat one requires-python for many files: parse it once.
+        let mut specifiers: Option<(String, Option<VersionSpecifiers>)> = None;
+        while let Some(file) = seq.next_element::<JsonFile>()? {
+            let Ok(url) = self.page_url.join(&file.url) else {
+                continue;
+            };
+            let (url, fragment_hash) = split_fragment(url);
+            let requires_python = match file.requires_python.as_deref() {
+                None => None,
+                Some(text) => match &specifiers {
+                    Some((seen, parsed)) if seen == text => parsed.clone(),
+                    _ => {
+                        let parsed = requires_python(Some(text));
+                        specifiers = Some((text.to_string(), parsed.clone()));
+                        parsed
+                    }
+                },
+            };
+            (self.each)(IndexFile {
+                sha256: file
+                    .hashes
+                    .sha256
+                    .as_deref()
+                    .and_then(sha256_digest)
+                    .or(fragment_hash),
+                requires_python,
+                yanked: match file.yanked {
+                    Some(Flag::Set(true)) => Some(String::new()),
+                    Some(Flag::Reason(reason)) => Some(reason.into_owned()),
+                    _ => None,
+                },
+                upload_time: file
+                    .upload_time
+                    .as_deref()
+                    .and_then(|t| Timestamp::from_str(t).ok()),
+                size: file.size,
+                core_metadata: metadata_offer(file.core_metadata.as_ref())
+                    .or_else(|| metadata_offer(file.dist_info_metadata.as_ref())),
+                filename: file.filename.into_owned(),
+                url: url.to_string(),
+                listed_by: self.listed_by.to_string(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Undo HTML character references in attribute values and text.
@@ -367,5 +495,58 @@ mod tests {
         let files = parse_json(&url, body, "idx").unwrap();
         assert_eq!(files[0].sha256, None);
         assert_eq!(files[1].sha256, None);
+    }
+
+    #[test]
+    fn json_flags_and_offers_in_every_form() {
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        let body = br#"{"files":[
+{"filename":"a-1-py3-none-any.whl","url":"a","yanked":"bad \"build\"","core-metadata":true,"requires-python":">=3.8"},
+{"filename":"b-1-py3-none-any.whl","url":"b","yanked":true,"dist-info-metadata":{"sha256":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"},"requires-python":">=3.8"},
+{"filename":"c-1-py3-none-any.whl","url":"c","yanked":null,"core-metadata":false,"requires-python":"not a specifier","extra":[1,{"x":2}]},
+{"filename":"d-1-py3-none-any.whl","url":"d","yanked":7,"core-metadata":"odd"}],"meta":{"api-version":"1.4"}}"#;
+        let files = parse_json(&url, body, "idx").unwrap();
+        assert_eq!(files.len(), 4);
+        assert_eq!(files[0].yanked.as_deref(), Some("bad \"build\""));
+        assert_eq!(files[0].core_metadata, Some(None));
+        assert_eq!(files[1].yanked.as_deref(), Some(""));
+        assert_eq!(
+            files[1].core_metadata,
+            Some(Some("c".repeat(64))),
+            "dist-info-metadata, the older name"
+        );
+        assert_eq!(
+            files[1].requires_python.as_ref().unwrap().to_string(),
+            ">=3.8"
+        );
+        assert_eq!(files[2].yanked, None);
+        assert_eq!(files[2].core_metadata, None);
+        assert!(files[2].requires_python.is_none());
+        assert_eq!(files[3].yanked, None);
+        assert_eq!(files[3].core_metadata, None);
+    }
+
+    #[test]
+    fn json_pages_that_are_not_version_1_or_lack_files_are_refused() {
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        for (body, expect) in [
+            // The version may come after the files: still refused.
+            (
+                &br#"{"files":[{"filename":"a-1.tar.gz","url":"a"}],"meta":{"api-version":"2.0"}}"#
+                    [..],
+                "version 2.0",
+            ),
+            (
+                br#"{"meta":{"api-version":"1.0"}}"#,
+                "missing field `files`",
+            ),
+            (br#"{"files":[],"files":[]}"#, "duplicate field `files`"),
+            (br#"{"files":[]} trailing"#, "trailing"),
+            (br#"{"files":[{"url":"a"}]}"#, "missing field `filename`"),
+            (br#"[]"#, "invalid type"),
+        ] {
+            let err = parse_json(&url, body, "idx").unwrap_err().to_string();
+            assert!(err.contains(expect), "{err}");
+        }
     }
 }
