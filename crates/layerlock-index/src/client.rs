@@ -2,7 +2,7 @@
 //! concurrently on a tokio runtime, shared between everyone who asks, cached
 //! on disk, retried with backoff. Implements the resolver's `PackageSource`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -68,6 +68,9 @@ pub struct Ahead {
     pub projects: Vec<PackageName>,
     /// The version just read cannot be used: look below it.
     pub rejected: bool,
+    /// Versions read earlier that cannot be used either now: look below
+    /// each.
+    pub also_rejected: Vec<(PackageName, Version)>,
 }
 
 /// Told about each finished fetch (for a progress bar).
@@ -125,6 +128,13 @@ struct Index {
     listed_by: Arc<str>,
 }
 
+impl Index {
+    /// The page of project `name`.
+    fn page_url(&self, name: &PackageName) -> Result<Url, url::ParseError> {
+        self.url.join(&format!("{name}/"))
+    }
+}
+
 enum Page {
     Files(Arc<PageLines>),
     Missing,
@@ -143,6 +153,12 @@ struct Inner {
     offline: bool,
     retries: u32,
     permits: tokio::sync::Semaphore,
+    /// What guesses (fetches nobody waits for yet) may hold of `permits`:
+    /// the rest stay free for what the resolver waits for.
+    guesses: tokio::sync::Semaphore,
+    /// URLs the resolver has waited for, and a signal when one is added.
+    wanted: Mutex<HashSet<String>>,
+    wanted_more: tokio::sync::Notify,
     projects: Mutex<HashMap<PackageName, Fut<ProjectAnswer>>>,
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
     /// Per project, where its wheels keep their directory and METADATA.
@@ -211,6 +227,9 @@ impl IndexClient {
                 offline: config.offline,
                 retries: config.retries,
                 permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
+                guesses: tokio::sync::Semaphore::new((config.concurrency * 3 / 4).max(1)),
+                wanted: Mutex::default(),
+                wanted_more: tokio::sync::Notify::new(),
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
                 layouts: Mutex::default(),
@@ -330,6 +349,15 @@ impl IndexClient {
 impl PackageSource for IndexClient {
     fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
         let fut = Inner::project_future(&self.inner, name);
+        if fut.peek().is_none() {
+            self.inner.want(
+                self.inner
+                    .indexes
+                    .iter()
+                    .filter_map(|index| index.page_url(name).ok())
+                    .map(String::from),
+            );
+        }
         self.wait(|| format!("the page of {name}"), fut)
     }
 
@@ -339,6 +367,9 @@ impl PackageSource for IndexClient {
         file: &IndexFile,
     ) -> Result<Arc<CoreMetadata>, SourceError> {
         let fut = Inner::metadata_future(&self.inner, name, file);
+        if fut.peek().is_none() {
+            self.inner.want([file.url.clone()]);
+        }
         self.wait(|| format!("the metadata of {}", file.filename), fut)
     }
 
@@ -426,6 +457,47 @@ impl Inner {
             })
     }
 
+    /// Mark `urls` as waited for by the resolver.
+    fn want(&self, urls: impl IntoIterator<Item = String>) {
+        if let Ok(mut wanted) = self.wanted.lock() {
+            wanted.extend(urls);
+        }
+        self.wanted_more.notify_waiters();
+    }
+
+    /// Whether the resolver waits for `url` (a wheel's `.metadata` file
+    /// counts as the wheel).
+    fn is_wanted(&self, url: &Url) -> bool {
+        let url = url.as_str();
+        self.wanted.lock().is_ok_and(|wanted| {
+            wanted.contains(url)
+                || url
+                    .strip_suffix(".metadata")
+                    .is_some_and(|wheel| wanted.contains(wheel))
+        })
+    }
+
+    /// A guess waits for one of the permits guesses may hold, so a request
+    /// the resolver waits for always finds a permit free; a guess the
+    /// resolver comes to wait for stops queueing as one. `None`: no guess.
+    async fn guess_permit(
+        &self,
+        url: &Url,
+    ) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, tokio::sync::AcquireError> {
+        loop {
+            let more = self.wanted_more.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            if self.is_wanted(url) {
+                return Ok(None);
+            }
+            tokio::select! {
+                permit = self.guesses.acquire() => return permit.map(Some),
+                () = &mut more => {}
+            }
+        }
+    }
+
     fn report(&self, what: &str) {
         if let Some(progress) = self.progress.get() {
             progress.fetched(what);
@@ -441,13 +513,11 @@ impl Inner {
         headers: HeaderMap,
         limit: u64,
     ) -> Result<Response, SourceError> {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| SourceError::Other {
-                message: "the client is shutting down".to_string(),
-            })?;
+        let shutting_down = |_| SourceError::Other {
+            message: "the client is shutting down".to_string(),
+        };
+        let _guess = self.guess_permit(url).await.map_err(shutting_down)?;
+        let _permit = self.permits.acquire().await.map_err(shutting_down)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -565,8 +635,9 @@ impl Inner {
     }
 
     /// The metadata of the newest usable wheels of `name` below `version`
-    /// (whose own the resolver will reject), fetched ahead: one at the
-    /// first rejection of `name`, twice as many at each further one, up to
+    /// (whose own the resolver will reject), fetched ahead: two at the
+    /// first rejection of `name` (a reason to reject one version is often
+    /// one to reject the next), twice as many at each further one, up to
     /// [`MAX_OLDER`], so a long walk down (every version needing a newer
     /// pin than the base's) takes a few round trips, not one per version.
     /// A guess: errors are the resolver's to meet if it asks.
@@ -577,7 +648,7 @@ impl Inner {
             };
             let seen = rejections.entry(name.clone()).or_default();
             *seen += 1;
-            1usize << (*seen - 1).min(MAX_OLDER.ilog2() as usize)
+            (1usize << *seen).min(MAX_OLDER)
         };
         let Ok(answer) = Self::project_future(&self, &name).await else {
             return;
@@ -604,12 +675,9 @@ impl Inner {
     }
 
     async fn fetch_page(&self, index: &Index, name: &PackageName) -> Result<Page, SourceError> {
-        let url = index
-            .url
-            .join(&format!("{name}/"))
-            .map_err(|e| SourceError::Other {
-                message: format!("cannot form a project URL from {}: {e}", index.display),
-            })?;
+        let url = index.page_url(name).map_err(|e| SourceError::Other {
+            message: format!("cannot form a project URL from {}: {e}", index.display),
+        })?;
         let key = url.to_string();
         let cached = self.cache.page(&key, name, &index.listed_by);
         if self.offline {
@@ -774,6 +842,9 @@ impl Inner {
                     name.clone(),
                     metadata.version.clone(),
                 ));
+            }
+            for (other, version) in ahead.also_rejected {
+                tokio::spawn(Self::older_metadata(self.clone(), other, version));
             }
         }
         Ok(Arc::new(metadata))

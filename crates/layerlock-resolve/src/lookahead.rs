@@ -2,16 +2,16 @@
 //! can fetch it first: the dependency tree of the newest versions, walked
 //! as fast as metadata arrives instead of at the resolver's pace.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use uv_normalize::{ExtraName, PackageName};
-use uv_pep440::Version;
+use uv_pep440::{Version, VersionSpecifiers};
 use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 use layerlock_dist::{CoreMetadata, IndexFile, ProjectFiles};
 
-use crate::{ResolveRequest, candidates, speculative_wheel};
+use crate::{Candidates, ResolveRequest, candidates, speculative_wheel};
 
 /// The pages and metadata worth fetching before the resolver asks. A guess:
 /// the resolver fetches whatever else it needs itself.
@@ -27,6 +27,9 @@ pub struct Guess {
     pub projects: Vec<PackageName>,
     /// The resolver will reject this version.
     pub rejected: bool,
+    /// Versions read earlier that the resolver will reject now too: each
+    /// needs a version of this project that this rejection leaves none of.
+    pub also_rejected: Vec<(PackageName, Version)>,
 }
 
 #[derive(Default)]
@@ -35,6 +38,51 @@ struct Seen {
     extras: HashMap<PackageName, BTreeSet<ExtraName>>,
     /// The requirements of each package whose metadata came in.
     requires: HashMap<PackageName, Vec<Requirement<VerbatimUrl>>>,
+    /// Each project's versions, from its page.
+    candidates: HashMap<PackageName, Candidates>,
+    /// Versions read and found unusable.
+    rejected: HashSet<(PackageName, Version)>,
+    /// Per project, the versions read that need it, and the range they need.
+    needed_by: HashMap<PackageName, Vec<(PackageName, Version, VersionSpecifiers)>>,
+}
+
+impl Seen {
+    /// Whether every usable, stable version of `project` that `specs`
+    /// allows was read and rejected (`false` while its page is not in).
+    fn none_left(&self, project: &PackageName, specs: &VersionSpecifiers) -> bool {
+        let Some(candidates) = self.candidates.get(project) else {
+            return false;
+        };
+        let mut usable = candidates
+            .iter_where(|v| !v.any_prerelease() && specs.contains(v))
+            .filter(|(_, c)| c.exclusion.is_none())
+            .peekable();
+        usable.peek().is_some()
+            && usable.all(|(v, _)| self.rejected.contains(&(project.clone(), v.clone())))
+    }
+
+    /// Record `project==version` as rejected, and with it every version
+    /// read that needed it and now has nothing left; returns those.
+    fn reject(&mut self, project: PackageName, version: Version) -> Vec<(PackageName, Version)> {
+        let mut out = Vec::new();
+        let mut queue = vec![(project, version)];
+        while let Some((project, version)) = queue.pop() {
+            if !self.rejected.insert((project.clone(), version.clone())) {
+                continue;
+            }
+            let needers = self.needed_by.get(&project).cloned().unwrap_or_default();
+            for (needer, at, specs) in needers {
+                if specs.contains(&version)
+                    && !self.rejected.contains(&(needer.clone(), at.clone()))
+                    && self.none_left(&project, &specs)
+                {
+                    out.push((needer.clone(), at.clone()));
+                    queue.push((needer, at));
+                }
+            }
+        }
+        out
+    }
 }
 
 impl Lookahead {
@@ -65,7 +113,34 @@ impl Lookahead {
         let Ok(mut seen) = self.seen.lock() else {
             return Guess::default();
         };
-        let rejected = !self.request.base.contains_key(name) && self.rejects(metadata);
+        let version = &metadata.version;
+        let mut rejected = !self.request.base.contains_key(name) && self.rejects(metadata);
+        // What this version needs of the projects the bases do not hold: if
+        // every usable version in a range it needs was read and rejected,
+        // it will be rejected too (lock-step families such as a plugin
+        // pinned `==` to a core the base holds back).
+        for r in &metadata.requires_dist {
+            let Some(VersionOrUrl::VersionSpecifier(specs)) = &r.version_or_url else {
+                continue;
+            };
+            if r.name == *name
+                || self.request.base.contains_key(&r.name)
+                || !self.applies(r, &[], true)
+            {
+                continue;
+            }
+            seen.needed_by.entry(r.name.clone()).or_default().push((
+                name.clone(),
+                version.clone(),
+                specs.clone(),
+            ));
+            rejected |= seen.none_left(&r.name, specs);
+        }
+        let also_rejected = if rejected {
+            seen.reject(name.clone(), version.clone())
+        } else {
+            Vec::new()
+        };
         seen.requires
             .insert(name.clone(), metadata.requires_dist.clone());
         let asked: Vec<ExtraName> = seen
@@ -109,6 +184,7 @@ impl Lookahead {
         Guess {
             projects: out,
             rejected,
+            also_rejected,
         }
     }
 
@@ -147,6 +223,13 @@ impl Lookahead {
     ) -> Option<IndexFile> {
         let request = &self.request;
         let Some(pin) = request.base.get(name) else {
+            if below.is_none()
+                && let Ok(mut seen) = self.seen.lock()
+            {
+                seen.candidates.entry(name.clone()).or_insert_with(|| {
+                    candidates(name, project, &request.target, request.filters(name))
+                });
+            }
             return speculative_wheel(name, project, &request.target, request.filters(name), below);
         };
         let with_extras = self

@@ -12,6 +12,7 @@ use layerlock_dist::{
 };
 use layerlock_resolve::{BasePin, Direct, Prerelease, ResolveError, ResolveRequest, resolve};
 use uv_normalize::PackageName;
+use uv_pep440::Version;
 use uv_pep508::{Requirement, VerbatimUrl};
 
 /// name -> [(version, requires-dist)]
@@ -280,6 +281,53 @@ fn the_lookahead_follows_the_target_and_knows_a_version_the_base_rules_out() {
         &metadata("Requires-Dist: b>=2; sys_platform == 'win32'\n"),
     );
     assert!(!guess.rejected);
+}
+
+#[test]
+fn the_lookahead_rejects_what_needs_only_rejected_versions() {
+    use layerlock_resolve::Lookahead;
+    // The base holds core at 1.0; plugin N pins core-glue==N, and each
+    // core-glue N needs core>=N.
+    let lookahead = Lookahead::new(Arc::new(request(&["plugin"], &[("core", "1.0")])));
+    let source = Memory::new(&[
+        ("core-glue", "1.0", &["core>=1.0"]),
+        ("core-glue", "2.0", &["core>=2.0"]),
+        ("core-glue", "3.0", &["core>=3.0"]),
+    ]);
+    let name = |n: &str| PackageName::from_str(n).unwrap();
+    let read = |n: &str, version: &str, deps: &str| {
+        let text = format!("Metadata-Version: 2.1\nName: {n}\nVersion: {version}\n{deps}");
+        lookahead.next(&name(n), &CoreMetadata::parse(text.as_bytes()).unwrap())
+    };
+    // core-glue's page arrives (the speculator sees it first).
+    let ProjectAnswer::Found(glue) = source.project(&name("core-glue")).unwrap().as_ref().clone()
+    else {
+        panic!("core-glue is listed")
+    };
+    assert!(lookahead.wheel(&name("core-glue"), &glue, None).is_some());
+
+    let plugin3 = read("plugin", "3.0", "Requires-Dist: core-glue==3.0\n");
+    assert!(!plugin3.rejected);
+    let plugin2 = read("plugin", "2.0", "Requires-Dist: core-glue>=2.0\n");
+    assert!(!plugin2.rejected);
+    // core-glue 3.0 cannot be used: plugin 3.0, which needs exactly it,
+    // cannot either; plugin 2.0 still has core-glue 2.0.
+    let glue3 = read("core-glue", "3.0", "Requires-Dist: core>=3.0\n");
+    assert!(glue3.rejected);
+    assert_eq!(
+        glue3.also_rejected,
+        vec![(name("plugin"), Version::from_str("3.0").unwrap())]
+    );
+    let glue2 = read("core-glue", "2.0", "Requires-Dist: core>=2.0\n");
+    assert_eq!(
+        glue2.also_rejected,
+        vec![(name("plugin"), Version::from_str("2.0").unwrap())]
+    );
+    // A version read after its needs ran out is rejected at once.
+    let late = read("plugin", "2.5", "Requires-Dist: core-glue>=2.0,<3.1\n");
+    assert!(late.rejected);
+    let fine = read("plugin", "1.0", "Requires-Dist: core-glue>=1.0\n");
+    assert!(!fine.rejected);
 }
 
 /// A source listing one project's files by name, as an index page's lines;

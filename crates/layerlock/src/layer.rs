@@ -201,6 +201,7 @@ pub fn client(
             layerlock_index::Ahead {
                 projects: guess.projects,
                 rejected: guess.rejected,
+                also_rejected: guess.also_rejected,
             }
         }));
     }
