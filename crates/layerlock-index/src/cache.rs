@@ -38,6 +38,8 @@ pub struct CachedPage {
 #[derive(Debug, Clone)]
 pub struct Cache {
     root: Option<PathBuf>,
+    /// Set once the temp directory has been swept this run.
+    swept: Arc<std::sync::Once>,
 }
 
 /// Bump when the layout changes so old entries are not misread.
@@ -156,6 +158,7 @@ impl Cache {
     pub fn new(root: Option<PathBuf>) -> Self {
         Self {
             root: root.map(|r| r.join(LAYOUT)),
+            swept: Arc::new(std::sync::Once::new()),
         }
     }
 
@@ -193,7 +196,7 @@ impl Cache {
 
     pub fn put_page(&self, page: &CachedPage) {
         if let Some(path) = self.page_path(&page.url) {
-            write_atomic(&path, &sealed(page.encode().as_bytes()));
+            self.write(&path, &sealed(page.encode().as_bytes()));
         }
     }
 
@@ -205,22 +208,54 @@ impl Cache {
 
     pub fn put_metadata(&self, key: &str, bytes: &[u8]) {
         if let Some(path) = self.metadata_path(key) {
-            write_atomic(&path, &sealed(bytes));
+            self.write(&path, &sealed(bytes));
+        }
+    }
+
+    /// Write `bytes` to a temp file beside the entries, then rename it into
+    /// place. Best effort: a cache that cannot be written only costs speed.
+    fn write(&self, path: &Path, bytes: &[u8]) {
+        let (Some(root), Some(dir)) = (&self.root, path.parent()) else {
+            return;
+        };
+        let tmp_dir = root.join("tmp");
+        if fs_err::create_dir_all(dir).is_err() || fs_err::create_dir_all(&tmp_dir).is_err() {
+            return;
+        }
+        self.swept.call_once(|| sweep(&tmp_dir));
+        let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&tmp_dir) else {
+            return;
+        };
+        if tmp.write_all(bytes).is_ok() {
+            let _ = tmp.persist(path);
         }
     }
 }
 
-/// Best effort: a cache that cannot be written only costs speed.
-fn write_atomic(path: &Path, bytes: &[u8]) {
-    let Some(dir) = path.parent() else { return };
-    if fs_err::create_dir_all(dir).is_err() {
-        return;
-    }
-    let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
+/// Temp files older than this were left by a run that stopped mid-write
+/// (a run leaves its last guesses unfinished when it exits); a live write
+/// takes milliseconds.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Most temp files looked at in one sweep.
+const MAX_SWEEP: usize = 100_000;
+
+/// Remove the stale temp files in `dir`.
+fn sweep(dir: &Path) {
+    let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
-    if tmp.write_all(bytes).is_ok() {
-        let _ = tmp.persist(path);
+    for entry in entries.take(MAX_SWEEP).flatten() {
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TMP);
+        if stale {
+            let _ = fs_err::remove_file(entry.path());
+        }
     }
 }
 
@@ -324,5 +359,35 @@ mod tests {
         bytes.extend_from_slice(b"Requires-Dist: evil\n");
         fs_err::write(&path, bytes).expect("write");
         assert_eq!(cache.metadata("sha256-aa"), None);
+    }
+
+    #[test]
+    fn a_write_sweeps_temp_files_an_interrupted_run_left() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tmp = dir.path().join(LAYOUT).join("tmp");
+        fs_err::create_dir_all(&tmp).unwrap();
+        let (old, fresh) = (tmp.join(".tmpOLD"), tmp.join(".tmpNEW"));
+        fs_err::write(&old, b"half").unwrap();
+        fs_err::write(&fresh, b"being written").unwrap();
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        let cache = Cache::new(Some(dir.path().to_path_buf()));
+        cache.put_metadata("sha256-ab", b"Metadata-Version: 2.1\n");
+        assert!(!old.exists(), "a stale temp file is removed");
+        assert!(
+            fresh.exists(),
+            "another run's write in progress is left alone"
+        );
+        assert_eq!(
+            cache.metadata("sha256-ab").as_deref(),
+            Some(&b"Metadata-Version: 2.1\n"[..])
+        );
+        // Nothing else is left in the temp directory.
+        assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 1);
     }
 }
