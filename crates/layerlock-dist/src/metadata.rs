@@ -1,6 +1,7 @@
 //! Core metadata (the `METADATA` file of a wheel): the fields resolution needs.
 
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use uv_normalize::{ExtraName, PackageName};
 use uv_pep440::{Version, VersionSpecifiers};
@@ -19,16 +20,38 @@ pub enum MetadataError {
     NotUtf8,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CoreMetadata {
     pub name: PackageName,
     pub version: Version,
+    /// The `Requires-Dist` lines that may hold with no extra asked; those
+    /// that hold only under an extra are [`CoreMetadata::requires_all`]'s.
     pub requires_dist: Vec<Requirement<VerbatimUrl>>,
     pub requires_python: Option<VersionSpecifiers>,
     pub provides_extra: Vec<ExtraName>,
-    /// `Requires-Dist` lines that could not be read, kept for warnings.
+    /// `Requires-Dist` lines that could not be read, kept for warnings
+    /// (those that hold only under an extra: once they are read).
     pub unreadable: Vec<String>,
+    /// Lines that hold only under an extra, as written: most of a
+    /// package's lines are for extras nobody asks for, and parsing their
+    /// markers was most of reading METADATA. Parsed when first asked for.
+    under_extras: Vec<String>,
+    under_extras_read: OnceLock<(Vec<Requirement<VerbatimUrl>>, Vec<String>)>,
 }
+
+impl PartialEq for CoreMetadata {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.version == other.version
+            && self.requires_dist == other.requires_dist
+            && self.requires_python == other.requires_python
+            && self.provides_extra == other.provides_extra
+            && self.unreadable == other.unreadable
+            && self.under_extras == other.under_extras
+    }
+}
+
+impl Eq for CoreMetadata {}
 
 impl CoreMetadata {
     /// Parse the header part of a METADATA file (RFC 822 style fields up to
@@ -79,20 +102,15 @@ impl CoreMetadata {
             }
             _ => None,
         };
-        let mut requires_dist = Vec::new();
-        let mut unreadable = Vec::new();
+        let (mut eager, mut under_extras) = (Vec::new(), Vec::new());
         for (_, value) in fields.iter().filter(|(k, _)| k == "requires-dist") {
-            // The marker parser recurses per parenthesis: hostile METADATA
-            // nesting thousands deep must not overflow the stack.
-            if paren_depth(value) > MAX_MARKER_DEPTH {
-                unreadable.push(value.clone());
-                continue;
-            }
-            match Requirement::<VerbatimUrl>::from_str(value) {
-                Ok(req) => requires_dist.push(req),
-                Err(_) => unreadable.push(value.clone()),
+            if only_under_an_extra(value) {
+                under_extras.push(value.clone());
+            } else {
+                eager.push(value.as_str());
             }
         }
+        let (requires_dist, unreadable) = read_requirements(eager);
         let provides_extra = fields
             .iter()
             .filter(|(k, _)| k == "provides-extra")
@@ -105,8 +123,88 @@ impl CoreMetadata {
             requires_python,
             provides_extra,
             unreadable,
+            under_extras,
+            under_extras_read: OnceLock::new(),
         })
     }
+
+    /// Every `Requires-Dist` line read: [`CoreMetadata::requires_dist`],
+    /// then those that hold only under an extra.
+    pub fn requires_all(&self) -> impl Iterator<Item = &Requirement<VerbatimUrl>> {
+        self.requires_dist
+            .iter()
+            .chain(self.under_extras().0.iter())
+    }
+
+    /// The lines that hold only under an extra and could not be read.
+    pub fn unreadable_under_extras(&self) -> &[String] {
+        &self.under_extras().1
+    }
+
+    fn under_extras(&self) -> &(Vec<Requirement<VerbatimUrl>>, Vec<String>) {
+        self.under_extras_read
+            .get_or_init(|| read_requirements(self.under_extras.iter().map(String::as_str)))
+    }
+}
+
+/// Requirement lines read, and those that could not be.
+fn read_requirements<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+) -> (Vec<Requirement<VerbatimUrl>>, Vec<String>) {
+    let (mut read, mut unreadable) = (Vec::new(), Vec::new());
+    for line in lines {
+        // The marker parser recurses per parenthesis: hostile METADATA
+        // nesting thousands deep must not overflow the stack.
+        if paren_depth(line) > MAX_MARKER_DEPTH {
+            unreadable.push(line.to_string());
+            continue;
+        }
+        match Requirement::<VerbatimUrl>::from_str(line) {
+            Ok(req) => read.push(req),
+            Err(_) => unreadable.push(line.to_string()),
+        }
+    }
+    (read, unreadable)
+}
+
+/// Whether a `Requires-Dist` line can hold only when some extra is asked:
+/// its marker is a conjunction (no `or`, `not`, `in`, `!=`) with a
+/// comparison on `extra`, which is false when no extra is. A line this
+/// cannot tell from its text counts as one that may hold without extras.
+fn only_under_an_extra(line: &str) -> bool {
+    // A URL may hold `;` and `@`: such lines are read at once.
+    let Some((_, marker)) = line.split_once(';').filter(|_| !line.contains('@')) else {
+        return false;
+    };
+    if marker.contains("!=") {
+        return false;
+    }
+    // The words of the marker outside its quoted values.
+    let mut bare = String::with_capacity(marker.len());
+    let mut quote = None;
+    for c in marker.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                bare.push(' ');
+            }
+            None => bare.push(c),
+        }
+    }
+    if quote.is_some() {
+        return false;
+    }
+    let (mut extra, mut other) = (false, false);
+    for word in bare.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
+        match word {
+            "extra" => extra = true,
+            "or" | "not" | "in" => other = true,
+            _ => {}
+        }
+    }
+    extra && !other
 }
 
 /// Deepest parenthesis nesting read in a requirement's markers: the marker
@@ -153,8 +251,55 @@ mod tests {
         )
         .unwrap();
         assert_eq!(meta.name.as_ref(), "foo-bar");
-        assert_eq!(meta.requires_dist.len(), 2);
+        assert_eq!(meta.requires_all().count(), 2);
+        // `baz` holds only under the extra.
+        assert_eq!(meta.requires_dist.len(), 1);
         assert_eq!(meta.provides_extra.len(), 1);
         assert!(meta.requires_python.is_some());
+    }
+
+    #[test]
+    fn only_lines_false_without_an_extra_wait_to_be_read() {
+        for (line, waits) in [
+            ("a; extra == 'x'", true),
+            ("a>=1; extra == \"x\" and python_version < \"3.11\"", true),
+            ("a; (extra == 'x') and sys_platform == 'linux'", true),
+            ("a; extra===\"x\"", true),
+            // May hold with no extra asked.
+            ("a; extra == 'x' or python_version < '3.8'", false),
+            ("a; extra != 'x'", false),
+            ("a; (extra=='x')or(python_version<'3')", false),
+            ("a; 'x' in extra", false),
+            ("a; extra not in 'x'", false),
+            ("a; python_version < '3.8'", false),
+            ("a", false),
+            // A quoted value is not a word of the marker.
+            ("a; extra == 'or' and os_name == 'not in'", true),
+            ("a; os_name == 'extra'", false),
+            // A URL may hold `;`.
+            ("a @ https://h/a.whl;x ; extra == 'x'", false),
+            ("a; extra == 'x", false),
+        ] {
+            assert_eq!(only_under_an_extra(line), waits, "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_under_extras_are_read_when_asked_for() {
+        let deep = format!(
+            "b; extra == 'x' and {}python_version > '3'{}",
+            "(".repeat(100),
+            ")".repeat(100)
+        );
+        let text = format!(
+            "Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Dist: c; extra == 'x'\nRequires-Dist: {deep}\nRequires-Dist: d\nRequires-Dist: e; extra == 'y' and $$$\n"
+        );
+        let meta = CoreMetadata::parse(text.as_bytes()).unwrap();
+        assert_eq!(meta.requires_dist.len(), 1);
+        assert!(meta.unreadable.is_empty());
+        let all: Vec<String> = meta.requires_all().map(|r| r.name.to_string()).collect();
+        assert_eq!(all, vec!["d", "c"]);
+        assert_eq!(meta.unreadable_under_extras().len(), 2);
+        assert_eq!(meta.clone(), meta);
     }
 }

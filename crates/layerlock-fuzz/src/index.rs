@@ -126,7 +126,7 @@ fn core_metadata(bytes: &[u8]) {
         Ok(metadata) => {
             black_box(metadata.name.to_string());
             black_box(metadata.version.to_string());
-            for requirement in &metadata.requires_dist {
+            for requirement in metadata.requires_all() {
                 black_box(requirement.to_string());
                 black_box(requirement.marker.try_to_string());
             }

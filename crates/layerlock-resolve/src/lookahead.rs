@@ -142,7 +142,7 @@ impl Lookahead {
             Vec::new()
         };
         seen.requires
-            .insert(name.clone(), metadata.requires_dist.clone());
+            .insert(name.clone(), metadata.requires_all().cloned().collect());
         let asked: Vec<ExtraName> = seen
             .extras
             .get(name)

@@ -422,7 +422,7 @@ impl DependencyProvider for Provider<'_> {
                         return Ok(Dependencies::Unavailable(why));
                     }
                 }
-                self.warn_unreadable(name, version, &metadata);
+                self.warn_unreadable(name, version, &metadata.unreadable);
             }
             Pkg::Extra(name, extra) => {
                 let metadata = match self.metadata(name, version)? {
@@ -435,7 +435,8 @@ impl DependencyProvider for Provider<'_> {
                     ));
                 }
                 deps.insert(Pkg::Name(name.clone()), Range::singleton(version.clone()));
-                for requirement in &metadata.requires_dist {
+                self.warn_unreadable(name, version, metadata.unreadable_under_extras());
+                for requirement in metadata.requires_all() {
                     // Only what the extra adds: the package's own dependencies
                     // come through `Name(name)` above, and for a base package
                     // they are the image's (closed) business.
@@ -497,17 +498,12 @@ impl Provider<'_> {
         state.late.insert(package.clone())
     }
 
-    fn warn_unreadable(
-        &self,
-        name: &PackageName,
-        version: &Version,
-        metadata: &layerlock_dist::CoreMetadata,
-    ) {
-        if metadata.unreadable.is_empty() {
+    fn warn_unreadable(&self, name: &PackageName, version: &Version, lines: &[String]) {
+        if lines.is_empty() {
             return;
         }
         let mut state = self.state.borrow_mut();
-        for line in &metadata.unreadable {
+        for line in lines {
             state.warnings.insert(format!(
                 "{name}=={version}: ignored an unreadable Requires-Dist: {line}"
             ));
