@@ -191,7 +191,11 @@ pub fn apply(
     allowlist: &[AllowEntry],
     lines: &dyn Fn(&str) -> Option<std::rc::Rc<Vec<String>>>,
 ) -> Sorted {
-    let mut sorted = Sorted::default();
+    let mut sorted = Sorted {
+        // Most are reported: one allocation, not a copy at every doubling.
+        reported: Vec::with_capacity(findings.len()),
+        ..Sorted::default()
+    };
     let mut used = vec![false; allowlist.len()];
     let mut cache: std::collections::BTreeMap<String, Option<std::rc::Rc<Vec<String>>>> =
         Default::default();
