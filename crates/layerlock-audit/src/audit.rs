@@ -90,7 +90,7 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
 /// sort compares numbers, each path and job ranked once, not the strings
 /// of every pair.
 fn first_of_each(findings: Vec<Finding>) -> Vec<Finding> {
-    let paths = ranks(findings.iter().map(|f| f.location.path.as_str()));
+    let paths = ranks(findings.iter().map(|f| &*f.location.path));
     let jobs = ranks(findings.iter().map(|f| f.job.as_deref()));
     let mut order: Vec<_> = findings
         .iter()
