@@ -80,14 +80,56 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         errors: walked.errors,
         files: walked.files,
     };
-    // One finding per place, job and rule: the first path the walk took to
-    // it (the sort is stable, so that one leads its run of equals).
-    result.findings = visitor.findings;
+    result.findings = first_of_each(visitor.findings);
     result
-        .findings
-        .sort_by(|a, b| (&a.location, &a.job, a.rule).cmp(&(&b.location, &b.job, b.rule)));
-    result.findings.dedup_by(|later, first| {
-        (&later.location, &later.job, later.rule) == (&first.location, &first.job, first.rule)
-    });
-    result
+}
+
+/// The findings sorted by place, job and rule, one of each: the first path
+/// the walk took to it. A chain reached by thousands of pipelines has a
+/// finding at each of its places for every one of them (issue 14), so the
+/// sort compares numbers, each path and job ranked once, not the strings
+/// of every pair.
+fn first_of_each(findings: Vec<Finding>) -> Vec<Finding> {
+    let paths = ranks(findings.iter().map(|f| &*f.location.path));
+    let jobs = ranks(findings.iter().map(|f| f.job.as_deref()));
+    let mut order: Vec<_> = findings
+        .iter()
+        .zip(paths.into_iter().zip(jobs))
+        .enumerate()
+        .map(|(i, (f, (path, job)))| {
+            let key = (path, f.location.line, f.location.column, job, f.rule);
+            // The walk's order breaks ties: the first path leads its run
+            // of equals.
+            (key, i)
+        })
+        .collect();
+    order.sort_unstable();
+    order.dedup_by(|later, first| later.0 == first.0);
+    let mut findings: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|(_, i)| findings[i].take())
+        .collect()
+}
+
+/// Each value's place among the distinct values in their order, each value
+/// hashed once.
+fn ranks<T: Ord + std::hash::Hash + Copy>(values: impl Iterator<Item = T>) -> Vec<usize> {
+    let mut known = std::collections::HashMap::new();
+    let mut distinct = Vec::new();
+    let ids: Vec<usize> = values
+        .map(|value| {
+            *known.entry(value).or_insert_with(|| {
+                distinct.push(value);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let mut sorted: Vec<usize> = (0..distinct.len()).collect();
+    sorted.sort_unstable_by_key(|&id| distinct[id]);
+    let mut rank = vec![0; distinct.len()];
+    for (place, id) in sorted.into_iter().enumerate() {
+        rank[id] = place;
+    }
+    ids.into_iter().map(|id| rank[id]).collect()
 }

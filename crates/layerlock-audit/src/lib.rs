@@ -7,6 +7,7 @@ mod audit;
 mod finding;
 mod install;
 mod policy;
+mod pretty;
 mod pytest;
 mod report;
 mod rules;

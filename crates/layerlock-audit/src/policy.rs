@@ -106,7 +106,7 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
 
 impl AllowEntry {
     fn matches(&self, finding: &Finding) -> bool {
-        self.path == finding.location.path
+        *self.path == *finding.location.path
             && self.line.is_none_or(|l| l == finding.location.line)
             && self.rule.matches(finding.rule)
             && self
@@ -191,9 +191,13 @@ pub fn apply(
     allowlist: &[AllowEntry],
     lines: &dyn Fn(&str) -> Option<std::rc::Rc<Vec<String>>>,
 ) -> Sorted {
-    let mut sorted = Sorted::default();
+    let mut sorted = Sorted {
+        // Most are reported: one allocation, not a copy at every doubling.
+        reported: Vec::with_capacity(findings.len()),
+        ..Sorted::default()
+    };
     let mut used = vec![false; allowlist.len()];
-    let mut cache: std::collections::BTreeMap<String, Option<std::rc::Rc<Vec<String>>>> =
+    let mut cache: std::collections::BTreeMap<std::rc::Rc<str>, Option<std::rc::Rc<Vec<String>>>> =
         Default::default();
     // Findings come sorted by place, and a script reached by many jobs has
     // a finding at each of its places for every one of them: the ignore
@@ -212,7 +216,7 @@ pub fn apply(
                     Some(file) => file.clone(),
                     None => {
                         let file = lines(path);
-                        cache.insert(path.clone(), file.clone());
+                        cache.insert(std::rc::Rc::clone(path), file.clone());
                         file
                     }
                 };

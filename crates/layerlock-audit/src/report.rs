@@ -6,11 +6,11 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use serde::Serialize;
 use serde_json::json;
 
-use crate::finding::{Finding, Severity, Via};
-use crate::policy::{Excused, Sorted, Stale};
+use crate::finding::{Finding, Severity};
+use crate::policy::{Excused, Sorted};
+use crate::pretty::Pretty;
 use crate::rules::{RuleId, SCANNER_RULES, registry};
 use layerlock_walk::FileError;
 
@@ -90,109 +90,116 @@ pub fn text(
     out.flush()
 }
 
-/// The JSON report, version 1. Every object's keys are in alphabetical
-/// order, as they were when the report was built as a `serde_json::Value`
-/// (whose maps sort): the fields below are declared in that order.
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    allowed: Excuses<'a>,
-    errors: Errors<'a>,
-    findings: Findings<'a>,
-    stale: &'a [Stale],
-    suppressed: Excuses<'a>,
-    version: u32,
-}
-
-#[derive(Serialize)]
-struct FindingJson<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    by: Option<&'a str>,
-    class: Option<&'static str>,
-    column: usize,
-    command: &'a str,
-    job: Option<&'a str>,
-    line: usize,
-    message: &'a str,
-    path: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
-    rule: RuleId,
-    severity: &'static str,
-    via: &'a Via,
-}
-
-impl<'a> FindingJson<'a> {
-    fn new(f: &'a Finding, excused: Option<&'a Excused>) -> Self {
-        Self {
-            by: excused.map(|e| e.by.as_str()),
-            class: f.class.map(|c| c.as_str()),
-            column: f.location.column,
-            command: &f.command,
-            job: f.job.as_deref(),
-            line: f.location.line,
-            message: &f.message,
-            path: &f.location.path,
-            reason: excused.map(|e| e.reason.as_str()),
-            rule: f.rule,
-            severity: f.severity.as_str(),
-            via: &f.via,
-        }
-    }
-}
-
-/// Serialized one at a time, never collected.
-struct Findings<'a>(&'a [Finding]);
-
-impl Serialize for Findings<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|f| FindingJson::new(f, None)))
-    }
-}
-
-struct Excuses<'a>(&'a [Excused]);
-
-impl Serialize for Excuses<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|e| FindingJson::new(&e.finding, Some(e))))
-    }
-}
-
-#[derive(Serialize)]
-struct ErrorJson<'a> {
-    column: usize,
-    line: usize,
-    message: &'a str,
-    path: &'a str,
-}
-
-struct Errors<'a>(&'a [FileError]);
-
-impl Serialize for Errors<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|e| ErrorJson {
-            column: e.column,
-            line: e.line,
-            message: &e.message,
-            path: &e.path,
-        }))
-    }
-}
-
 /// `{"version":1,"findings":[…],"allowed":[…],"suppressed":[…],"stale":[…],"errors":[…]}`,
-/// pretty-printed, with a final newline.
+/// pretty-printed as serde_json prints it, with a final newline. Every
+/// object's keys are in alphabetical order, as they were when the report
+/// was built as a `serde_json::Value` (whose maps sort).
 pub fn json(sorted: &Sorted, errors: &[FileError], out: &mut dyn Write) -> io::Result<()> {
-    let report = JsonReport {
-        allowed: Excuses(&sorted.allowed),
-        errors: Errors(errors),
-        findings: Findings(&sorted.reported),
-        stale: &sorted.stale,
-        suppressed: Excuses(&sorted.suppressed),
-        version: 1,
-    };
-    let mut out = io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut out, &report)?;
-    out.write_all(b"\n")?;
-    out.flush()
+    let mut json = Pretty::new(out);
+    json.begin_object();
+    json.key("allowed");
+    excuses(&mut json, &sorted.allowed)?;
+    json.key("errors");
+    json.begin_array();
+    for e in errors {
+        json.item();
+        json.begin_object();
+        json.key("column");
+        json.number(e.column);
+        json.key("line");
+        json.number(e.line);
+        json.key("message");
+        json.string(&e.message);
+        json.key("path");
+        json.string(&e.path);
+        json.end_object();
+        json.drain()?;
+    }
+    json.end_array();
+    json.key("findings");
+    json.begin_array();
+    for f in &sorted.reported {
+        finding_json(&mut json, f, None);
+        json.drain()?;
+    }
+    json.end_array();
+    json.key("stale");
+    json.begin_array();
+    for s in &sorted.stale {
+        json.item();
+        json.begin_object();
+        json.key("entry");
+        json.string(&s.entry);
+        json.key("origin");
+        json.string(&s.origin);
+        json.key("why");
+        json.string(&s.why);
+        json.end_object();
+    }
+    json.end_array();
+    json.key("suppressed");
+    excuses(&mut json, &sorted.suppressed)?;
+    json.key("version");
+    json.number(1);
+    json.end_object();
+    json.finish()
+}
+
+fn excuses(json: &mut Pretty<'_>, excuses: &[Excused]) -> io::Result<()> {
+    json.begin_array();
+    for e in excuses {
+        finding_json(json, &e.finding, Some(e));
+        json.drain()?;
+    }
+    json.end_array();
+    Ok(())
+}
+
+/// One finding, as an item of the array being written.
+fn finding_json(json: &mut Pretty<'_>, f: &Finding, excused: Option<&Excused>) {
+    json.item();
+    json.begin_object();
+    if let Some(e) = excused {
+        json.key("by");
+        json.string(&e.by);
+    }
+    json.key("class");
+    match f.class {
+        Some(class) => json.string(class.as_str()),
+        None => json.null(),
+    }
+    json.key("column");
+    json.number(f.location.column);
+    json.key("command");
+    json.string(&f.command);
+    json.key("job");
+    match &f.job {
+        Some(job) => json.string(job),
+        None => json.null(),
+    }
+    json.key("line");
+    json.number(f.location.line);
+    json.key("message");
+    json.string(&f.message);
+    json.key("path");
+    json.string(&f.location.path);
+    if let Some(e) = excused {
+        json.key("reason");
+        json.string(&e.reason);
+    }
+    json.key("rule");
+    json.string(f.rule.as_str());
+    json.key("severity");
+    json.string(f.severity.as_str());
+    json.key("via");
+    json.begin_array();
+    let Ok(()) = f.via.try_each(&mut |at| {
+        json.item();
+        json.string(at);
+        Ok::<_, std::convert::Infallible>(())
+    });
+    json.end_array();
+    json.end_object();
 }
 
 fn sarif_level(severity: Severity) -> &'static str {

@@ -194,7 +194,7 @@ impl Visitor for Collector<'_> {
             return;
         };
         let mut run = StepRun::new(
-            site.location.path.clone(),
+            site.location.path.to_string(),
             format!("{}:{}", site.location.path, site.location.line),
             site.text.to_string(),
         );

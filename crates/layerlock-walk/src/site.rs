@@ -2,8 +2,9 @@
 //! see them, where it is, and how to read the files it names; and, apart
 //! from it, each path that reaches the command.
 
+use std::rc::Rc;
+
 use layerlock_ci::Phase;
-use serde::Serialize;
 
 use crate::via::Via;
 
@@ -48,9 +49,11 @@ pub trait RequirementFiles {
 }
 
 /// A place in a file of the scanned tree (path relative to the scan root).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// The path is shared: a script reached by thousands of pipelines has a
+/// finding at each of its places for every one of them (issue 14).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Location {
-    pub path: String,
+    pub path: Rc<str>,
     pub line: usize,
     pub column: usize,
 }

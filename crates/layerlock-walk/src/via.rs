@@ -86,13 +86,18 @@ impl Serialize for Via {
 }
 
 impl Via {
-    /// Outermost first, without collecting them (a report holds many).
-    fn serialize_calls<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+    /// Each call, outermost first, without collecting them (a report holds
+    /// many).
+    pub fn try_each<E>(&self, f: &mut impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
         if let Some(call) = &self.0 {
-            call.up.serialize_calls(seq)?;
-            seq.serialize_element(&*call.at)?;
+            call.up.try_each(f)?;
+            f(&call.at)?;
         }
         Ok(())
+    }
+
+    fn serialize_calls<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+        self.try_each(&mut |at| seq.serialize_element(at))
     }
 }
 

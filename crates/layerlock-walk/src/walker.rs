@@ -231,7 +231,7 @@ struct Scanner<'a, V: Visitor> {
 struct ScriptFile {
     text: String,
     parsed: Result<Parsed, layerlock_shell::ShellError>,
-    shown: String,
+    shown: Rc<str>,
 }
 
 /// A run's variables, and which of them it set itself: a script it calls
@@ -289,7 +289,7 @@ struct Run<'a> {
     /// Applied after `layout`, innermost first: a Dockerfile written by a
     /// heredoc sits at (first body line, layout of the text holding it).
     outer: Vec<(usize, Layout)>,
-    file: String,
+    file: Rc<str>,
     /// The script file itself, when the text is a whole file.
     script: Option<PathBuf>,
     phase: Phase,
@@ -483,6 +483,7 @@ impl<V: Visitor> Scanner<'_, V> {
             }
         };
         self.result.files.insert(rel.clone());
+        let file: Rc<str> = rel.as_str().into();
         let context = (kind == Kind::Dockerfile).then(|| self.build_context(path, &scripts));
         for script in scripts {
             let place = match &context {
@@ -496,7 +497,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 text: &script.text,
                 layout: script.layout,
                 outer: Vec::new(),
-                file: rel.clone(),
+                file: Rc::clone(&file),
                 script: (kind == Kind::Shell).then(|| path.to_path_buf()),
                 phase: script.phase,
                 env: script.env.clone(),
@@ -1276,7 +1277,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 let file = Rc::new(ScriptFile {
                     text,
                     parsed,
-                    shown,
+                    shown: shown.into(),
                 });
                 self.scripts.insert(real.clone(), Rc::clone(&file));
                 file
@@ -1285,8 +1286,8 @@ impl<V: Visitor> Scanner<'_, V> {
         let Ok(parsed) = &file.parsed else {
             return;
         };
-        if !self.result.files.contains(&file.shown) {
-            self.result.files.insert(file.shown.clone());
+        if !self.result.files.contains(&*file.shown) {
+            self.result.files.insert(file.shown.to_string());
         }
         let location = &call.context.call_site;
         let via = call.via.after(path.via).then(Rc::clone(&call.at));
@@ -1311,7 +1312,7 @@ impl<V: Visitor> Scanner<'_, V> {
                         start: yaml::Pos { line: 1, column: 1 },
                     },
                     outer: Vec::new(),
-                    file: file.shown.clone(),
+                    file: Rc::clone(&file.shown),
                     script: Some(real.clone()),
                     phase: call.context.phase,
                     env: BTreeMap::clone(&env),
@@ -1377,7 +1378,7 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
 
 /// Where a shell string is written, and how its text maps there.
 struct Written {
-    file: String,
+    file: Rc<str>,
     layout: Layout,
     outer: Vec<(usize, Layout)>,
     via: Hops,
