@@ -84,6 +84,8 @@ pub struct InstallRequest<'a> {
 /// command line built.
 pub struct InstallerCommand {
     installer: Installer,
+    /// The installer's program, as the launcher is given it.
+    program: PathBuf,
     command: Command,
     /// Kept until the installer has run; removed when dropped.
     requirements: NamedTempFile,
@@ -171,6 +173,7 @@ impl InstallRequest<'_> {
         }
         Ok(InstallerCommand {
             installer,
+            program: PathBuf::from(cmd.get_program()),
             command: dies_with_us(cmd, self.python),
             requirements,
         })
@@ -212,12 +215,21 @@ impl InstallerCommand {
     /// progress, not data). Returns its exit code, -1 when a signal ended
     /// it; a failing installer is the caller's to report, with what it left.
     pub fn run(mut self) -> Result<i32, InstallError> {
+        // The launcher starts whatever it is given; a program named by a
+        // path that is not there is said to be so before it runs.
+        if self.program.components().count() > 1 && !self.program.is_file() {
+            return Err(InstallError::Spawn {
+                installer: self.installer,
+                program: self.program,
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
         let status = self
             .command
             .status()
             .map_err(|source| InstallError::Spawn {
                 installer: self.installer,
-                program: PathBuf::from(self.command.get_program()),
+                program: self.program.clone(),
                 source,
             })?;
         drop(self.requirements);
@@ -236,12 +248,55 @@ except Exception:\n    pass\n\
 if os.getppid() == 1:\n    sys.exit(70)\n\
 os.execvp(sys.argv[1], sys.argv[1:])\n";
 
+/// The same through util-linux's `setpriv --pdeathsig KILL` and `sh`, which
+/// start in a millisecond where Python takes tens (most of what `install`
+/// added to the installer's own time): `sh` exits 70 unless its parent is
+/// still the layerlock that started it (`$1`), else becomes the command.
+const SH_LAUNCHER: &str = "test \"$PPID\" = \"$1\" || exit 70\nshift\nexec \"$@\"\n";
+
+/// `setpriv` and `sh` where they are and `setpriv` can set the parent-death
+/// signal (util-linux 2.33 and later), asked once.
+fn setpriv() -> Option<&'static (PathBuf, PathBuf)> {
+    static FOUND: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            if !cfg!(target_os = "linux") {
+                return None;
+            }
+            let first = |names: &[&str]| names.iter().map(PathBuf::from).find(|p| p.is_file());
+            let setpriv = first(&["/usr/bin/setpriv", "/bin/setpriv"])?;
+            let sh = first(&["/bin/sh", "/usr/bin/sh"])?;
+            let help = Command::new(&setpriv)
+                .arg("--help")
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            String::from_utf8_lossy(&help.stdout)
+                .contains("--pdeathsig")
+                .then_some((setpriv, sh))
+        })
+        .as_ref()
+}
+
 fn dies_with_us(cmd: Command, python: &Path) -> Command {
-    let mut wrapped = Command::new(python);
-    wrapped
-        .args(["-I", "-c", LAUNCHER])
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
+    let mut wrapped = match setpriv() {
+        Some((setpriv, sh)) => {
+            let mut wrapped = Command::new(setpriv);
+            wrapped
+                .args(["--pdeathsig", "KILL", "--"])
+                .arg(sh)
+                .args(["-c", SH_LAUNCHER, "layerlock-installer"])
+                .arg(std::process::id().to_string());
+            wrapped
+        }
+        None => {
+            let mut wrapped = Command::new(python);
+            wrapped.args(["-I", "-c", LAUNCHER]);
+            wrapped
+        }
+    };
+    wrapped.arg(cmd.get_program()).args(cmd.get_args());
     for (key, value) in cmd.get_envs() {
         match value {
             Some(value) => wrapped.env(key, value),
@@ -269,6 +324,21 @@ mod tests {
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    /// How many arguments come before the installer's own: the launcher's,
+    /// `setpriv … sh -c SCRIPT NAME PID` or `python -I -c SCRIPT`.
+    fn launcher_args(cmd: &InstallerCommand) -> usize {
+        match setpriv() {
+            Some((setpriv, _)) => {
+                assert_eq!(cmd.command.get_program(), setpriv.as_os_str());
+                8
+            }
+            None => {
+                assert_eq!(cmd.command.get_program(), "/venv/bin/python");
+                3
+            }
+        }
     }
 
     fn env<'a>(cmd: &'a InstallerCommand, key: &str) -> Option<&'a OsStr> {
@@ -323,14 +393,11 @@ mod tests {
         req.quiet = true;
         let cmd = req.prepare().unwrap();
         assert_eq!(cmd.installer(), Installer::Uv);
-        assert_eq!(cmd.command.get_program(), "/venv/bin/python");
+        let launcher = launcher_args(&cmd);
         let requirements = cmd.requirements.path().display().to_string();
         assert_eq!(
-            args(&cmd),
+            args(&cmd)[launcher..],
             [
-                "-I",
-                "-c",
-                LAUNCHER,
                 "/bin/uv",
                 "pip",
                 "install",
@@ -359,7 +426,7 @@ mod tests {
         assert_eq!(cmd.installer(), Installer::Pip);
         let requirements = cmd.requirements.path().display().to_string();
         assert_eq!(
-            args(&cmd)[3..],
+            args(&cmd)[launcher_args(&cmd)..],
             [
                 "/venv/bin/python",
                 "-m",
