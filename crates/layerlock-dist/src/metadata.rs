@@ -167,44 +167,91 @@ fn read_requirements<'a>(
     (read, unreadable)
 }
 
-/// Whether a `Requires-Dist` line can hold only when some extra is asked:
-/// its marker is a conjunction (no `or`, `not`, `in`, `!=`) with a
-/// comparison on `extra`, which is false when no extra is. A line this
-/// cannot tell from its text counts as one that may hold without extras.
+/// Whether a `Requires-Dist` line can hold only when some extra is asked.
+/// Only the plainest shape counts: a marker of `and`s and parentheses over
+/// comparisons of the marker variables with quoted values, one of them
+/// exactly `extra == '…'` (or `'…' == extra`), which is false when no
+/// extra is asked, and so is all of it. Anything else, `or`, `not`, `in`,
+/// another operator on `extra` (which the marker parser sets aside as
+/// always true), a word it does not know, a second `;`, is read at once.
 fn only_under_an_extra(line: &str) -> bool {
-    // A URL may hold `;` and `@`: such lines are read at once.
+    // A URL may hold `;`: such lines are read at once.
     let Some((_, marker)) = line.split_once(';').filter(|_| !line.contains('@')) else {
         return false;
     };
-    if marker.contains("!=") {
+    let Some(tokens) = marker_tokens(marker) else {
         return false;
+    };
+    let words_known = tokens.iter().all(|t| match t {
+        Token::Word(w) => *w == "and" || MARKER_VARIABLES.contains(w),
+        _ => true,
+    });
+    words_known
+        && tokens.windows(3).any(|w| {
+            matches!(
+                w,
+                [Token::Word("extra"), Token::Op("=="), Token::Quoted]
+                    | [Token::Quoted, Token::Op("=="), Token::Word("extra")]
+            )
+        })
+}
+
+/// The variables PEP 508 markers compare.
+const MARKER_VARIABLES: &[&str] = &[
+    "extra",
+    "implementation_name",
+    "implementation_version",
+    "os_name",
+    "platform_machine",
+    "platform_python_implementation",
+    "platform_release",
+    "platform_system",
+    "platform_version",
+    "python_full_version",
+    "python_version",
+    "sys_platform",
+];
+
+#[derive(Debug, PartialEq)]
+enum Token<'a> {
+    Word(&'a str),
+    Op(&'a str),
+    Quoted,
+    Paren,
+}
+
+/// A marker's tokens; `None` for a character no plain marker holds.
+fn marker_tokens(marker: &str) -> Option<Vec<Token<'_>>> {
+    let mut tokens = Vec::new();
+    let mut rest = marker;
+    while let Some(c) = rest.chars().next() {
+        let taken = if c.is_whitespace() {
+            c.len_utf8()
+        } else if c == '(' || c == ')' {
+            tokens.push(Token::Paren);
+            1
+        } else if c == '"' || c == '\'' {
+            let end = rest[1..].find(c)? + 2;
+            tokens.push(Token::Quoted);
+            end
+        } else if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(rest.len());
+            tokens.push(Token::Word(&rest[..end]));
+            end
+        } else if "=<>!~".contains(c) {
+            let end = rest
+                .find(|c: char| !"=<>!~".contains(c))
+                .unwrap_or(rest.len());
+            tokens.push(Token::Op(&rest[..end]));
+            end
+        } else {
+            return None;
+        };
+        rest = &rest[taken..];
     }
-    // The words of the marker outside its quoted values.
-    let mut bare = String::with_capacity(marker.len());
-    let mut quote = None;
-    for c in marker.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => {
-                quote = Some(c);
-                bare.push(' ');
-            }
-            None => bare.push(c),
-        }
-    }
-    if quote.is_some() {
-        return false;
-    }
-    let (mut extra, mut other) = (false, false);
-    for word in bare.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
-        match word {
-            "extra" => extra = true,
-            "or" | "not" | "in" => other = true,
-            _ => {}
-        }
-    }
-    extra && !other
+    Some(tokens)
 }
 
 /// Deepest parenthesis nesting read in a requirement's markers: the marker
@@ -264,7 +311,21 @@ mod tests {
             ("a; extra == 'x'", true),
             ("a>=1; extra == \"x\" and python_version < \"3.11\"", true),
             ("a; (extra == 'x') and sys_platform == 'linux'", true),
-            ("a; extra===\"x\"", true),
+            ("a; python_version >= '3.9' and (extra == 'x')", true),
+            ("a; 'x' == extra", true),
+            // The marker parser sets these comparisons aside as always
+            // true, or cannot read them: read at once.
+            ("a; extra===\"x\"", false),
+            ("a; extra ~= 'x'", false),
+            ("a; extra > 'x'", false),
+            ("a; 'x' < extra", false),
+            ("a; extra == python_version", false),
+            ("a; os_name == extra", false),
+            ("a; extra == extra", false),
+            ("a; python_version >= '3' and extra ~= 'x'", false),
+            ("a; extra == 'x' OR python_version > '3'", false),
+            ("a; extra == \"x\" ; python_version > '3'", false),
+            ("a; extra == 'x' and weird_variable == '1'", false),
             // May hold with no extra asked.
             ("a; extra == 'x' or python_version < '3.8'", false),
             ("a; extra != 'x'", false),
@@ -292,7 +353,7 @@ mod tests {
             ")".repeat(100)
         );
         let text = format!(
-            "Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Dist: c; extra == 'x'\nRequires-Dist: {deep}\nRequires-Dist: d\nRequires-Dist: e; extra == 'y' and $$$\n"
+            "Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Dist: c; extra == 'x'\nRequires-Dist: {deep}\nRequires-Dist: d\nRequires-Dist: e; extra == 'y' and python_version '3'\n"
         );
         let meta = CoreMetadata::parse(text.as_bytes()).unwrap();
         assert_eq!(meta.requires_dist.len(), 1);

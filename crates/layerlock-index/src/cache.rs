@@ -222,12 +222,29 @@ impl Cache {
         if fs_err::create_dir_all(dir).is_err() || fs_err::create_dir_all(&tmp_dir).is_err() {
             return;
         }
-        self.swept.call_once(|| sweep(&tmp_dir));
-        let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&tmp_dir) else {
+        // Only a real folder is swept or written in: a link would take the
+        // sweep wherever it points.
+        let real = fs_err::symlink_metadata(&tmp_dir).is_ok_and(|m| m.is_dir());
+        if real {
+            self.swept.call_once(|| sweep(&tmp_dir));
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(TMP_PREFIX)
+            .tempfile_in(if real { &tmp_dir } else { dir });
+        let Ok(mut tmp) = tmp else {
             return;
         };
-        if tmp.write_all(bytes).is_ok() {
-            let _ = tmp.persist(path);
+        if tmp.write_all(bytes).is_ok()
+            && let Err(failed) = tmp.persist(path)
+        {
+            // Another file system (a folder linked elsewhere): written
+            // beside the entry instead.
+            drop(failed);
+            if let Ok(mut tmp) = tempfile::Builder::new().prefix(TMP_PREFIX).tempfile_in(dir)
+                && tmp.write_all(bytes).is_ok()
+            {
+                let _ = tmp.persist(path);
+            }
         }
     }
 }
@@ -240,12 +257,18 @@ const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Most temp files looked at in one sweep.
 const MAX_SWEEP: usize = 100_000;
 
+/// How the cache's temp files are named; the sweep removes no other.
+const TMP_PREFIX: &str = ".layerlock-tmp";
+
 /// Remove the stale temp files in `dir`.
 fn sweep(dir: &Path) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
     for entry in entries.take(MAX_SWEEP).flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+            continue;
+        }
         let stale = entry
             .metadata()
             .ok()
@@ -366,16 +389,20 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let tmp = dir.path().join(LAYOUT).join("tmp");
         fs_err::create_dir_all(&tmp).unwrap();
-        let (old, fresh) = (tmp.join(".tmpOLD"), tmp.join(".tmpNEW"));
+        let (old, fresh) = (tmp.join(".layerlock-tmpOLD"), tmp.join(".layerlock-tmpNEW"));
+        let other = tmp.join("notes.txt");
         fs_err::write(&old, b"half").unwrap();
         fs_err::write(&fresh, b"being written").unwrap();
+        fs_err::write(&other, b"not ours").unwrap();
         let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(two_hours_ago)
-            .unwrap();
+        for path in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(two_hours_ago)
+                .unwrap();
+        }
         let cache = Cache::new(Some(dir.path().to_path_buf()));
         cache.put_metadata("sha256-ab", b"Metadata-Version: 2.1\n");
         assert!(!old.exists(), "a stale temp file is removed");
@@ -388,6 +415,28 @@ mod tests {
             Some(&b"Metadata-Version: 2.1\n"[..])
         );
         // Nothing else is left in the temp directory.
-        assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 1);
+        assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_temp_folder_is_neither_swept_nor_written_in() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let precious = elsewhere.path().join(".layerlock-tmp-precious");
+        fs_err::write(&precious, b"keep").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&precious)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200))
+            .unwrap();
+        fs_err::create_dir_all(dir.path().join(LAYOUT)).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(LAYOUT).join("tmp")).unwrap();
+        let cache = Cache::new(Some(dir.path().to_path_buf()));
+        cache.put_metadata("sha256-ab", b"Metadata-Version: 2.1\n");
+        assert!(precious.exists());
+        assert_eq!(fs_err::read_dir(elsewhere.path()).unwrap().count(), 1);
+        assert!(cache.metadata("sha256-ab").is_some());
     }
 }

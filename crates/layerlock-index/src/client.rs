@@ -555,8 +555,8 @@ impl Inner {
                                 return Err(SourceError::Invalid {
                                     url: redact(url.as_str()),
                                     message: format!(
-                                        "the response is larger than {} MiB, more than it can be",
-                                        limit / (1024 * 1024)
+                                        "the response is larger than {}, more than was asked for or can be",
+                                        byte_count(limit)
                                     ),
                                 });
                             }
@@ -647,7 +647,8 @@ impl Inner {
                 return;
             };
             let seen = rejections.entry(name.clone()).or_default();
-            *seen += 1;
+            // 2, 4, 8, …: counted no further than the cap needs.
+            *seen = (*seen + 1).min(MAX_OLDER.ilog2() as usize);
             (1usize << *seen).min(MAX_OLDER)
         };
         let Ok(answer) = Self::project_future(&self, &name).await else {
@@ -970,8 +971,20 @@ impl Inner {
             .ok_or_else(|| invalid("a 206 answer without a usable Content-Range".to_string()))?;
         // The wheel's bytes from `start` to its end.
         let mut start = total.saturating_sub(tail.body.len() as u64);
+        check_content_range(&tail.headers, start, tail.body.len(), Some(total))
+            .map_err(|why| invalid(why.to_string()))?;
         let mut held = tail.body;
         let dir = zip::find_directory(&held, start).map_err(zip_err)?;
+        // Sizes come from the file: a directory past its end, or larger
+        // than any wheel's, is not read.
+        if dir.size > MAX_DIRECTORY_BYTES
+            || dir
+                .offset
+                .checked_add(dir.size)
+                .is_none_or(|end| end > total)
+        {
+            return Err(zip_err(zip::ZipError::Truncated));
+        }
         if dir.offset < start {
             // METADATA is usually among the last members before the
             // directory, ahead of RECORD, which is about as long as the
@@ -993,6 +1006,10 @@ impl Inner {
                 .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
         )
         .map_err(zip_err)?;
+        // A METADATA that cannot inflate to under the cap is not fetched.
+        if member.compressed_size > zip::MAX_METADATA_BYTES {
+            return Err(zip_err(zip::ZipError::TooLarge));
+        }
         let want = zip::LOCAL_SLACK.saturating_add(member.compressed_size);
         self.learn_layout(name, total, &dir, &member, want);
         if member.local_header_offset >= start
@@ -1095,11 +1112,21 @@ impl Inner {
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
         let value = format!("bytes={start}-{}", start.saturating_add(len.max(1) - 1));
+        // Only what was asked is read: a server that sends the whole wheel
+        // now, after answering the first range, is refused, not followed.
         let response = self
-            .get(Fetch::Range, url, range_header(&value), MAX_WHEEL_BYTES)
+            .get(Fetch::Range, url, range_header(&value), len.max(1))
             .await?;
         match response.status {
-            StatusCode::PARTIAL_CONTENT => Ok(response.body),
+            StatusCode::PARTIAL_CONTENT => {
+                check_content_range(&response.headers, start, response.body.len(), None).map_err(
+                    |why| SourceError::Invalid {
+                        url: redact(url.as_str()),
+                        message: why.to_string(),
+                    },
+                )?;
+                Ok(response.body)
+            }
             StatusCode::OK => {
                 let s = usize::try_from(start).unwrap_or(usize::MAX);
                 let end = s
@@ -1127,6 +1154,53 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// `n` bytes as a person reads them: `512 bytes`, `64 KiB`, `128 MiB`.
+fn byte_count(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Whether a 206 answer's `Content-Range` says it holds `len` bytes from
+/// `start` (of `total`, when known): bytes from elsewhere in the wheel
+/// would be read as the ones asked for.
+fn check_content_range(
+    headers: &HeaderMap,
+    start: u64,
+    len: usize,
+    total: Option<u64>,
+) -> Result<(), &'static str> {
+    const WRONG: &str = "the server answered a byte range with other bytes than were asked for";
+    let value = headers
+        .get(header::CONTENT_RANGE)
+        .and_then(|v| v.to_str().ok())
+        .ok_or("a 206 answer without a usable Content-Range")?;
+    let (range, of) = value
+        .strip_prefix("bytes ")
+        .and_then(|v| v.split_once('/'))
+        .ok_or(WRONG)?;
+    let (first, last) = range.split_once('-').ok_or(WRONG)?;
+    let (first, last): (u64, u64) = (
+        first.trim().parse().map_err(|_| WRONG)?,
+        last.trim().parse().map_err(|_| WRONG)?,
+    );
+    let held = last
+        .checked_sub(first)
+        .and_then(|d| d.checked_add(1))
+        .ok_or(WRONG)?;
+    if first != start || usize::try_from(held).ok() != Some(len) {
+        return Err(WRONG);
+    }
+    if let Some(total) = total
+        && of.trim().parse::<u64>().ok() != Some(total)
+    {
+        return Err(WRONG);
+    }
+    Ok(())
 }
 
 /// A page fetched over HTTP links only to HTTP(S) files: a `file://` (or
@@ -1201,6 +1275,10 @@ const MAX_OLDER: usize = 8;
 /// there.
 const MAX_DIST_INFO_GUESS: u64 = 4 * 1024 * 1024;
 
+/// Largest zip directory read: the largest real wheels (torch) hold a few
+/// megabytes of it.
+const MAX_DIRECTORY_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Bounds of a learnt first read of a project's wheels.
 const MIN_TAIL_HINT: u64 = 8 * 1024;
 const MAX_TAIL_HINT: u64 = 8 * 1024 * 1024;
@@ -1254,4 +1332,50 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
     let seconds: u64 = value.trim().parse().ok()?;
     Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_range(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_RANGE, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn a_byte_range_must_be_the_one_asked_for() {
+        assert_eq!(
+            check_content_range(&with_range("bytes 100-199/1000"), 100, 100, Some(1000)),
+            Ok(())
+        );
+        assert_eq!(
+            check_content_range(&with_range("bytes 100-199/*"), 100, 100, None),
+            Ok(())
+        );
+        for (value, start, len, total) in [
+            ("bytes 0-99/1000", 100, 100, Some(1000)),
+            ("bytes 100-149/1000", 100, 100, Some(1000)),
+            ("bytes 100-199/999", 100, 100, Some(1000)),
+            ("bytes 199-100/1000", 100, 100, None),
+            ("bytes 100-/1000", 100, 100, None),
+            ("items 100-199/1000", 100, 100, None),
+            ("bytes 100-18446744073709551615/1000", 100, 100, None),
+        ] {
+            assert!(
+                check_content_range(&with_range(value), start, len, total).is_err(),
+                "{value}"
+            );
+        }
+        assert!(check_content_range(&HeaderMap::new(), 0, 1, None).is_err());
+    }
+
+    #[test]
+    fn byte_counts_read_as_a_person_reads_them() {
+        assert_eq!(byte_count(512), "512 bytes");
+        assert_eq!(byte_count(64 * 1024), "64 KiB");
+        assert_eq!(byte_count(128 * 1024 * 1024), "128 MiB");
+        assert_eq!(byte_count(1500), "1500 bytes");
+    }
 }

@@ -2,6 +2,7 @@
 //! (with PEP 592 yanking, PEP 658/714 metadata and PEP 700 upload times).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use jiff::Timestamp;
@@ -37,8 +38,9 @@ struct JsonFile<'a> {
     filename: Cow<'a, str>,
     #[serde(borrow)]
     url: Cow<'a, str>,
+    /// Every algorithm's value must be a string, as PEP 691 says.
     #[serde(default, borrow)]
-    hashes: Hashes<'a>,
+    hashes: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
     #[serde(rename = "requires-python", default, borrow)]
     requires_python: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -53,10 +55,12 @@ struct JsonFile<'a> {
     dist_info_metadata: Option<Offer<'a>>,
 }
 
-#[derive(Deserialize, Default)]
-struct Hashes<'a> {
-    #[serde(default, borrow)]
-    sha256: Option<Cow<'a, str>>,
+/// A value that may or may not be a string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Text<'a> {
+    Str(#[serde(borrow)] Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
 }
 
 /// `yanked`: a flag or a reason.
@@ -73,14 +77,17 @@ enum Flag<'a> {
 #[serde(untagged)]
 enum Offer<'a> {
     Set(bool),
-    Hashes(#[serde(borrow)] Hashes<'a>),
+    Hashes(#[serde(borrow)] BTreeMap<Cow<'a, str>, Text<'a>>),
     Other(serde::de::IgnoredAny),
 }
 
 fn metadata_offer(value: Option<&Offer>) -> Option<Option<String>> {
     match value? {
         Offer::Set(true) => Some(None),
-        Offer::Hashes(hashes) => Some(hashes.sha256.as_deref().and_then(sha256_digest)),
+        Offer::Hashes(hashes) => Some(match hashes.get("sha256") {
+            Some(Text::Str(digest)) => sha256_digest(digest),
+            _ => None,
+        }),
         Offer::Set(false) | Offer::Other(_) => None,
     }
 }
@@ -236,9 +243,8 @@ impl<'de, F: FnMut(IndexFile)> serde::de::Visitor<'de> for FilesReader<'_, F> {
             (self.each)(IndexFile {
                 sha256: file
                     .hashes
-                    .sha256
-                    .as_deref()
-                    .and_then(sha256_digest)
+                    .get("sha256")
+                    .and_then(|h| sha256_digest(h))
                     .or(fragment_hash),
                 requires_python,
                 yanked: match file.yanked {
@@ -547,6 +553,47 @@ mod tests {
         ] {
             let err = parse_json(&url, body, "idx").unwrap_err().to_string();
             assert!(err.contains(expect), "{err}");
+        }
+    }
+
+    #[test]
+    fn json_hashes_and_offers_read_as_before_the_streaming_reader() {
+        let url = Url::parse("https://h/simple/foo/").unwrap();
+        let page = |file: &str| {
+            format!(r#"{{"files":[{{"filename":"a-1-py3-none-any.whl","url":"a",{file}}}]}}"#)
+        };
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        // Duplicate keys: the last wins.
+        let files = parse_json(
+            &url,
+            page(&format!(r#""hashes":{{"sha256":"{a}","sha256":"{b}"}}"#)).as_bytes(),
+            "idx",
+        )
+        .unwrap();
+        assert_eq!(files[0].sha256.as_deref(), Some(b.as_str()));
+        // A hash that is not a string, or hashes that are not a map: refused.
+        for bad in [
+            r#""hashes":{"sha256":null}"#.to_string(),
+            r#""hashes":{"md5":5}"#.to_string(),
+            format!(r#""hashes":["{a}"]"#),
+        ] {
+            assert!(
+                parse_json(&url, page(&bad).as_bytes(), "idx").is_err(),
+                "{bad}"
+            );
+        }
+        // core-metadata: a list is no offer; a map without a string sha256
+        // is an offer without a hash; duplicates: the last wins.
+        for (offer, expect) in [
+            (format!(r#""core-metadata":["{a}"]"#), None),
+            (r#""core-metadata":{"sha256":5}"#.to_string(), Some(None)),
+            (
+                format!(r#""core-metadata":{{"sha256":"{a}","sha256":"{b}"}}"#),
+                Some(Some(b.clone())),
+            ),
+        ] {
+            let files = parse_json(&url, page(&offer).as_bytes(), "idx").unwrap();
+            assert_eq!(files[0].core_metadata, expect, "{offer}");
         }
     }
 }
