@@ -42,6 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _results
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 VLLM_REQ = REPO.parent / "shared" / "corpus" / "vllm" / "requirements"
@@ -257,14 +259,6 @@ def disk_usage_mib(path: Path) -> float | None:
     return round(total / 2**20, 1)
 
 
-def version_of(cmd: list[str]) -> str:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        return (proc.stdout or proc.stderr).strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError) as exc:
-        return f"unknown ({exc})"
-
-
 def supports_stats(layerlock: Path) -> bool:
     """Whether this layerlock's `compile` takes --stats FILE."""
     try:
@@ -448,18 +442,18 @@ def main() -> int:
                     "host_python": platform.python_version()},
         "tools": {
             "layerlock": {"path": os.path.relpath(layerlock, REPO) if in_repo else layerlock.name,
-                          "version": version_of([str(layerlock), "--version"]),
+                          "version": _results.version_of([str(layerlock), "--version"]),
                           # The checkout's revision, which need not be the binary's:
                           # the sha256 tells two builds apart.
                           "git": git_rev,
                           "sha256": binary_sha,
                           "changed_during_run": binary_changed,
                           "stats": with_stats},
-            "uv": version_of([uv, "--version"]),
+            "uv": _results.version_of([uv, "--version"]),
             "pip-compile": None if pip_compile is None else {
-                "version": version_of([str(pip_compile), "--version"]),
+                "version": _results.version_of([str(pip_compile), "--version"]),
                 # Only "pip X.Y": the rest of pip's answer is a local path.
-                "pip": " ".join(version_of([str(pip_compile.parent / "python"), "-m", "pip", "--version"]).split()[:2]),
+                "pip": " ".join(_results.version_of([str(pip_compile.parent / "python"), "-m", "pip", "--version"]).split()[:2]),
                 "uploaded_prior_to": pip_prior,
                 "note": "no platform targeting: resolves for the host interpreter and platform",
             },

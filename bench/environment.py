@@ -200,14 +200,6 @@ def synthesise(site: Path, count: int, seed: int = 14) -> tuple[str, list[Path],
     return "\n".join(lock) + "\n", files, total
 
 
-def version_of(cmd: list[str]) -> str:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        return (proc.stdout or proc.stderr).strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError) as exc:
-        return f"unknown ({exc})"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layerlock", default=str(REPO / "target" / "release" / "layerlock"))
@@ -235,13 +227,13 @@ def main() -> int:
     results: dict[str, object] = {
         "python": PY, "runs": args.runs,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "tools": {"layerlock": version_of([layerlock, "--version"]), "git": git,
-                  "uv": version_of([args.uv, "--version"]),
-                  "sha256sum": version_of(["sha256sum", "--version"]),
-                  "openssl": version_of(["openssl", "version"])},
+        "tools": {"layerlock": _results.version_of([layerlock, "--version"]), "git": git,
+                  "uv": _results.version_of([args.uv, "--version"]),
+                  "sha256sum": _results.version_of(["sha256sum", "--version"]),
+                  "openssl": _results.version_of(["openssl", "version"])},
     }
     if args.compare:
-        results["tools"]["layerlock (compare)"] = version_of([args.compare, "--version"])
+        results["tools"]["layerlock (compare)"] = _results.version_of([args.compare, "--version"])
     try:
         if "small" in cases or "install" in cases:
             small_cases(args, cases, work, env, results)

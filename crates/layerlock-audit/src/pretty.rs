@@ -119,8 +119,12 @@ impl<'w> Pretty<'w> {
         self.escaped(value);
     }
 
-    pub(crate) fn null(&mut self) {
-        self.buf.extend_from_slice(b"null");
+    /// A string, or `null` when there is none.
+    pub(crate) fn string_or_null(&mut self, value: Option<&str>) {
+        match value {
+            Some(value) => self.escaped(value),
+            None => self.buf.extend_from_slice(b"null"),
+        }
     }
 
     pub(crate) fn number(&mut self, value: usize) {
@@ -279,7 +283,7 @@ mod tests {
                 p.key("n");
                 p.number(usize::MAX);
                 p.key("none");
-                p.null();
+                p.string_or_null(None);
                 p.key("keyed");
                 p.begin_object();
                 p.key(s);

@@ -164,19 +164,13 @@ fn finding_json(json: &mut Pretty<'_>, f: &Finding, excused: Option<&Excused>) {
         json.string(&e.by);
     }
     json.key("class");
-    match f.class {
-        Some(class) => json.string(class.as_str()),
-        None => json.null(),
-    }
+    json.string_or_null(f.class.map(|class| class.as_str()));
     json.key("column");
     json.number(f.location.column);
     json.key("command");
     json.string(&f.command);
     json.key("job");
-    match &f.job {
-        Some(job) => json.string(job),
-        None => json.null(),
-    }
+    json.string_or_null(f.job.as_deref());
     json.key("line");
     json.number(f.location.line);
     json.key("message");

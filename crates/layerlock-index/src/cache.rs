@@ -38,8 +38,8 @@ pub struct CachedPage {
 #[derive(Debug, Clone)]
 pub struct Cache {
     root: Option<PathBuf>,
-    /// Set once the temp directory has been swept this run.
-    swept: Arc<std::sync::Once>,
+    /// The temp folder, once the first write has made and swept it.
+    tmp: Arc<std::sync::OnceLock<Option<PathBuf>>>,
 }
 
 /// Bump when the layout changes so old entries are not misread.
@@ -158,7 +158,7 @@ impl Cache {
     pub fn new(root: Option<PathBuf>) -> Self {
         Self {
             root: root.map(|r| r.join(LAYOUT)),
-            swept: Arc::new(std::sync::Once::new()),
+            tmp: Arc::default(),
         }
     }
 
@@ -215,37 +215,41 @@ impl Cache {
     /// Write `bytes` to a temp file beside the entries, then rename it into
     /// place. Best effort: a cache that cannot be written only costs speed.
     fn write(&self, path: &Path, bytes: &[u8]) {
-        let (Some(root), Some(dir)) = (&self.root, path.parent()) else {
+        let Some(dir) = path.parent() else {
             return;
         };
-        let tmp_dir = root.join("tmp");
-        if fs_err::create_dir_all(dir).is_err() || fs_err::create_dir_all(&tmp_dir).is_err() {
+        if fs_err::create_dir_all(dir).is_err() {
             return;
         }
-        // Only a real folder is swept or written in: a link would take the
-        // sweep wherever it points.
-        let real = fs_err::symlink_metadata(&tmp_dir).is_ok_and(|m| m.is_dir());
-        if real {
-            self.swept.call_once(|| sweep(&tmp_dir));
-        }
-        let tmp = tempfile::Builder::new()
-            .prefix(TMP_PREFIX)
-            .tempfile_in(if real { &tmp_dir } else { dir });
-        let Ok(mut tmp) = tmp else {
-            return;
-        };
-        if tmp.write_all(bytes).is_ok()
-            && let Err(failed) = tmp.persist(path)
-        {
-            // Another file system (a folder linked elsewhere): written
-            // beside the entry instead.
-            drop(failed);
-            if let Ok(mut tmp) = tempfile::Builder::new().prefix(TMP_PREFIX).tempfile_in(dir)
+        // The cache's temp folder; beside the entry when there is none or
+        // when it is on another file system (a folder linked elsewhere).
+        for folder in [self.tmp_dir(), Some(dir)].into_iter().flatten() {
+            if let Ok(mut tmp) = tempfile::Builder::new()
+                .prefix(TMP_PREFIX)
+                .tempfile_in(folder)
                 && tmp.write_all(bytes).is_ok()
+                && tmp.persist(path).is_ok()
             {
-                let _ = tmp.persist(path);
+                return;
             }
         }
+    }
+
+    /// The cache's temp folder, made and swept at the first write of a
+    /// run. Only a real folder: a link would take the sweep wherever it
+    /// points.
+    fn tmp_dir(&self) -> Option<&Path> {
+        self.tmp
+            .get_or_init(|| {
+                let tmp = self.root.as_ref()?.join("tmp");
+                fs_err::create_dir_all(&tmp).ok()?;
+                if !fs_err::symlink_metadata(&tmp).is_ok_and(|m| m.is_dir()) {
+                    return None;
+                }
+                sweep(&tmp);
+                Some(tmp)
+            })
+            .as_deref()
     }
 }
 

@@ -962,17 +962,12 @@ impl Inner {
                 status: tail.status.as_u16(),
             });
         }
-        let total = tail
-            .headers
-            .get(header::CONTENT_RANGE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.rsplit('/').next())
-            .and_then(|v| v.parse::<u64>().ok())
-            .ok_or_else(|| invalid("a 206 answer without a usable Content-Range".to_string()))?;
         // The wheel's bytes from `start` to its end.
-        let mut start = total.saturating_sub(tail.body.len() as u64);
-        check_content_range(&tail.headers, start, tail.body.len(), Some(total))
+        let (mut start, total) = content_range(&tail.headers, tail.body.len())
             .map_err(|why| invalid(why.to_string()))?;
+        let total = total
+            .filter(|total| start.checked_add(tail.body.len() as u64) == Some(*total))
+            .ok_or_else(|| invalid(WRONG_RANGE.to_string()))?;
         let mut held = tail.body;
         let dir = zip::find_directory(&held, start).map_err(zip_err)?;
         // Sizes come from the file: a directory past its end, or larger
@@ -1165,6 +1160,35 @@ fn byte_count(n: u64) -> String {
     }
 }
 
+const WRONG_RANGE: &str = "the server answered a byte range with other bytes than were asked for";
+
+/// Where a 206 answer's `len` bytes start, by its `Content-Range`, and the
+/// whole file's size when it says (`*` otherwise); an answer whose range
+/// does not hold `len` bytes is refused.
+fn content_range(headers: &HeaderMap, len: usize) -> Result<(u64, Option<u64>), &'static str> {
+    let value = headers
+        .get(header::CONTENT_RANGE)
+        .and_then(|v| v.to_str().ok())
+        .ok_or("a 206 answer without a usable Content-Range")?;
+    let (range, of) = value
+        .strip_prefix("bytes ")
+        .and_then(|v| v.split_once('/'))
+        .ok_or(WRONG_RANGE)?;
+    let (first, last) = range.split_once('-').ok_or(WRONG_RANGE)?;
+    let (first, last): (u64, u64) = (
+        first.trim().parse().map_err(|_| WRONG_RANGE)?,
+        last.trim().parse().map_err(|_| WRONG_RANGE)?,
+    );
+    let held = last
+        .checked_sub(first)
+        .and_then(|d| d.checked_add(1))
+        .ok_or(WRONG_RANGE)?;
+    if usize::try_from(held).ok() != Some(len) {
+        return Err(WRONG_RANGE);
+    }
+    Ok((first, of.trim().parse().ok()))
+}
+
 /// Whether a 206 answer's `Content-Range` says it holds `len` bytes from
 /// `start` (of `total`, when known): bytes from elsewhere in the wheel
 /// would be read as the ones asked for.
@@ -1174,31 +1198,9 @@ fn check_content_range(
     len: usize,
     total: Option<u64>,
 ) -> Result<(), &'static str> {
-    const WRONG: &str = "the server answered a byte range with other bytes than were asked for";
-    let value = headers
-        .get(header::CONTENT_RANGE)
-        .and_then(|v| v.to_str().ok())
-        .ok_or("a 206 answer without a usable Content-Range")?;
-    let (range, of) = value
-        .strip_prefix("bytes ")
-        .and_then(|v| v.split_once('/'))
-        .ok_or(WRONG)?;
-    let (first, last) = range.split_once('-').ok_or(WRONG)?;
-    let (first, last): (u64, u64) = (
-        first.trim().parse().map_err(|_| WRONG)?,
-        last.trim().parse().map_err(|_| WRONG)?,
-    );
-    let held = last
-        .checked_sub(first)
-        .and_then(|d| d.checked_add(1))
-        .ok_or(WRONG)?;
-    if first != start || usize::try_from(held).ok() != Some(len) {
-        return Err(WRONG);
-    }
-    if let Some(total) = total
-        && of.trim().parse::<u64>().ok() != Some(total)
-    {
-        return Err(WRONG);
+    let (first, of) = content_range(headers, len)?;
+    if first != start || total.is_some_and(|total| of != Some(total)) {
+        return Err(WRONG_RANGE);
     }
     Ok(())
 }

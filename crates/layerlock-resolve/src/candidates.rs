@@ -340,14 +340,7 @@ fn judge(
 /// The wheel whose metadata is worth fetching before the resolver asks: the
 /// newest usable, non-pre-release version's best wheel (below `below`, when
 /// given).
-pub fn speculative_wheel(
-    name: &PackageName,
-    project: &ProjectFiles,
-    target: &Target,
-    filters: Filters,
-    below: Option<&Version>,
-) -> Option<IndexFile> {
-    let candidates = candidates(name, project, target, filters);
+pub fn speculative_wheel(candidates: &Candidates, below: Option<&Version>) -> Option<IndexFile> {
     candidates
         .iter_where(|v| !v.any_prerelease() && below.is_none_or(|b| v < b))
         .rev()

@@ -223,14 +223,13 @@ impl Lookahead {
     ) -> Option<IndexFile> {
         let request = &self.request;
         let Some(pin) = request.base.get(name) else {
-            if below.is_none()
-                && let Ok(mut seen) = self.seen.lock()
-            {
-                seen.candidates.entry(name.clone()).or_insert_with(|| {
-                    candidates(name, project, &request.target, request.filters(name))
-                });
-            }
-            return speculative_wheel(name, project, &request.target, request.filters(name), below);
+            // Sorted and judged once a project: kept for `none_left` and
+            // every later guess below a rejected version.
+            let mut seen = self.seen.lock().ok()?;
+            let candidates = seen.candidates.entry(name.clone()).or_insert_with(|| {
+                candidates(name, project, &request.target, request.filters(name))
+            });
+            return speculative_wheel(candidates, below);
         };
         let with_extras = self
             .seen
