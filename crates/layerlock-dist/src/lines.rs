@@ -2,13 +2,27 @@
 //! tab-separated fields (name, URL, sha256, requires-python, yanked, upload
 //! time, size, PEP 658 metadata). The cache keeps pages this way.
 //!
-//! A page of lines is kept as text: when it is read, each line's shape is
-//! checked and its name sorted into a version, and a file becomes an
-//! [`IndexFile`] (every field checked) only when someone asks for it. A
-//! resolution looks at a few versions of each project, while popular
-//! projects list thousands of files, so most lines are never read past their
-//! name. A line that fails its check then is damage the cache's checksum
-//! did not catch; [`PageLines::file`] says so with `None`.
+//! The lines are kept sorted into versions, behind an index that names
+//! each version with its count of lines and bytes ([`PageLines::from_lines`]
+//! writes it). Reading a page back ([`PageLines::read`]) reads the index
+//! alone: a version's lines are split when it is first looked at, and a
+//! file becomes an [`IndexFile`] (every field checked) only when someone
+//! asks for it. A resolution looks at a few versions of each project,
+//! while popular projects list thousands of files. A line that fails its
+//! check then is damage the cache's checksum did not catch;
+//! [`PageLines::file`] says so with `None`.
+//!
+//! The index:
+//!
+//! ```text
+//! <versions>\t<lines>\t<first non-HTTP(S) line, or ->
+//! <version>\t<lines>\t<bytes>        one per version, ascending
+//! ```
+//!
+//! then the lines of each version in that order (in the order the page
+//! listed them), then the lines whose names give no version of the
+//! project. Where files fall is decided when the index is written: a
+//! change to how names are read needs a new cache layout.
 //!
 //! A URL that ends in the file's name is written without it, after `%N`
 //! (a field cannot otherwise start so: `%` is always escaped).
@@ -16,7 +30,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
 use uv_normalize::PackageName;
@@ -25,23 +39,35 @@ use uv_pep440::{Version, VersionSpecifiers};
 use crate::files::wheel_version_text;
 use crate::{IndexFile, version_in_filename};
 
-/// Lines of one page, with where each starts and which version each names.
+/// Lines of one page, sorted into versions.
 #[derive(Debug)]
 pub struct PageLines {
     text: String,
-    /// Where the lines start in `text`.
+    /// Where the index starts in `text`.
     from: usize,
-    /// Byte ranges of the lines in `text`, without their line breaks.
-    spans: Vec<(u32, u32)>,
-    /// The lines of each version the file names give; files of other
-    /// projects and names that cannot be read are in none.
+    /// The versions' runs of lines, then the lines of no version, in the
+    /// order of `text`.
+    blocks: Vec<Block>,
+    /// The lines of each version.
     versions: BTreeMap<Version, Vec<u32>>,
+    lines: usize,
     /// The requires-python values read so far, each parsed once (at most
     /// [`MAX_SPECIFIERS`] of them).
     specifiers: Mutex<HashMap<String, VersionSpecifiers>>,
     listed_by: Arc<str>,
     /// The first file whose URL is not HTTP(S).
     first_local: Option<usize>,
+}
+
+/// A run of lines in `text`: bytes `start..end`, lines `first..first +
+/// count`, split into lines when first read (`None`: not `count` lines).
+#[derive(Debug)]
+struct Block {
+    start: u32,
+    end: u32,
+    first: u32,
+    count: u32,
+    spans: OnceLock<Option<Vec<(u32, u32)>>>,
 }
 
 /// Fields on a line.
@@ -68,68 +94,162 @@ struct Fields<'a> {
 }
 
 impl PageLines {
-    /// Index the lines of `text` from byte `from` on, the files of
-    /// `project`. `None` when a line does not have the shape of one: the
-    /// whole page is then unusable.
-    pub fn parse(
-        text: String,
-        from: usize,
-        project: &PackageName,
-        listed_by: Arc<str>,
-    ) -> Option<Self> {
-        let body = text.get(from..)?;
+    /// Sort `raw`, lines as [`IndexFile::write_line`] writes them (the
+    /// files of `project`), into versions behind an index. `None` when a
+    /// line does not have the shape of one: the whole page is then
+    /// unusable.
+    pub fn from_lines(raw: &str, project: &PackageName, listed_by: Arc<str>) -> Option<Self> {
+        let mut versions: BTreeMap<Version, Vec<&str>> = BTreeMap::new();
+        let mut unversioned = Vec::new();
+        let mut last: Option<(&str, Version)> = None;
+        for line in raw.split('\n').filter(|line| !line.is_empty()) {
+            if memchr::memchr_iter(b'\t', line.as_bytes()).count() != FIELDS - 1 {
+                return None;
+            }
+            let (name, _) = line.split_once('\t')?;
+            let filename = get_field(name)??;
+            // A release's wheels are listed together: their version is
+            // parsed once, not once per wheel. (Compared as written:
+            // escapes never hold a `-`, so equal texts are equal versions.)
+            let text = wheel_version_text(name);
+            let version = match (&last, text) {
+                (Some((seen, version)), Some(text)) if *seen == text => Some(version.clone()),
+                _ => {
+                    let version = version_in_filename(project, &filename);
+                    if let (Some(version), Some(text)) = (&version, text) {
+                        last = Some((text, version.clone()));
+                    }
+                    version
+                }
+            };
+            match version {
+                Some(version) => versions.entry(version).or_default().push(line),
+                None => unversioned.push(line),
+            }
+        }
+        let count = versions.values().map(Vec::len).sum::<usize>() + unversioned.len();
+        let mut body = String::with_capacity(raw.len() + 1);
+        let mut index = String::new();
+        let mut first_local = None;
+        let mut add = |body: &mut String, line: &str, at: usize| {
+            if first_local.is_none() {
+                let url = line.split('\t').nth(1).unwrap_or_default();
+                if !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
+                    first_local = Some(at);
+                }
+            }
+            body.push_str(line);
+            body.push('\n');
+        };
+        let mut at = 0;
+        for (version, lines) in &versions {
+            let before = body.len();
+            for line in lines {
+                add(&mut body, line, at);
+                at += 1;
+            }
+            index.push_str(&format!(
+                "{version}\t{}\t{}\n",
+                lines.len(),
+                body.len() - before
+            ));
+        }
+        for line in &unversioned {
+            add(&mut body, line, at);
+            at += 1;
+        }
+        let local = first_local.map_or_else(|| "-".to_string(), |i| i.to_string());
+        let mut text = format!("{}\t{count}\t{local}\n", versions.len());
+        text.reserve(index.len() + body.len());
+        text.push_str(&index);
+        text.push_str(&body);
+        Self::read(text, 0, listed_by)
+    }
+
+    /// The lines [`PageLines::from_lines`] wrote, from byte `from` of
+    /// `text` on. Only the index is read. `None` when it is malformed.
+    pub fn read(text: String, from: usize, listed_by: Arc<str>) -> Option<Self> {
         // Offsets are kept in 32 bits; the cache never reads an entry this
         // large.
         u32::try_from(text.len()).ok()?;
-        let mut spans = Vec::new();
-        let mut versions: BTreeMap<Version, Vec<u32>> = BTreeMap::new();
-        let mut first_local = None;
-        let mut last: Option<(String, Version)> = None;
-        let mut start = from;
-        let ends = memchr::memchr_iter(b'\n', body.as_bytes())
-            .map(|at| from + at)
-            .chain(std::iter::once(text.len()));
-        for end in ends {
-            let line = text.get(start..end)?;
-            let span = (start as u32, end as u32);
-            start = end + 1;
-            if line.is_empty() {
-                continue;
-            }
-            let mut tabs = memchr::memchr_iter(b'\t', line.as_bytes());
-            let (first, second) = (tabs.next()?, tabs.next()?);
-            if tabs.count() != FIELDS - 3 {
+        let mut rest = text.get(from..)?;
+        let mut next_line = || {
+            let (line, after) = rest.split_once('\n')?;
+            rest = after;
+            Some(line)
+        };
+        let mut head = next_line()?.split('\t');
+        let version_count: usize = head.next()?.parse().ok()?;
+        let lines: usize = head.next()?.parse().ok()?;
+        let first_local = match head.next()? {
+            "-" => None,
+            i => Some(i.parse::<usize>().ok().filter(|i| *i < lines)?),
+        };
+        if head.next().is_some() {
+            return None;
+        }
+        // Each version line takes at least six bytes.
+        if version_count > text.len() / 6 {
+            return None;
+        }
+        let mut index = Vec::with_capacity(version_count);
+        for _ in 0..version_count {
+            let mut fields = next_line()?.split('\t');
+            let version = Version::from_str(fields.next()?).ok()?;
+            let count: u32 = fields.next()?.parse().ok()?;
+            let bytes: u32 = fields.next()?.parse().ok()?;
+            if fields.next().is_some() {
                 return None;
             }
-            let filename = get_field(line.get(..first)?)??;
-            let url = line.get(first + 1..second)?;
-            let index = spans.len();
-            if first_local.is_none() && !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
-                first_local = Some(index);
+            index.push((version, count, bytes));
+        }
+        let body = text.len() - rest.len();
+        let mut blocks = Vec::with_capacity(index.len() + 1);
+        let mut versions = BTreeMap::new();
+        let (mut start, mut first) = (body, 0u32);
+        let mut push = |count: u32, bytes: u32, start: &mut usize, first: &mut u32| {
+            let end = start.checked_add(bytes as usize)?;
+            // A run holds whole lines: it ends with a line break, and is
+            // empty exactly when it holds no line.
+            if (count == 0) != (bytes == 0)
+                || (bytes > 0 && text.as_bytes().get(end - 1)? != &b'\n')
+            {
+                return None;
             }
-            // A release's wheels are listed together: their version is
-            // parsed once, not once per wheel.
-            let text = wheel_version_text(&filename);
-            match (&last, text) {
-                (Some((seen, version)), Some(text)) if seen == text => {
-                    versions.get_mut(version)?.push(index as u32);
-                }
-                _ => {
-                    if let Some(version) = version_in_filename(project, &filename) {
-                        if let Some(text) = text {
-                            last = Some((text.to_string(), version.clone()));
-                        }
-                        versions.entry(version).or_default().push(index as u32);
-                    }
-                }
+            blocks.push(Block {
+                start: *start as u32,
+                end: end as u32,
+                first: *first,
+                count,
+                spans: OnceLock::new(),
+            });
+            let lines = *first..first.checked_add(count)?;
+            (*start, *first) = (end, lines.end);
+            Some(lines)
+        };
+        for (version, count, bytes) in index {
+            if count == 0
+                || versions
+                    .last_key_value()
+                    .is_some_and(|(v, _)| *v >= version)
+            {
+                return None;
             }
-            spans.push(span);
+            let lines = push(count, bytes, &mut start, &mut first)?;
+            versions.insert(version, lines.collect());
+        }
+        // What is left: the lines of no version.
+        let rest_lines = u32::try_from(lines).ok()?.checked_sub(first)?;
+        let rest_bytes = u32::try_from(text.len().checked_sub(start)?).ok()?;
+        if rest_lines > 0 || rest_bytes > 0 {
+            push(rest_lines, rest_bytes, &mut start, &mut first)?;
         }
         Some(Self {
             text,
             from,
-            spans,
+            blocks,
             versions,
+            lines,
             specifiers: Mutex::default(),
             listed_by,
             first_local,
@@ -146,7 +266,7 @@ impl PageLines {
         for file in files {
             file.write_line(&mut text);
         }
-        Self::parse(text, 0, project, listed_by)
+        Self::from_lines(&text, project, listed_by)
     }
 
     /// The files of each version, by index, oldest version first.
@@ -154,21 +274,39 @@ impl PageLines {
         &self.versions
     }
 
-    /// Every line, as read or written.
+    /// The index and every line, as [`PageLines::read`] reads them.
     pub fn text(&self) -> &str {
         self.text.get(self.from..).unwrap_or_default()
     }
 
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.lines
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.lines == 0
     }
 
     fn line(&self, i: usize) -> Option<&str> {
-        let (start, end) = *self.spans.get(i)?;
+        let i = u32::try_from(i).ok()?;
+        let block = self
+            .blocks
+            .get(self.blocks.partition_point(|b| b.first + b.count <= i))?;
+        let spans = block
+            .spans
+            .get_or_init(|| {
+                let run = self.text.get(block.start as usize..block.end as usize)?;
+                let mut spans = Vec::with_capacity(block.count as usize);
+                let mut start = block.start;
+                for end in memchr::memchr_iter(b'\n', run.as_bytes()) {
+                    let end = block.start + end as u32;
+                    spans.push((start, end));
+                    start = end + 1;
+                }
+                (spans.len() == block.count as usize).then_some(spans)
+            })
+            .as_ref()?;
+        let (start, end) = *spans.get(i.checked_sub(block.first)? as usize)?;
         self.text.get(start as usize..end as usize)
     }
 
@@ -426,17 +564,19 @@ mod tests {
         let files = vec![file("app-1.0-py3-none-any.whl"), odd, dash, tabbed];
         let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).expect("lines");
         assert_eq!(lines.len(), 4);
-        for (i, want) in files.iter().enumerate() {
-            assert_eq!(lines.file(i).as_ref(), Some(want));
+        // Sorted into versions, in the page's order within each; then the
+        // files of no version. Files are sorted by name alone (a wheel's
+        // project is not checked, as `IndexFile::kind` does not); other
+        // projects' source distributions are in none.
+        let sorted = [&files[0], &files[2], &files[1], &files[3]];
+        for (i, want) in sorted.iter().enumerate() {
+            assert_eq!(lines.file(i).as_ref(), Some(*want));
         }
         assert_eq!(lines.file(4), None);
-        // Files are sorted into versions by name alone (a wheel's project is
-        // not checked, as `IndexFile::kind` does not); other projects' source
-        // distributions are in none.
         let one = Version::from_str("1.0").unwrap();
         assert_eq!(
             lines.versions().iter().collect::<Vec<_>>(),
-            vec![(&one, &vec![0, 2])]
+            vec![(&one, &vec![0, 1])]
         );
         let project = ProjectFiles::new(
             vec![file("app-2.0-py3-none-any.whl"), file("app-1.0.tar.gz")],
@@ -450,7 +590,7 @@ mod tests {
                 .versions(&project_name())
                 .into_iter()
                 .collect::<Vec<_>>(),
-            vec![(one, vec![1, 2, 4]), (two, vec![0])]
+            vec![(one, vec![1, 2, 3]), (two, vec![0])]
         );
         assert_eq!(project.file(2), Some(files[0].clone()));
         assert_eq!(project.files().map(|files| files.len()), Ok(6));
@@ -459,9 +599,109 @@ mod tests {
             lines.first_local().map(|f| f.0),
             Some("we%ird\tname-1.0.tar.gz".to_string())
         );
-        let again =
-            PageLines::parse(lines.text().to_string(), 0, &project_name(), Arc::from("x")).unwrap();
+        let again = PageLines::read(lines.text().to_string(), 0, Arc::from("x")).unwrap();
         assert_eq!(again.text(), lines.text());
+        assert_eq!(again.versions(), lines.versions());
+        assert_eq!(
+            (0..4).map(|i| again.file(i)).collect::<Vec<_>>(),
+            (0..4).map(|i| lines.file(i)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn versions_are_sorted_and_the_index_says_where_each_starts() {
+        let files = [
+            file("app-2.0-py3-none-any.whl"),
+            file("app-1.0.tar.gz"),
+            file("app-10.0-py3-none-any.whl"),
+            file("app-1.0-py3-none-any.whl"),
+            file("other-3.0.tar.gz"),
+            file("app-2.0.tar.gz"),
+        ];
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        let names: Vec<String> = (0..lines.len())
+            .map(|i| lines.file(i).unwrap().filename)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "app-1.0.tar.gz",
+                "app-1.0-py3-none-any.whl",
+                "app-2.0-py3-none-any.whl",
+                "app-2.0.tar.gz",
+                "app-10.0-py3-none-any.whl",
+                "other-3.0.tar.gz",
+            ]
+        );
+        let text = lines.text();
+        let index: Vec<&str> = text.lines().take(4).collect();
+        assert_eq!(index[0], "3\t6\t-");
+        assert!(index[1].starts_with("1.0\t2\t"), "{}", index[1]);
+        assert!(index[2].starts_with("2.0\t2\t"), "{}", index[2]);
+        assert!(index[3].starts_with("10.0\t1\t"), "{}", index[3]);
+        // Writing the same files again writes the same bytes.
+        let again = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        assert_eq!(again.text(), text);
+    }
+
+    #[test]
+    fn a_malformed_index_spoils_the_page_and_a_run_of_the_wrong_length_its_files() {
+        let files = [file("app-1.0-py3-none-any.whl"), file("app-2.0.tar.gz")];
+        let good = PageLines::from_files(&files, &project_name(), Arc::from("x"))
+            .unwrap()
+            .text()
+            .to_string();
+        let read = |text: String| PageLines::read(text, 0, Arc::from("x"));
+        assert!(read(good.clone()).is_some());
+        let (head, rest) = good.split_once('\n').unwrap();
+        let (one, rest) = rest.split_once('\n').unwrap();
+        let (two, body) = rest.split_once('\n').unwrap();
+        let bytes_of = |line: &str| line.rsplit('\t').next().unwrap().parse::<usize>().unwrap();
+        for bad in [
+            // Versions out of order, a version twice, one of no lines.
+            format!("{head}\n{two}\n{one}\n{body}"),
+            format!("{head}\n{one}\n{one}\n{body}"),
+            format!("{head}\n1.0\t0\t0\n{two}\n{body}"),
+            // More versions, or lines, than there are.
+            format!("3\t2\t-\n{one}\n{two}\n{body}"),
+            format!("2\t1\t-\n{one}\n{two}\n{body}"),
+            // A run that does not end at a line break, or runs past the end.
+            format!("{head}\n1.0\t1\t{}\n{two}\n{body}", bytes_of(one) - 1),
+            format!("{head}\n{one}\n2.0\t1\t{}\n{body}", bytes_of(two) + 1),
+            // A first local line past the last line, a version unread.
+            "2\t2\t2\n".to_string() + &good[head.len() + 1..],
+            format!(
+                "{head}\nnot.a.version!\t1\t{}\n{two}\n{body}",
+                bytes_of(one)
+            ),
+            format!("{head}\t-\n{one}\n{two}\n{body}"),
+            String::new(),
+        ] {
+            assert!(read(bad.clone()).is_none(), "{bad:?}");
+        }
+        // Lines the index does not count are the files of no version.
+        let extra = format!("{good}{}", good.lines().last().unwrap());
+        assert!(read(extra).is_none());
+        // A run whose lines do not number what the index says: its files
+        // are damaged, the rest read.
+        let (first_line, second_line) = body.split_once('\n').unwrap();
+        let squeezed = format!(
+            "{head}\n1.0\t2\t{}\n2.0\t0\t{}\n{first_line}\n{second_line}",
+            bytes_of(one),
+            bytes_of(two)
+        );
+        assert!(read(squeezed).is_none(), "a version of no lines");
+        let split = format!(
+            "2\t3\t-\n1.0\t2\t{}\n{two}\n{first_line}\n{second_line}",
+            bytes_of(one)
+        );
+        let lines = read(split).unwrap();
+        assert_eq!(lines.file(0), None);
+        assert_eq!(lines.file(1), None);
+        assert_eq!(
+            lines.file(2).map(|f| f.filename),
+            Some("app-2.0.tar.gz".into())
+        );
     }
 
     #[test]
@@ -471,7 +711,7 @@ mod tests {
             file("a-1.0-py3-none-any.whl").write_line(&mut out);
             out
         };
-        let read = |text: String| PageLines::parse(text, 0, &project_name(), Arc::from("x"));
+        let read = |text: String| PageLines::from_lines(&text, &project_name(), Arc::from("x"));
         assert!(read(good.clone()).is_some());
         for bad in [
             "short\tline\n",
@@ -506,7 +746,7 @@ mod tests {
         let f = file("a-1.0-py3-none-any.whl");
         f.write_line(&mut out);
         assert!(out.contains("\t%Nhttps://files.example/\t"), "{out}");
-        let lines = PageLines::parse(out, 0, &project_name(), Arc::from("x")).unwrap();
+        let lines = PageLines::from_lines(&out, &project_name(), Arc::from("x")).unwrap();
         assert_eq!(lines.file(0).map(|f| f.url), Some(f.url));
         // Any other URL is written whole.
         let mut other = file("a-1.0.tar.gz");

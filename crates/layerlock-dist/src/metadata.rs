@@ -1,5 +1,6 @@
 //! Core metadata (the `METADATA` file of a wheel): the fields resolution needs.
 
+use std::borrow::Cow;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
@@ -57,29 +58,42 @@ impl CoreMetadata {
     /// Parse the header part of a METADATA file (RFC 822 style fields up to
     /// the first blank line; continuation lines start with whitespace).
     pub fn parse(bytes: &[u8]) -> Result<Self, MetadataError> {
-        let text = std::str::from_utf8(bytes).map_err(|_| MetadataError::NotUtf8)?;
-        let mut fields: Vec<(String, String)> = Vec::new();
+        // Only the header is read (and must be UTF-8); the description
+        // after it is often most of the file.
+        let text =
+            std::str::from_utf8(&bytes[..header_len(bytes)]).map_err(|_| MetadataError::NotUtf8)?;
+        // The fields resolution reads, borrowed from `text` unless a
+        // continuation line joins onto one; other fields are skipped.
+        let mut fields: Vec<(&'static str, Cow<'_, str>)> = Vec::new();
+        let mut kept = false;
         for line in text.lines() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             if line.is_empty() {
                 break;
             }
             if line.starts_with([' ', '\t']) {
-                if let Some((_, value)) = fields.last_mut() {
+                // A continuation of the field before, if that one is read.
+                if kept && let Some((_, value)) = fields.last_mut() {
+                    let value = value.to_mut();
                     value.push(' ');
                     value.push_str(line.trim());
                 }
                 continue;
             }
             if let Some((key, value)) = line.split_once(':') {
-                fields.push((key.trim().to_ascii_lowercase(), value.trim().to_string()));
+                let key = key.trim();
+                let known = READ_FIELDS.iter().find(|k| key.eq_ignore_ascii_case(k));
+                if let Some(known) = known {
+                    fields.push((known, Cow::Borrowed(value.trim())));
+                }
+                kept = known.is_some();
             }
         }
         let get = |key: &str| {
             fields
                 .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.as_ref())
         };
         let name = get("name").ok_or(MetadataError::Missing("Name"))?;
         let name = PackageName::from_str(name).map_err(|e| MetadataError::Invalid {
@@ -103,17 +117,17 @@ impl CoreMetadata {
             _ => None,
         };
         let (mut eager, mut under_extras) = (Vec::new(), Vec::new());
-        for (_, value) in fields.iter().filter(|(k, _)| k == "requires-dist") {
+        for (_, value) in fields.iter().filter(|(k, _)| *k == "requires-dist") {
             if only_under_an_extra(value) {
-                under_extras.push(value.clone());
+                under_extras.push(value.to_string());
             } else {
-                eager.push(value.as_str());
+                eager.push(value.as_ref());
             }
         }
         let (requires_dist, unreadable) = read_requirements(eager);
         let provides_extra = fields
             .iter()
-            .filter(|(k, _)| k == "provides-extra")
+            .filter(|(k, _)| *k == "provides-extra")
             .filter_map(|(_, v)| ExtraName::from_str(v).ok())
             .collect();
         Ok(Self {
@@ -145,6 +159,28 @@ impl CoreMetadata {
         self.under_extras_read
             .get_or_init(|| read_requirements(self.under_extras.iter().map(String::as_str)))
     }
+}
+
+/// The header fields [`CoreMetadata::parse`] reads, lower-cased.
+const READ_FIELDS: &[&str] = &[
+    "name",
+    "version",
+    "requires-python",
+    "requires-dist",
+    "provides-extra",
+];
+
+/// The length of a METADATA file's header: up to and with the first empty
+/// line (`\n` or `\r\n` alone), or all of it.
+pub fn header_len(bytes: &[u8]) -> usize {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', bytes) {
+        if matches!(&bytes[start..end], b"" | b"\r") {
+            return end + 1;
+        }
+        start = end + 1;
+    }
+    bytes.len()
 }
 
 /// Requirement lines read, and those that could not be.
@@ -303,6 +339,33 @@ mod tests {
         assert_eq!(meta.requires_dist.len(), 1);
         assert_eq!(meta.provides_extra.len(), 1);
         assert!(meta.requires_python.is_some());
+    }
+
+    #[test]
+    fn the_header_alone_is_read() {
+        // Field names in any case; a continuation joins the field before
+        // it only; a line without a colon is passed over; the description
+        // need not be UTF-8.
+        let mut text = b"NAME: app\nversion: 2.0\nSummary: a\n  Requires-Dist: not-a-field\n\
+            REQUIRES-DIST: one\nno colon here\n  >=1\nClassifier: x\r\n\r\n\
+            Requires-Dist: in-the-body\n"
+            .to_vec();
+        text.extend_from_slice(&[0xff, 0xfe, b'\n']);
+        let meta = CoreMetadata::parse(&text).unwrap();
+        assert_eq!(meta.name.as_ref(), "app");
+        assert_eq!(meta.version.to_string(), "2.0");
+        let names: Vec<String> = meta.requires_all().map(|r| r.to_string()).collect();
+        assert_eq!(names, ["one>=1"]);
+        assert_eq!(header_len(&text), text.len() - 30);
+        assert_eq!(
+            header_len(b"Name: a\nVersion: 1\n"),
+            b"Name: a\nVersion: 1\n".len()
+        );
+        // Bytes that are not UTF-8 in the header still fail.
+        assert_eq!(
+            CoreMetadata::parse(b"Name: a\xff\nVersion: 1\n\n").err(),
+            Some(MetadataError::NotUtf8)
+        );
     }
 
     #[test]

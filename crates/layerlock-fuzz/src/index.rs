@@ -55,17 +55,26 @@ pub fn wheel_zip(data: &[u8]) {
     core_metadata(data);
 }
 
-/// The cache's lines of a page: indexed, sorted into versions, every file
-/// read. A file that reads back must write the line it came from (less
-/// escapes): the cache stores what it reads.
+/// The cache's lines of a page: sorted into versions behind an index, every
+/// file read. A file that reads back must write the line it came from
+/// (less escapes): the cache stores what it reads. The same text read as
+/// an index (a cache entry someone edited) must not panic either.
 pub fn page_lines(data: &[u8]) {
     let Ok(project) = PackageName::from_str(PROJECT) else {
         return;
     };
     let text = crate::text(data).into_owned();
-    let Some(lines) = PageLines::parse(text, 0, &project, Arc::from("fuzz-index")) else {
+    if let Some(indexed) = PageLines::read(text.clone(), 0, Arc::from("fuzz-index")) {
+        black_box(indexed.first_local());
+        for i in 0..indexed.len() + 1 {
+            black_box(indexed.file(i));
+        }
+    }
+    let Some(lines) = PageLines::from_lines(&text, &project, Arc::from("fuzz-index")) else {
         return;
     };
+    let reread = PageLines::read(lines.text().to_string(), 0, Arc::from("fuzz-index"));
+    assert!(reread.is_some(), "an index as written does not read back");
     black_box(lines.first_local());
     for indexes in lines.versions().values() {
         for i in indexes {

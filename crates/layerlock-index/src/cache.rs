@@ -22,7 +22,6 @@ use std::sync::Arc;
 
 use layerlock_dist::{PageLines, get_field, put_field};
 use sha2::{Digest, Sha256};
-use uv_normalize::PackageName;
 
 /// A project page as the cache keeps it: its validators and its files.
 #[derive(Debug)]
@@ -46,7 +45,7 @@ pub struct Cache {
 const LAYOUT: &str = "v4";
 
 /// The first line of a page entry.
-const PAGE_MAGIC: &str = "layerlock-page 1";
+const PAGE_MAGIC: &str = "layerlock-page 2";
 
 /// Largest cache entry read back.
 const MAX_ENTRY_BYTES: u64 = 256 * 1024 * 1024;
@@ -103,12 +102,7 @@ impl CachedPage {
     /// The page an entry holds (its text from byte `from` on); `None` for
     /// anything malformed (a miss). `listed_by` is not stored: it names the
     /// index as this run shows it.
-    fn decode(
-        text: String,
-        from: usize,
-        project: &PackageName,
-        listed_by: Arc<str>,
-    ) -> Option<Self> {
+    fn decode(text: String, from: usize, listed_by: Arc<str>) -> Option<Self> {
         let body = text.get(from..)?;
         let (magic, rest) = body.split_once('\n')?;
         if magic != PAGE_MAGIC {
@@ -124,7 +118,7 @@ impl CachedPage {
         if head.next().is_some() {
             return None;
         }
-        let files = PageLines::parse(text, files_from, project, listed_by)?;
+        let files = PageLines::read(text, files_from, listed_by)?;
         Some(Self {
             url,
             status,
@@ -181,17 +175,12 @@ impl Cache {
     }
 
     /// The cached page of `url`, its files marked as listed by `listed_by`.
-    pub fn page(
-        &self,
-        url: &str,
-        project: &PackageName,
-        listed_by: &Arc<str>,
-    ) -> Option<CachedPage> {
+    pub fn page(&self, url: &str, listed_by: &Arc<str>) -> Option<CachedPage> {
         let path = self.page_path(url)?;
         let (bytes, start) = read_entry(&path)?;
         // A corrupt entry is a miss, not an error: it is fetched again.
         let text = String::from_utf8(bytes).ok()?;
-        CachedPage::decode(text, start, project, listed_by.clone()).filter(|p| p.url == url)
+        CachedPage::decode(text, start, listed_by.clone()).filter(|p| p.url == url)
     }
 
     pub fn put_page(&self, page: &CachedPage) {
@@ -294,6 +283,7 @@ mod tests {
 
     use jiff::Timestamp;
     use layerlock_dist::IndexFile;
+    use uv_normalize::PackageName;
     use uv_pep440::VersionSpecifiers;
 
     fn app() -> PackageName {
@@ -328,7 +318,8 @@ mod tests {
         let mut dash = file("dash-1.0-py3-none-any.whl");
         dash.yanked = Some("-".to_string());
         dash.core_metadata = None;
-        let files = vec![file("app-1.0-py3-none-any.whl"), odd, dash];
+        // In the order the lines keep them: by version, then no version.
+        let files = vec![file("app-1.0-py3-none-any.whl"), dash, odd];
         let listed_by: Arc<str> = Arc::from("https://pypi.example/simple/");
         let page = CachedPage {
             url: "https://pypi.example/simple/app/".to_string(),
@@ -338,7 +329,7 @@ mod tests {
             files: PageLines::from_files(&files, &app(), listed_by.clone()).expect("lines"),
         };
         cache.put_page(&page);
-        let read = cache.page(&page.url, &app(), &listed_by).expect("cached");
+        let read = cache.page(&page.url, &listed_by).expect("cached");
         assert_eq!(
             (&read.url, read.status, &read.etag, &read.last_modified),
             (&page.url, page.status, &page.etag, &page.last_modified)
@@ -348,11 +339,7 @@ mod tests {
             .collect();
         assert_eq!(read_files, files);
         // Another URL's entry is never served for this one.
-        let other = cache.page(
-            "https://pypi.example/simple/other/",
-            &app(),
-            &Arc::from("x"),
-        );
+        let other = cache.page("https://pypi.example/simple/other/", &Arc::from("x"));
         assert!(other.is_none());
     }
 
@@ -371,7 +358,7 @@ mod tests {
         ] {
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
             fs_err::write(&path, sealed(body.as_bytes())).unwrap();
-            assert!(cache.page(url, &app(), &Arc::from("x")).is_none(), "{body}");
+            assert!(cache.page(url, &Arc::from("x")).is_none(), "{body}");
         }
     }
 

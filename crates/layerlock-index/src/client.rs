@@ -18,7 +18,7 @@ use uv_pep440::Version;
 
 use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
-    version_in_filename,
+    header_len, version_in_filename,
 };
 
 use crate::auth::{Keyring, SecretUrl, redact};
@@ -680,7 +680,7 @@ impl Inner {
             message: format!("cannot form a project URL from {}: {e}", index.display),
         })?;
         let key = url.to_string();
-        let cached = self.cache.page(&key, name, &index.listed_by);
+        let cached = self.cache.page(&key, &index.listed_by);
         if self.offline {
             return Ok(match cached {
                 Some(page) => {
@@ -759,7 +759,7 @@ impl Inner {
                     status: 200,
                     etag,
                     last_modified,
-                    files: PageLines::parse(lines, 0, name, index.listed_by.clone())
+                    files: PageLines::from_lines(&lines, name, index.listed_by.clone())
                         .ok_or_else(unkept)?,
                 }
             }
@@ -817,7 +817,9 @@ impl Inner {
                 });
             }
             None => {
-                let bytes = self.download_metadata(&name, &file).await?;
+                let mut bytes = self.download_metadata(&name, &file).await?;
+                // Only the header is ever read: the description is not kept.
+                bytes.truncate(header_len(&bytes));
                 self.cache.put_metadata(&key, &bytes);
                 bytes
             }

@@ -1,8 +1,8 @@
 //! Which versions of a project are usable on the target, and why the others
 //! are not: wheels only, tag-compatible, requires-python, yanked, upload time.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
 use uv_distribution_filename::WheelFilename;
@@ -216,6 +216,71 @@ pub fn candidates(
             target: target.clone(),
             filters,
         }),
+    }
+}
+
+/// Each project's versions, sorted and judged once for every reader that
+/// asks with the same target and filters: the lookahead (on the index
+/// client's threads) and the resolver share one [`Candidates`], so a
+/// version the lookahead judged is not judged again on the resolver's
+/// thread. Keyed by name: the pages of one resolution's client do not
+/// change under it.
+#[derive(Debug, Default)]
+pub struct CandidatesMemo {
+    by_name: Mutex<HashMap<PackageName, Vec<Memo>>>,
+}
+
+#[derive(Debug)]
+struct Memo {
+    python: Version,
+    platform: String,
+    filters: Filters,
+    candidates: Arc<Candidates>,
+}
+
+impl Memo {
+    fn fits(&self, target: &Target, filters: &Filters) -> bool {
+        self.python == *target.python()
+            && self.platform == target.platform_name()
+            && self.filters == *filters
+    }
+}
+
+impl CandidatesMemo {
+    /// `name`'s versions on `target` under `filters`, sorted once. Sorting
+    /// happens outside the lock; two readers that race both sort, and the
+    /// first one kept is the one both use.
+    pub fn get(
+        &self,
+        name: &PackageName,
+        project: &ProjectFiles,
+        target: &Target,
+        filters: Filters,
+    ) -> Arc<Candidates> {
+        let find = |memos: &HashMap<PackageName, Vec<Memo>>| {
+            memos
+                .get(name)?
+                .iter()
+                .find(|m| m.fits(target, &filters))
+                .map(|m| m.candidates.clone())
+        };
+        if let Some(found) = self.by_name.lock().ok().and_then(|m| find(&m)) {
+            return found;
+        }
+        let made = Arc::new(candidates(name, project, target, filters.clone()));
+        let Ok(mut memos) = self.by_name.lock() else {
+            return made;
+        };
+        if let Some(found) = find(&memos) {
+            return found;
+        }
+        memos.entry(name.clone()).or_default().push(Memo {
+            python: target.python().clone(),
+            platform: target.platform_name().to_string(),
+            filters,
+            candidates: made.clone(),
+        });
+        made
     }
 }
 

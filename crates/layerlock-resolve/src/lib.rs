@@ -18,7 +18,8 @@ use uv_normalize::PackageName;
 use layerlock_dist::{PackageSource, SourceError};
 
 pub use candidates::{
-    Candidate, Candidates, CooldownFilter, Exclusion, Filters, candidates, speculative_wheel,
+    Candidate, Candidates, CandidatesMemo, CooldownFilter, Exclusion, Filters, candidates,
+    speculative_wheel,
 };
 pub use explain::Cause;
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
@@ -49,7 +50,17 @@ pub fn resolve(
     source: &dyn PackageSource,
     request: &ResolveRequest,
 ) -> Result<Resolution, ResolveError> {
-    let provider = Provider::new(source, request);
+    resolve_sharing(source, request, &CandidatesMemo::default())
+}
+
+/// [`resolve`], with each project's versions sorted and judged in `memo`,
+/// which a [`Lookahead`] on the same source may share.
+pub fn resolve_sharing(
+    source: &dyn PackageSource,
+    request: &ResolveRequest,
+    memo: &CandidatesMemo,
+) -> Result<Resolution, ResolveError> {
+    let provider = Provider::new(source, request, memo);
     let solution = match solve::solve(&provider) {
         Ok(solution) => solution,
         Err(PubGrubError::NoSolution(tree)) => {

@@ -11,12 +11,14 @@ use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 use layerlock_dist::{CoreMetadata, IndexFile, ProjectFiles};
 
-use crate::{Candidates, ResolveRequest, candidates, speculative_wheel};
+use crate::{Candidates, CandidatesMemo, ResolveRequest, speculative_wheel};
 
 /// The pages and metadata worth fetching before the resolver asks. A guess:
 /// the resolver fetches whatever else it needs itself.
 pub struct Lookahead {
     request: Arc<ResolveRequest>,
+    /// Versions sorted and judged, shared with the resolver.
+    memo: Arc<CandidatesMemo>,
     seen: Mutex<Seen>,
 }
 
@@ -39,7 +41,7 @@ struct Seen {
     /// The requirements of each package whose metadata came in.
     requires: HashMap<PackageName, Vec<Requirement<VerbatimUrl>>>,
     /// Each project's versions, from its page.
-    candidates: HashMap<PackageName, Candidates>,
+    candidates: HashMap<PackageName, Arc<Candidates>>,
     /// Versions read and found unusable.
     rejected: HashSet<(PackageName, Version)>,
     /// Per project, the versions read that need it, and the range they need.
@@ -86,7 +88,7 @@ impl Seen {
 }
 
 impl Lookahead {
-    pub fn new(request: Arc<ResolveRequest>) -> Self {
+    pub fn new(request: Arc<ResolveRequest>, memo: Arc<CandidatesMemo>) -> Self {
         let mut seen = Seen::default();
         for direct in &request.direct {
             let r = &direct.requirement;
@@ -99,6 +101,7 @@ impl Lookahead {
         }
         Self {
             request,
+            memo,
             seen: Mutex::new(seen),
         }
     }
@@ -222,14 +225,22 @@ impl Lookahead {
         below: Option<&Version>,
     ) -> Option<IndexFile> {
         let request = &self.request;
+        let sorted = || {
+            self.memo
+                .get(name, project, &request.target, request.filters(name))
+        };
         let Some(pin) = request.base.get(name) else {
-            // Sorted and judged once a project: kept for `none_left` and
-            // every later guess below a rejected version.
-            let mut seen = self.seen.lock().ok()?;
-            let candidates = seen.candidates.entry(name.clone()).or_insert_with(|| {
-                candidates(name, project, &request.target, request.filters(name))
-            });
-            return speculative_wheel(candidates, below);
+            // Sorted and judged once a project, for the resolver too; kept
+            // here for `none_left`.
+            let candidates = sorted();
+            let pick = speculative_wheel(&candidates, below);
+            self.seen
+                .lock()
+                .ok()?
+                .candidates
+                .entry(name.clone())
+                .or_insert(candidates);
+            return pick;
         };
         let with_extras = self
             .seen
@@ -238,10 +249,7 @@ impl Lookahead {
         if !with_extras {
             return None;
         }
-        candidates(name, project, &request.target, request.filters(name))
-            .get(pin.version.as_ref()?)?
-            .best_wheel
-            .clone()
+        sorted().get(pin.version.as_ref()?)?.best_wheel.clone()
     }
 
     fn applies(&self, r: &Requirement<VerbatimUrl>, extras: &[ExtraName], plain: bool) -> bool {

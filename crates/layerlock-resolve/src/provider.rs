@@ -14,7 +14,7 @@ use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
 use layerlock_dist::{PackageSource, ProjectAnswer, SourceError};
 
-use crate::candidates::{Candidate, Candidates, Exclusion, candidates};
+use crate::candidates::{Candidate, Candidates, CandidatesMemo, Exclusion};
 use crate::request::{Prerelease, ResolveRequest};
 
 /// A node of the resolution: the root, a package, or a package with an extra
@@ -78,6 +78,8 @@ pub(crate) struct State {
 pub(crate) struct Provider<'a> {
     pub(crate) source: &'a dyn PackageSource,
     pub(crate) request: &'a ResolveRequest,
+    /// Versions sorted and judged, shared with the lookahead.
+    memo: &'a CandidatesMemo,
     constraints: HashMap<PackageName, Range>,
     pub(crate) state: RefCell<State>,
 }
@@ -87,7 +89,11 @@ pub(crate) fn root_version() -> Version {
 }
 
 impl<'a> Provider<'a> {
-    pub(crate) fn new(source: &'a dyn PackageSource, request: &'a ResolveRequest) -> Self {
+    pub(crate) fn new(
+        source: &'a dyn PackageSource,
+        request: &'a ResolveRequest,
+        memo: &'a CandidatesMemo,
+    ) -> Self {
         let mut constraints: HashMap<PackageName, Range> = HashMap::new();
         let state = RefCell::new(State::default());
         for c in &request.constraints {
@@ -105,6 +111,7 @@ impl<'a> Provider<'a> {
         Self {
             source,
             request,
+            memo,
             constraints,
             state,
         }
@@ -121,12 +128,12 @@ impl<'a> Provider<'a> {
         }
         let answer = self.source.project(name)?;
         let result = match answer.as_ref() {
-            ProjectAnswer::Found(project) => Arc::new(candidates(
+            ProjectAnswer::Found(project) => self.memo.get(
                 name,
                 project,
                 &self.request.target,
                 self.request.filters(name),
-            )),
+            ),
             ProjectAnswer::NotFound { asked } => {
                 self.state
                     .borrow_mut()

@@ -176,7 +176,7 @@ impl PackageSource for DamagedPage {
         }
         .write_line(&mut text);
         text.push_str("a-2.0-py3-none-any.whl\thttps://files.example/a-2.0-py3-none-any.whl\tnot-a-digest\t-\t-\t-\t-\t=\n");
-        let page = PageLines::parse(text, 0, name, Arc::from("memory")).unwrap();
+        let page = PageLines::from_lines(&text, name, Arc::from("memory")).unwrap();
         Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
             Vec::new(),
             Some(Arc::new(page)),
@@ -241,7 +241,10 @@ fn a_short_conflict_keeps_the_order_requirements_came_in() {
 #[test]
 fn the_lookahead_follows_the_target_and_knows_a_version_the_base_rules_out() {
     use layerlock_resolve::Lookahead;
-    let lookahead = Lookahead::new(Arc::new(request(&["app[extra]"], &[("b", "1.0")])));
+    let lookahead = Lookahead::new(
+        Arc::new(request(&["app[extra]"], &[("b", "1.0")])),
+        Arc::default(),
+    );
     let metadata = |deps: &str| {
         let text = format!(
             "Metadata-Version: 2.1\nName: app\nVersion: 2.0\n{deps}Provides-Extra: extra\n"
@@ -288,7 +291,10 @@ fn the_lookahead_rejects_what_needs_only_rejected_versions() {
     use layerlock_resolve::Lookahead;
     // The base holds core at 1.0; plugin N pins core-glue==N, and each
     // core-glue N needs core>=N.
-    let lookahead = Lookahead::new(Arc::new(request(&["plugin"], &[("core", "1.0")])));
+    let lookahead = Lookahead::new(
+        Arc::new(request(&["plugin"], &[("core", "1.0")])),
+        Arc::default(),
+    );
     let source = Memory::new(&[
         ("core-glue", "1.0", &["core>=1.0"]),
         ("core-glue", "2.0", &["core>=2.0"]),

@@ -14,7 +14,8 @@ use layerlock_env::{Interpreter, Snapshot};
 use layerlock_index::{FetchStats, IndexClient, IndexConfig};
 use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
-    BasePin, Direct, Lookahead, Resolution, ResolveError, ResolveRequest, eligible_on, held_back,
+    BasePin, CandidatesMemo, Direct, Lookahead, Resolution, ResolveError, ResolveRequest,
+    eligible_on, held_back,
 };
 
 use crate::printer::{Hinted, Spinner, Unsolvable};
@@ -152,6 +153,7 @@ pub fn client(
     run: &RunSettings,
     prepared: &Prepared,
     spinner: &Spinner,
+    memo: &Arc<CandidatesMemo>,
 ) -> Result<IndexClient> {
     let mut index_urls = layer.index.index_urls.clone();
     let mut find_links = layer.index.find_links.clone();
@@ -188,14 +190,22 @@ pub fn client(
         concurrency: 48,
     })
     .context("cannot set up the package index client")?;
-    // Fetching ahead hides round trips; from the cache alone it only costs
-    // reading what the resolver may never ask for.
+    // As a page comes in, its versions are sorted and the newest judged on
+    // the client's threads, and that version's metadata read: the
+    // resolver shares the sorted versions (`memo`) and takes the metadata
+    // as it asks, so even from the cache alone this is work moved off its
+    // thread, not work added.
+    let lookahead = Arc::new(Lookahead::new(
+        Arc::new(prepared.request.clone()),
+        memo.clone(),
+    ));
+    let speculating = lookahead.clone();
+    client.set_speculator(Arc::new(move |name, project, below| {
+        speculating.wheel(name, project, below)
+    }));
+    // Walking the tree ahead hides round trips; from the cache alone it
+    // only costs reading what the resolver may never ask for.
     if !run.offline {
-        let lookahead = Arc::new(Lookahead::new(Arc::new(prepared.request.clone())));
-        let speculating = lookahead.clone();
-        client.set_speculator(Arc::new(move |name, project, below| {
-            speculating.wheel(name, project, below)
-        }));
         client.set_expander(Arc::new(move |name, metadata| {
             let guess = lookahead.next(name, metadata);
             layerlock_index::Ahead {
@@ -223,12 +233,13 @@ pub fn resolve(
     spinner: &Spinner,
 ) -> Result<(Prepared, Resolution, FetchStats)> {
     let prepared = prepare(layer)?;
-    let client = client(layer, run, &prepared, spinner)?;
-    let outcome = layerlock_resolve::resolve(&client, &prepared.request);
+    let memo = Arc::default();
+    let client = client(layer, run, &prepared, spinner, &memo)?;
+    let outcome = layerlock_resolve::resolve_sharing(&client, &prepared.request, &memo);
     let free = |request: &ResolveRequest| {
         let mut free = request.clone();
         free.cooldown = None;
-        layerlock_resolve::resolve(&client, &free).ok()
+        layerlock_resolve::resolve_sharing(&client, &free, &memo).ok()
     };
     let resolution = match outcome {
         Ok(r) => r,

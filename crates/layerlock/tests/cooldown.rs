@@ -424,16 +424,23 @@ fn a_damaged_cached_line_is_an_error_not_a_missing_upload_time() {
     lock_all(&work, &index);
     // fresh 2.0.0's upload time, damaged: with --allow-missing-time it read
     // as a file without a time, and the too-young version passed.
+    // The same length: the page's index still frames every line.
     damage_cached_line(&work, "fresh-2.0.0-", |line| {
-        let mut fields: Vec<&str> = line.split('\t').collect();
-        fields[5] = "not-a-time";
+        let mut fields: Vec<String> = line.split('\t').map(String::from).collect();
+        fields[5] = "?".repeat(fields[5].len());
         fields.join("\t")
     });
-    let (code, stdout, stderr) = check(
-        &work,
-        &index.json(),
-        &["--min-age", "7d", "--allow-missing-time", "--offline"],
-    );
+    let args = ["--min-age", "7d", "--allow-missing-time", "--offline"];
+    let (code, stdout, stderr) = check(&work, &index.json(), &args);
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("the cache is damaged"), "{stderr}");
+    // A line of another length unframes the page: it is no page at all,
+    // which offline is an error too.
+    damage_cached_line(&work, "fresh-2.0.0-", |line| line.replacen('?', "", 1));
+    let (code, stdout, stderr) = check(&work, &index.json(), &args);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the cache holds no page for fresh"),
+        "{stderr}"
+    );
 }
