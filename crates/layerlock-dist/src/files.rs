@@ -1,6 +1,7 @@
 //! The files an index (or a find-links directory) lists for a project.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -81,6 +82,29 @@ pub fn wheel_version_text(filename: &str) -> Option<&str> {
     matches!(parts.count(), 3 | 4).then_some(version)
 }
 
+/// The files of one version, as indexes for [`ProjectFiles::file`]: the
+/// find-links files, then a run of the page's lines (no list of its own:
+/// a project's page has thousands of versions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionFiles {
+    local: Vec<u32>,
+    page: Range<u32>,
+}
+
+impl VersionFiles {
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.local.iter().copied().chain(self.page.clone())
+    }
+
+    pub fn len(&self) -> usize {
+        self.local.len() + self.page.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Every file the indexes and find-links directories list for one project:
 /// local files read already, then the index page's lines, read on demand.
 #[derive(Debug, Clone, Default)]
@@ -106,22 +130,25 @@ impl ProjectFiles {
 
     /// The files of each version (indexes for [`Self::file`]), oldest
     /// version first, without reading more of them than their names.
-    pub fn versions(&self, project: &PackageName) -> BTreeMap<Version, Vec<u32>> {
-        let mut out = self.page.as_ref().map_or_else(BTreeMap::new, |page| {
-            let local = self.local.len() as u32;
-            let mut out = page.versions().clone();
-            if local > 0 {
-                for indexes in out.values_mut() {
-                    for i in indexes.iter_mut() {
-                        *i += local;
-                    }
-                }
-            }
-            out
-        });
-        for (i, file) in self.local.iter().enumerate().rev() {
+    pub fn versions(&self, project: &PackageName) -> BTreeMap<Version, VersionFiles> {
+        let local = self.local.len() as u32;
+        let mut out: BTreeMap<Version, VersionFiles> =
+            self.page.as_ref().map_or_else(BTreeMap::new, |page| {
+                page.versions()
+                    .iter()
+                    .map(|(version, lines)| {
+                        let page = lines.start + local..lines.end + local;
+                        let files = VersionFiles {
+                            local: Vec::new(),
+                            page,
+                        };
+                        (version.clone(), files)
+                    })
+                    .collect()
+            });
+        for (i, file) in self.local.iter().enumerate() {
             if let Some(version) = version_in_filename(project, &file.filename) {
-                out.entry(version).or_default().insert(0, i as u32);
+                out.entry(version).or_default().local.push(i as u32);
             }
         }
         out

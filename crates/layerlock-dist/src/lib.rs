@@ -8,7 +8,9 @@ mod metadata;
 mod source;
 mod target;
 
-pub use files::{DistKind, IndexFile, ProjectFiles, sha256_digest, version_in_filename};
+pub use files::{
+    DistKind, IndexFile, ProjectFiles, VersionFiles, sha256_digest, version_in_filename,
+};
 pub use lines::{PageLines, get_field, put_field};
 pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, header_len, paren_depth};
 pub use source::{PackageSource, ProjectAnswer, SourceError};

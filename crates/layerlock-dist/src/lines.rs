@@ -29,6 +29,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -49,7 +50,7 @@ pub struct PageLines {
     /// order of `text`.
     blocks: Vec<Block>,
     /// The lines of each version.
-    versions: BTreeMap<Version, Vec<u32>>,
+    versions: BTreeMap<Version, Range<u32>>,
     lines: usize,
     /// The requires-python values read so far, each parsed once (at most
     /// [`MAX_SPECIFIERS`] of them).
@@ -236,7 +237,7 @@ impl PageLines {
                 return None;
             }
             let lines = push(count, bytes, &mut start, &mut first)?;
-            versions.insert(version, lines.collect());
+            versions.insert(version, lines);
         }
         // What is left: the lines of no version.
         let rest_lines = u32::try_from(lines).ok()?.checked_sub(first)?;
@@ -270,7 +271,7 @@ impl PageLines {
     }
 
     /// The files of each version, by index, oldest version first.
-    pub fn versions(&self) -> &BTreeMap<Version, Vec<u32>> {
+    pub fn versions(&self) -> &BTreeMap<Version, Range<u32>> {
         &self.versions
     }
 
@@ -576,7 +577,7 @@ mod tests {
         let one = Version::from_str("1.0").unwrap();
         assert_eq!(
             lines.versions().iter().collect::<Vec<_>>(),
-            vec![(&one, &vec![0, 1])]
+            vec![(&one, &(0..2))]
         );
         let project = ProjectFiles::new(
             vec![file("app-2.0-py3-none-any.whl"), file("app-1.0.tar.gz")],
@@ -589,6 +590,7 @@ mod tests {
             project
                 .versions(&project_name())
                 .into_iter()
+                .map(|(version, files)| (version, files.iter().collect::<Vec<_>>()))
                 .collect::<Vec<_>>(),
             vec![(one, vec![1, 2, 3]), (two, vec![0])]
         );
@@ -736,7 +738,7 @@ mod tests {
             assert_eq!(lines.file(1), None, "{bad}");
             // Still sorted into its version, so judging it fails closed.
             let two = Version::from_str("2.0").unwrap();
-            assert_eq!(lines.versions().get(&two), Some(&vec![1]), "{bad}");
+            assert_eq!(lines.versions().get(&two), Some(&(1..2)), "{bad}");
         }
     }
 

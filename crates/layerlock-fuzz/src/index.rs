@@ -77,8 +77,8 @@ pub fn page_lines(data: &[u8]) {
     assert!(reread.is_some(), "an index as written does not read back");
     black_box(lines.first_local());
     for indexes in lines.versions().values() {
-        for i in indexes {
-            black_box(lines.file(*i as usize));
+        for i in indexes.clone() {
+            black_box(lines.file(i as usize));
         }
     }
     let files: Vec<IndexFile> = (0..lines.len()).filter_map(|i| lines.file(i)).collect();

@@ -10,7 +10,7 @@ use uv_normalize::PackageName;
 use uv_pep440::Version;
 use uv_platform_tags::TagCompatibility;
 
-use layerlock_dist::{DistKind, IndexFile, ProjectFiles, Target};
+use layerlock_dist::{DistKind, IndexFile, ProjectFiles, Target, VersionFiles};
 
 /// Why a version cannot be used, in words a user reads in an explanation.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,7 +89,7 @@ pub struct Candidates {
 /// verdict: `None` when no file of it is a distribution.
 #[derive(Debug, Clone, Default)]
 struct Slot {
-    files: Vec<u32>,
+    files: VersionFiles,
     judged: OnceLock<Option<Candidate>>,
 }
 
@@ -134,10 +134,10 @@ impl Candidates {
 
 impl Judge {
     /// `None` when no file of the version is a distribution.
-    fn judge(&self, version: &Version, indexes: &[u32]) -> Option<Candidate> {
+    fn judge(&self, version: &Version, indexes: &VersionFiles) -> Option<Candidate> {
         let mut files: Vec<(IndexFile, Option<WheelFilename>)> = Vec::new();
-        for i in indexes {
-            let Some(file) = self.project.file(*i as usize) else {
+        for i in indexes.iter() {
+            let Some(file) = self.project.file(i as usize) else {
                 return Some(Candidate::excluded(Exclusion::Damaged));
             };
             match file.kind(&self.name) {
