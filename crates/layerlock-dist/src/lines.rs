@@ -3,34 +3,38 @@
 //! time, size, PEP 658 metadata). The cache keeps pages this way.
 //!
 //! The lines are kept sorted into versions, behind an index that names
-//! each version with its count of lines and bytes ([`PageLines::from_lines`]
-//! writes it). Reading a page back ([`PageLines::read`]) reads the index
-//! alone: a version's lines are split when it is first looked at, and a
-//! file becomes an [`IndexFile`] (every field checked) only when someone
-//! asks for it. A resolution looks at a few versions of each project,
-//! while popular projects list thousands of files. A line that fails its
-//! check then is damage the cache's checksum did not catch;
-//! [`PageLines::file`] says so with `None`.
+//! each version with the count, bytes and CRC-32 of its run of lines
+//! ([`PageLines::from_lines`] writes it). Reading a page back reads the
+//! index alone ([`PageLines::read`]); a version's run is read (from the
+//! cache file, when the page is large), checked and split into lines when
+//! the version is first looked at, and a file becomes an [`IndexFile`]
+//! (every field checked) only when someone asks for it. A resolution
+//! looks at a few versions of each project, while popular projects list
+//! thousands of files. A run that fails its checksum, or a line that fails
+//! its check, is damage: [`PageLines::file`] says so with `None`.
 //!
 //! The index:
 //!
 //! ```text
-//! <versions>\t<lines>\t<first non-HTTP(S) line, or ->
-//! <version>\t<lines>\t<bytes>        one per version, ascending
+//! <versions>\t<lines>\t<first non-HTTP(S) line, or ->\t<CRC of the last run>
+//! <version>\t<lines>\t<bytes>\t<CRC>      one per version, ascending
 //! ```
 //!
-//! then the lines of each version in that order (in the order the page
-//! listed them), then the lines whose names give no version of the
-//! project. Where files fall is decided when the index is written: a
-//! change to how names are read needs a new cache layout.
+//! The body holds the lines of each version in that order (in the order
+//! the page listed them), then the lines whose names give no version of
+//! the project (the last run). Where files fall is decided when the index
+//! is written: a change to how names are read needs a new cache layout.
 //!
 //! A URL that ends in the file's name is written without it, after `%N`
 //! (a field cannot otherwise start so: `%` is always escaped).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::fs::File;
 use std::ops::Range;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
@@ -43,12 +47,11 @@ use crate::{IndexFile, version_in_filename};
 /// Lines of one page, sorted into versions.
 #[derive(Debug)]
 pub struct PageLines {
-    text: String,
-    /// Where the index starts in `text`.
-    from: usize,
+    index: String,
+    body: Body,
     /// The versions' runs of lines, then the lines of no version, in the
-    /// order of `text`.
-    blocks: Vec<Block>,
+    /// body's order.
+    runs: Vec<Run>,
     /// The lines of each version.
     versions: BTreeMap<Version, Range<u32>>,
     lines: usize,
@@ -60,15 +63,107 @@ pub struct PageLines {
     first_local: Option<usize>,
 }
 
-/// A run of lines in `text`: bytes `start..end`, lines `first..first +
-/// count`, split into lines when first read (`None`: not `count` lines).
+/// Where a page's lines are.
 #[derive(Debug)]
-struct Block {
-    start: u32,
-    end: u32,
+pub enum Body {
+    Bytes(Vec<u8>),
+    /// `len` bytes of an open cache file from `at` on. The file stays open
+    /// while the page is in use: an entry written again meanwhile is a new
+    /// file, so the runs read later are still this one's. Made by
+    /// [`Body::file`] only.
+    File {
+        file: File,
+        at: u64,
+        len: u64,
+    },
+}
+
+/// Files [`Body::file`] holds open at once, across the process: past this,
+/// pages are read whole, so a resolution of thousands of projects does
+/// not run out of file handles.
+const MAX_OPEN_FILES: usize = 256;
+
+static OPEN_FILES: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        if let Self::File { .. } = self {
+            OPEN_FILES.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Body {
+    /// `len` bytes of `file` from `at` on, read as they are needed; the
+    /// file back when [`MAX_OPEN_FILES`] are open already (read the body
+    /// whole then) or where files cannot be read at an offset.
+    pub fn file(file: File, at: u64, len: u64) -> Result<Self, File> {
+        let taken = cfg!(unix)
+            && OPEN_FILES
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |open| {
+                    (open < MAX_OPEN_FILES).then_some(open + 1)
+                })
+                .is_ok();
+        if taken {
+            Ok(Self::File { file, at, len })
+        } else {
+            Err(file)
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            Self::Bytes(bytes) => bytes.len() as u64,
+            Self::File { len, .. } => *len,
+        }
+    }
+
+    /// Bytes `range` of the body.
+    fn read(&self, range: Range<u64>) -> Option<Vec<u8>> {
+        if range.end > self.len() {
+            return None;
+        }
+        match self {
+            Self::Bytes(bytes) => Some(
+                bytes
+                    .get(range.start as usize..range.end as usize)?
+                    .to_vec(),
+            ),
+            Self::File { file, at, .. } => {
+                let mut out = vec![0; usize::try_from(range.end - range.start).ok()?];
+                read_at(file, &mut out, at.checked_add(range.start)?).ok()?;
+                Some(out)
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, out: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, out, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(_: &File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// A run of lines in the body: bytes `start..end`, lines `first..first +
+/// count`, read, checked and split when first looked at (`None`: damaged).
+#[derive(Debug)]
+struct Run {
+    start: u64,
+    end: u64,
     first: u32,
     count: u32,
-    spans: OnceLock<Option<Vec<(u32, u32)>>>,
+    crc: u32,
+    read: OnceLock<Option<RunLines>>,
+}
+
+#[derive(Debug)]
+struct RunLines {
+    text: String,
+    spans: Vec<(u32, u32)>,
 }
 
 /// Fields on a line.
@@ -132,123 +227,103 @@ impl PageLines {
         let mut body = String::with_capacity(raw.len() + 1);
         let mut index = String::new();
         let mut first_local = None;
-        let mut add = |body: &mut String, line: &str, at: usize| {
-            if first_local.is_none() {
-                let url = line.split('\t').nth(1).unwrap_or_default();
-                if !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
-                    first_local = Some(at);
-                }
-            }
-            body.push_str(line);
-            body.push('\n');
-        };
         let mut at = 0;
-        for (version, lines) in &versions {
+        // Append `lines` to the body; their bytes and checksum.
+        let mut run = |body: &mut String, lines: &[&str]| {
             let before = body.len();
             for line in lines {
-                add(&mut body, line, at);
+                if first_local.is_none() {
+                    let url = line.split('\t').nth(1).unwrap_or_default();
+                    if !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
+                        first_local = Some(at);
+                    }
+                }
+                body.push_str(line);
+                body.push('\n');
                 at += 1;
             }
-            index.push_str(&format!(
-                "{version}\t{}\t{}\n",
-                lines.len(),
-                body.len() - before
-            ));
+            let bytes = &body.as_bytes()[before..];
+            (bytes.len(), crc32fast::hash(bytes))
+        };
+        for (version, lines) in &versions {
+            let (bytes, crc) = run(&mut body, lines);
+            let _ = writeln!(index, "{version}\t{}\t{bytes}\t{crc:08x}", lines.len());
         }
-        for line in &unversioned {
-            add(&mut body, line, at);
-            at += 1;
-        }
+        let (_, rest_crc) = run(&mut body, &unversioned);
         let local = first_local.map_or_else(|| "-".to_string(), |i| i.to_string());
-        let mut text = format!("{}\t{count}\t{local}\n", versions.len());
-        text.reserve(index.len() + body.len());
-        text.push_str(&index);
-        text.push_str(&body);
-        Self::read(text, 0, listed_by)
+        let head = format!("{}\t{count}\t{local}\t{rest_crc:08x}\n", versions.len());
+        Self::read(head + &index, Body::Bytes(body.into_bytes()), listed_by)
     }
 
-    /// The lines [`PageLines::from_lines`] wrote, from byte `from` of
-    /// `text` on. Only the index is read. `None` when it is malformed.
-    pub fn read(text: String, from: usize, listed_by: Arc<str>) -> Option<Self> {
-        // Offsets are kept in 32 bits; the cache never reads an entry this
-        // large.
-        u32::try_from(text.len()).ok()?;
-        let mut rest = text.get(from..)?;
-        let mut next_line = || {
-            let (line, after) = rest.split_once('\n')?;
-            rest = after;
-            Some(line)
-        };
-        let mut head = next_line()?.split('\t');
+    /// A page from its `index` and `body` as [`PageLines::from_lines`]
+    /// wrote them. Only the index is read. `None` when it is malformed or
+    /// does not fit the body.
+    pub fn read(index: String, body: Body, listed_by: Arc<str>) -> Option<Self> {
+        let mut lines_of = index.split_terminator('\n');
+        let mut head = lines_of.next()?.split('\t');
         let version_count: usize = head.next()?.parse().ok()?;
         let lines: usize = head.next()?.parse().ok()?;
         let first_local = match head.next()? {
             "-" => None,
             i => Some(i.parse::<usize>().ok().filter(|i| *i < lines)?),
         };
-        if head.next().is_some() {
+        let rest_crc = crc_field(head.next()?)?;
+        if head.next().is_some() || !index.ends_with('\n') {
             return None;
         }
-        // Each version line takes at least six bytes.
-        if version_count > text.len() / 6 {
-            return None;
-        }
-        let mut index = Vec::with_capacity(version_count);
-        for _ in 0..version_count {
-            let mut fields = next_line()?.split('\t');
-            let version = Version::from_str(fields.next()?).ok()?;
-            let count: u32 = fields.next()?.parse().ok()?;
-            let bytes: u32 = fields.next()?.parse().ok()?;
-            if fields.next().is_some() {
-                return None;
-            }
-            index.push((version, count, bytes));
-        }
-        let body = text.len() - rest.len();
-        let mut blocks = Vec::with_capacity(index.len() + 1);
+        let lines_u32 = u32::try_from(lines).ok()?;
+        let mut runs = Vec::with_capacity(version_count.min(index.len() / 8) + 1);
         let mut versions = BTreeMap::new();
-        let (mut start, mut first) = (body, 0u32);
-        let mut push = |count: u32, bytes: u32, start: &mut usize, first: &mut u32| {
-            let end = start.checked_add(bytes as usize)?;
-            // A run holds whole lines: it ends with a line break, and is
-            // empty exactly when it holds no line.
-            if (count == 0) != (bytes == 0)
-                || (bytes > 0 && text.as_bytes().get(end - 1)? != &b'\n')
-            {
+        let (mut start, mut first) = (0u64, 0u32);
+        // A run of `count` lines in `bytes` bytes: whole lines, so empty
+        // exactly when it holds none.
+        let mut push = |count: u32, bytes: u64, crc: u32, start: &mut u64, first: &mut u32| {
+            if (count == 0) != (bytes == 0) {
                 return None;
             }
-            blocks.push(Block {
-                start: *start as u32,
-                end: end as u32,
+            let end = start.checked_add(bytes)?;
+            let lines = *first..first.checked_add(count)?;
+            runs.push(Run {
+                start: *start,
+                end,
                 first: *first,
                 count,
-                spans: OnceLock::new(),
+                crc,
+                read: OnceLock::new(),
             });
-            let lines = *first..first.checked_add(count)?;
             (*start, *first) = (end, lines.end);
             Some(lines)
         };
-        for (version, count, bytes) in index {
-            if count == 0
+        for _ in 0..version_count {
+            let mut fields = lines_of.next()?.split('\t');
+            let version = Version::from_str(fields.next()?).ok()?;
+            let count: u32 = fields.next()?.parse().ok()?;
+            let bytes: u64 = fields.next()?.parse().ok()?;
+            let crc = crc_field(fields.next()?)?;
+            if fields.next().is_some()
+                || count == 0
                 || versions
                     .last_key_value()
                     .is_some_and(|(v, _)| *v >= version)
             {
                 return None;
             }
-            let lines = push(count, bytes, &mut start, &mut first)?;
+            let lines = push(count, bytes, crc, &mut start, &mut first)?;
             versions.insert(version, lines);
         }
+        if lines_of.next().is_some() {
+            return None;
+        }
         // What is left: the lines of no version.
-        let rest_lines = u32::try_from(lines).ok()?.checked_sub(first)?;
-        let rest_bytes = u32::try_from(text.len().checked_sub(start)?).ok()?;
+        let rest_lines = lines_u32.checked_sub(first)?;
+        let rest_bytes = body.len().checked_sub(start)?;
         if rest_lines > 0 || rest_bytes > 0 {
-            push(rest_lines, rest_bytes, &mut start, &mut first)?;
+            push(rest_lines, rest_bytes, rest_crc, &mut start, &mut first)?;
         }
         Some(Self {
-            text,
-            from,
-            blocks,
+            index,
+            body,
+            runs,
             versions,
             lines,
             specifiers: Mutex::default(),
@@ -275,9 +350,17 @@ impl PageLines {
         &self.versions
     }
 
-    /// The index and every line, as [`PageLines::read`] reads them.
-    pub fn text(&self) -> &str {
-        self.text.get(self.from..).unwrap_or_default()
+    /// The index, as [`PageLines::read`] reads it.
+    pub fn index(&self) -> &str {
+        &self.index
+    }
+
+    /// The body, when it is held in memory (as a page just fetched is).
+    pub fn body(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Bytes(bytes) => Some(bytes),
+            Body::File { .. } => None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -290,25 +373,29 @@ impl PageLines {
 
     fn line(&self, i: usize) -> Option<&str> {
         let i = u32::try_from(i).ok()?;
-        let block = self
-            .blocks
-            .get(self.blocks.partition_point(|b| b.first + b.count <= i))?;
-        let spans = block
-            .spans
+        let run = self
+            .runs
+            .get(self.runs.partition_point(|r| r.first + r.count <= i))?;
+        let read = run
+            .read
             .get_or_init(|| {
-                let run = self.text.get(block.start as usize..block.end as usize)?;
-                let mut spans = Vec::with_capacity(block.count as usize);
-                let mut start = block.start;
-                for end in memchr::memchr_iter(b'\n', run.as_bytes()) {
-                    let end = block.start + end as u32;
-                    spans.push((start, end));
-                    start = end + 1;
+                let bytes = self.body.read(run.start..run.end)?;
+                if crc32fast::hash(&bytes) != run.crc {
+                    return None;
                 }
-                (spans.len() == block.count as usize).then_some(spans)
+                let text = String::from_utf8(bytes).ok()?;
+                let mut spans = Vec::with_capacity(run.count as usize);
+                let mut start = 0;
+                for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+                    spans.push((start, end as u32));
+                    start = end as u32 + 1;
+                }
+                (spans.len() == run.count as usize && start as usize == text.len())
+                    .then_some(RunLines { text, spans })
             })
             .as_ref()?;
-        let (start, end) = *spans.get(i.checked_sub(block.first)? as usize)?;
-        self.text.get(start as usize..end as usize)
+        let (start, end) = *read.spans.get(i.checked_sub(run.first)? as usize)?;
+        read.text.get(start as usize..end as usize)
     }
 
     /// File `i`, read whole; `None` when its line is damaged.
@@ -359,6 +446,14 @@ impl PageLines {
         let mut fields = self.line(i)?.split('\t');
         Some((fields.next()?.to_string(), fields.next()?.to_string()))
     }
+}
+
+/// A CRC-32 as the index writes it: eight hex digits.
+fn crc_field(text: &str) -> Option<u32> {
+    if text.len() != 8 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(text, 16).ok()
 }
 
 fn is_http(url: &str) -> bool {
@@ -601,8 +696,9 @@ mod tests {
             lines.first_local().map(|f| f.0),
             Some("we%ird\tname-1.0.tar.gz".to_string())
         );
-        let again = PageLines::read(lines.text().to_string(), 0, Arc::from("x")).unwrap();
-        assert_eq!(again.text(), lines.text());
+        let again = reread(&lines).unwrap();
+        assert_eq!(again.index(), lines.index());
+        assert_eq!(again.body(), lines.body());
         assert_eq!(again.versions(), lines.versions());
         assert_eq!(
             (0..4).map(|i| again.file(i)).collect::<Vec<_>>(),
@@ -635,73 +731,111 @@ mod tests {
                 "other-3.0.tar.gz",
             ]
         );
-        let text = lines.text();
-        let index: Vec<&str> = text.lines().take(4).collect();
-        assert_eq!(index[0], "3\t6\t-");
-        assert!(index[1].starts_with("1.0\t2\t"), "{}", index[1]);
+        let index: Vec<&str> = lines.index().lines().collect();
+        assert_eq!(index.len(), 4);
+        let crc = |text: &str| format!("{:08x}", crc32fast::hash(text.as_bytes()));
+        let body = std::str::from_utf8(lines.body().unwrap()).unwrap();
+        let runs: Vec<&str> = body.split_inclusive('\n').collect();
+        assert_eq!(index[0], format!("3\t6\t-\t{}", crc(runs[5])));
+        let one = runs[0].len() + runs[1].len();
+        assert_eq!(index[1], format!("1.0\t2\t{one}\t{}", crc(&body[..one])));
         assert!(index[2].starts_with("2.0\t2\t"), "{}", index[2]);
         assert!(index[3].starts_with("10.0\t1\t"), "{}", index[3]);
         // Writing the same files again writes the same bytes.
         let again = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
-        assert_eq!(again.text(), text);
+        assert_eq!((again.index(), again.body()), (lines.index(), lines.body()));
+    }
+
+    /// `lines` read back from its index and body.
+    fn reread(lines: &PageLines) -> Option<PageLines> {
+        let body = Body::Bytes(lines.body()?.to_vec());
+        PageLines::read(lines.index().to_string(), body, Arc::from("x"))
     }
 
     #[test]
-    fn a_malformed_index_spoils_the_page_and_a_run_of_the_wrong_length_its_files() {
+    fn a_malformed_index_spoils_the_page() {
         let files = [file("app-1.0-py3-none-any.whl"), file("app-2.0.tar.gz")];
-        let good = PageLines::from_files(&files, &project_name(), Arc::from("x"))
-            .unwrap()
-            .text()
-            .to_string();
-        let read = |text: String| PageLines::read(text, 0, Arc::from("x"));
-        assert!(read(good.clone()).is_some());
-        let (head, rest) = good.split_once('\n').unwrap();
-        let (one, rest) = rest.split_once('\n').unwrap();
-        let (two, body) = rest.split_once('\n').unwrap();
-        let bytes_of = |line: &str| line.rsplit('\t').next().unwrap().parse::<usize>().unwrap();
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        let body = lines.body().unwrap().to_vec();
+        let read = |index: String, body: &[u8]| {
+            PageLines::read(index, Body::Bytes(body.to_vec()), Arc::from("x"))
+        };
+        assert!(read(lines.index().to_string(), &body).is_some());
+        let index: Vec<&str> = lines.index().lines().collect();
+        let [head, one, two] = index[..] else {
+            panic!("{index:?}")
+        };
+        let rest_crc = head.rsplit('\t').next().unwrap();
+        let bytes_of = |line: &str| line.split('\t').nth(2).unwrap().parse::<usize>().unwrap();
+        let crc_of = |line: &str| line.rsplit('\t').next().unwrap().to_string();
         for bad in [
             // Versions out of order, a version twice, one of no lines.
-            format!("{head}\n{two}\n{one}\n{body}"),
-            format!("{head}\n{one}\n{one}\n{body}"),
-            format!("{head}\n1.0\t0\t0\n{two}\n{body}"),
-            // More versions, or lines, than there are.
-            format!("3\t2\t-\n{one}\n{two}\n{body}"),
-            format!("2\t1\t-\n{one}\n{two}\n{body}"),
-            // A run that does not end at a line break, or runs past the end.
-            format!("{head}\n1.0\t1\t{}\n{two}\n{body}", bytes_of(one) - 1),
-            format!("{head}\n{one}\n2.0\t1\t{}\n{body}", bytes_of(two) + 1),
-            // A first local line past the last line, a version unread.
-            "2\t2\t2\n".to_string() + &good[head.len() + 1..],
+            format!("{head}\n{two}\n{one}\n"),
+            format!("{head}\n{one}\n{one}\n"),
+            format!("{head}\n1.0\t0\t0\t{}\n{two}\n", crc_of(one)),
+            // More or fewer versions, or lines, than the index says.
+            format!("3\t2\t-\t{rest_crc}\n{one}\n{two}\n"),
+            format!("1\t2\t-\t{rest_crc}\n{one}\n{two}\n"),
+            format!("2\t1\t-\t{rest_crc}\n{one}\n{two}\n"),
+            // Runs past the body.
             format!(
-                "{head}\nnot.a.version!\t1\t{}\n{two}\n{body}",
-                bytes_of(one)
+                "{head}\n{one}\n2.0\t1\t{}\t{}\n",
+                bytes_of(two) + 1,
+                crc_of(two)
             ),
-            format!("{head}\t-\n{one}\n{two}\n{body}"),
+            // A first local line past the last line, a version unread, a
+            // checksum that is not one, a field too many, no end of line.
+            format!("2\t2\t2\t{rest_crc}\n{one}\n{two}\n"),
+            format!(
+                "{head}\nnot.a.version!\t1\t{}\t{}\n{two}\n",
+                bytes_of(one),
+                crc_of(one)
+            ),
+            format!("{head}\n{one}\n2.0\t1\t{}\t+1234567\n", bytes_of(two)),
+            format!("{head}\t-\n{one}\n{two}\n"),
+            format!("{head}\n{one}\n{two}"),
             String::new(),
         ] {
-            assert!(read(bad.clone()).is_none(), "{bad:?}");
+            assert!(read(bad.clone(), &body).is_none(), "{bad:?}");
         }
-        // Lines the index does not count are the files of no version.
-        let extra = format!("{good}{}", good.lines().last().unwrap());
-        assert!(read(extra).is_none());
-        // A run whose lines do not number what the index says: its files
-        // are damaged, the rest read.
-        let (first_line, second_line) = body.split_once('\n').unwrap();
-        let squeezed = format!(
-            "{head}\n1.0\t2\t{}\n2.0\t0\t{}\n{first_line}\n{second_line}",
-            bytes_of(one),
-            bytes_of(two)
-        );
-        assert!(read(squeezed).is_none(), "a version of no lines");
-        let split = format!(
-            "2\t3\t-\n1.0\t2\t{}\n{two}\n{first_line}\n{second_line}",
-            bytes_of(one)
-        );
-        let lines = read(split).unwrap();
-        assert_eq!(lines.file(0), None);
-        assert_eq!(lines.file(1), None);
+        // Bytes the index does not count are lines it does not count.
+        let mut longer = body.clone();
+        longer.extend_from_slice(b"x\n");
+        assert!(read(lines.index().to_string(), &longer).is_none());
+    }
+
+    #[test]
+    fn a_damaged_run_spoils_its_files_alone() {
+        let files = [file("app-1.0-py3-none-any.whl"), file("app-2.0.tar.gz")];
+        let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
+        let read = |index: String, body: Vec<u8>| {
+            PageLines::read(index, Body::Bytes(body), Arc::from("x")).unwrap()
+        };
+        let body = lines.body().unwrap().to_vec();
+        // A byte changed: the run's checksum fails.
+        let mut flipped = body.clone();
+        flipped[5] ^= 1;
+        let page = read(lines.index().to_string(), flipped);
+        assert_eq!(page.file(0), None);
         assert_eq!(
-            lines.file(2).map(|f| f.filename),
+            page.file(1).map(|f| f.filename),
+            Some("app-2.0.tar.gz".into())
+        );
+        // A run whose lines do not number what the index says.
+        let index: Vec<&str> = lines.index().lines().collect();
+        let [head, one, two] = index[..] else {
+            panic!("{index:?}")
+        };
+        let miscounted = format!(
+            "{}\n{}\n{two}\n",
+            head.replacen("\t2\t", "\t3\t", 1),
+            one.replacen("\t1\t", "\t2\t", 1)
+        );
+        let page = read(miscounted, body);
+        assert_eq!(page.len(), 3);
+        assert_eq!((page.file(0), page.file(1)), (None, None));
+        assert_eq!(
+            page.file(2).map(|f| f.filename),
             Some("app-2.0.tar.gz".into())
         );
     }

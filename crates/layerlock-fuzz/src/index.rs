@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use layerlock_dist::{CoreMetadata, IndexFile, PageLines};
+use layerlock_dist::{Body, CoreMetadata, IndexFile, PageLines};
 use url::Url;
 use uv_normalize::PackageName;
 
@@ -64,16 +64,32 @@ pub fn page_lines(data: &[u8]) {
         return;
     };
     let text = crate::text(data).into_owned();
-    if let Some(indexed) = PageLines::read(text.clone(), 0, Arc::from("fuzz-index")) {
-        black_box(indexed.first_local());
-        for i in 0..indexed.len() + 1 {
-            black_box(indexed.file(i));
+    // As an index and its body: the first line's count of versions says
+    // where the index ends.
+    let versions = text
+        .split(['\t', '\n'])
+        .next()
+        .and_then(|n| n.parse::<usize>().ok());
+    if let Some(versions) = versions {
+        let end = text
+            .match_indices('\n')
+            .nth(versions.min(text.len()))
+            .map_or(text.len(), |(at, _)| at + 1);
+        let body = Body::Bytes(text.as_bytes()[end..].to_vec());
+        if let Some(indexed) =
+            PageLines::read(text[..end].to_string(), body, Arc::from("fuzz-index"))
+        {
+            black_box(indexed.first_local());
+            for i in 0..indexed.len() + 1 {
+                black_box(indexed.file(i));
+            }
         }
     }
     let Some(lines) = PageLines::from_lines(&text, &project, Arc::from("fuzz-index")) else {
         return;
     };
-    let reread = PageLines::read(lines.text().to_string(), 0, Arc::from("fuzz-index"));
+    let body = Body::Bytes(lines.body().unwrap_or_default().to_vec());
+    let reread = PageLines::read(lines.index().to_string(), body, Arc::from("fuzz-index"));
     assert!(reread.is_some(), "an index as written does not read back");
     black_box(lines.first_local());
     for indexes in lines.versions().values() {

@@ -16,11 +16,11 @@
 //! every URL again.
 
 use std::borrow::Cow;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use layerlock_dist::{PageLines, get_field, put_field};
+use layerlock_dist::{Body, PageLines, get_field, put_field};
 use sha2::{Digest, Sha256};
 
 /// A project page as the cache keeps it: its validators and its files.
@@ -44,8 +44,13 @@ pub struct Cache {
 /// Bump when the layout changes so old entries are not misread.
 const LAYOUT: &str = "v4";
 
-/// The first line of a page entry.
-const PAGE_MAGIC: &str = "layerlock-page 2";
+/// How a page entry starts (see [`CachedPage::encode`]).
+const PAGE_MAGIC: &str = "layerlock-page 3";
+
+/// The first read of a page entry: most entries whole, and the head of
+/// most others. What a larger entry holds past its head is read a run of
+/// lines at a time.
+const READ_FIRST: u64 = 64 * 1024;
 
 /// Largest cache entry read back.
 const MAX_ENTRY_BYTES: u64 = 256 * 1024 * 1024;
@@ -80,45 +85,98 @@ fn read_entry(path: &Path) -> Option<(Vec<u8>, usize)> {
 }
 
 impl CachedPage {
-    /// The entry's text: a header line, the page URL, status and
-    /// validators, then a line per file.
-    fn encode(&self) -> String {
-        let files = self.files.text();
-        let mut out = String::with_capacity(256 + files.len());
-        out.push_str(PAGE_MAGIC);
-        out.push('\n');
-        put_field(&mut out, Some(&self.url));
-        out.push('\t');
-        out.push_str(&self.status.to_string());
-        out.push('\t');
-        put_field(&mut out, self.etag.as_deref());
-        out.push('\t');
-        put_field(&mut out, self.last_modified.as_deref());
-        out.push('\n');
-        out.push_str(files);
-        out
+    /// The entry: a line of [`PAGE_MAGIC`], the head's length and its
+    /// CRC-32; the head (the page URL, status and validators, then the
+    /// index of the lines); the lines, whose runs the index checksums.
+    /// `None` for a page whose lines are not held in memory (one read from
+    /// the cache, which is never written back).
+    fn encode(&self) -> Option<Vec<u8>> {
+        let body = self.files.body()?;
+        let index = self.files.index();
+        let mut head = String::with_capacity(256 + index.len());
+        put_field(&mut head, Some(&self.url));
+        head.push('\t');
+        head.push_str(&self.status.to_string());
+        head.push('\t');
+        put_field(&mut head, self.etag.as_deref());
+        head.push('\t');
+        put_field(&mut head, self.last_modified.as_deref());
+        head.push('\n');
+        head.push_str(index);
+        let first = format!(
+            "{PAGE_MAGIC}\t{}\t{:08x}\n",
+            head.len(),
+            crc32fast::hash(head.as_bytes())
+        );
+        let mut out = Vec::with_capacity(first.len() + head.len() + body.len());
+        out.extend_from_slice(first.as_bytes());
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(body);
+        Some(out)
     }
 
-    /// The page an entry holds (its text from byte `from` on); `None` for
-    /// anything malformed (a miss). `listed_by` is not stored: it names the
-    /// index as this run shows it.
-    fn decode(text: String, from: usize, listed_by: Arc<str>) -> Option<Self> {
-        let body = text.get(from..)?;
-        let (magic, rest) = body.split_once('\n')?;
-        if magic != PAGE_MAGIC {
+    /// The page of the entry at `path`; `None` for anything malformed (a
+    /// miss). The head is read and checked; of a large entry nothing else
+    /// is read until resolution looks at a version (its run of lines is
+    /// checked then). `listed_by` is not stored: it names the index as
+    /// this run shows it.
+    fn read(path: &Path, listed_by: Arc<str>) -> Option<Self> {
+        let mut file = std::fs::File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
             return None;
         }
-        let (head, _) = rest.split_once('\n')?;
-        let files_from = from + magic.len() + 1 + head.len() + 1;
-        let mut head = head.split('\t');
-        let url = required(head.next()?)?;
-        let status: u16 = head.next()?.parse().ok()?;
-        let etag = owned(head.next()?)?;
-        let last_modified = owned(head.next()?)?;
-        if head.next().is_some() {
+        let len = meta.len();
+        let mut start = vec![0; usize::try_from(len.min(READ_FIRST)).ok()?];
+        file.read_exact(&mut start).ok()?;
+        let line = start.iter().position(|b| *b == b'\n')?;
+        let mut first = std::str::from_utf8(&start[..line]).ok()?.split('\t');
+        if first.next()? != PAGE_MAGIC {
             return None;
         }
-        let files = PageLines::read(text, files_from, listed_by)?;
+        let head_len: u64 = first.next()?.parse().ok()?;
+        let head_crc = u32::from_str_radix(first.next().filter(|c| c.len() == 8)?, 16).ok()?;
+        if first.next().is_some() {
+            return None;
+        }
+        let head_at = line as u64 + 1;
+        let body_at = head_at.checked_add(head_len).filter(|at| *at <= len)?;
+        // A head past the first read (an index of many thousand versions)
+        // is read on.
+        if let Some(more) = body_at.checked_sub(start.len() as u64).filter(|n| *n > 0) {
+            let mut rest = vec![0; usize::try_from(more).ok()?];
+            file.read_exact(&mut rest).ok()?;
+            start.extend_from_slice(&rest);
+        }
+        let head = &start[usize::try_from(head_at).ok()?..usize::try_from(body_at).ok()?];
+        if crc32fast::hash(head) != head_crc {
+            return None;
+        }
+        let head = std::str::from_utf8(head).ok()?;
+        let (validators, index) = head.split_once('\n')?;
+        let mut fields = validators.split('\t');
+        let url = required(fields.next()?)?;
+        let status: u16 = fields.next()?.parse().ok()?;
+        let etag = owned(fields.next()?)?;
+        let last_modified = owned(fields.next()?)?;
+        if fields.next().is_some() {
+            return None;
+        }
+        let index = index.to_string();
+        let body = if start.len() as u64 == len {
+            Body::Bytes(start.split_off(usize::try_from(body_at).ok()?))
+        } else {
+            match Body::file(file, body_at, len - body_at) {
+                Ok(body) => body,
+                // No file handle to spare: the rest is read now.
+                Err(mut file) => {
+                    let mut body = start.split_off(usize::try_from(body_at).ok()?);
+                    file.read_to_end(&mut body).ok()?;
+                    (body.len() as u64 == len - body_at).then_some(Body::Bytes(body))?
+                }
+            }
+        };
+        let files = PageLines::read(index, body, listed_by)?;
         Some(Self {
             url,
             status,
@@ -178,16 +236,15 @@ impl Cache {
 
     /// The cached page of `url`, its files marked as listed by `listed_by`.
     pub fn page(&self, url: &str, listed_by: &Arc<str>) -> Option<CachedPage> {
-        let path = self.page_path(url)?;
-        let (bytes, start) = read_entry(&path)?;
         // A corrupt entry is a miss, not an error: it is fetched again.
-        let text = String::from_utf8(bytes).ok()?;
-        CachedPage::decode(text, start, listed_by.clone()).filter(|p| p.url == url)
+        CachedPage::read(&self.page_path(url)?, listed_by.clone()).filter(|p| p.url == url)
     }
 
     pub fn put_page(&self, page: &CachedPage) {
-        if let Some(path) = self.page_path(&page.url) {
-            self.write(&path, &sealed(page.encode().as_bytes()));
+        if let Some(path) = self.page_path(&page.url)
+            && let Some(entry) = page.encode()
+        {
+            self.write(&path, &entry);
         }
     }
 
@@ -351,17 +408,80 @@ mod tests {
         let cache = Cache::new(Some(dir.path().to_path_buf()));
         let url = "https://pypi.example/simple/app/";
         let path = cache.page_path(url).expect("path");
-        for body in [
-            "not a page\n".to_string(),
-            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\nshort\tline\n"),
-            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\na\tb\t-\t-\t-\t-\t-\t-\textra\n"),
-            format!("{PAGE_MAGIC}\n{url}\t200\t-\t-\tmore\n"),
-            format!("{PAGE_MAGIC}\n{url}\t2xx\t-\t-\n"),
-        ] {
+        let empty = "0\t0\t-\t00000000\n";
+        // An entry of `head` and `body`, its head's checksum right.
+        let entry = |head: &str, body: &str| {
+            let crc = crc32fast::hash(head.as_bytes());
+            format!("{PAGE_MAGIC}\t{}\t{crc:08x}\n{head}{body}", head.len())
+        };
+        let good = entry(&format!("{url}\t200\t-\t-\n{empty}"), "");
+        let write = |text: &str| {
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-            fs_err::write(&path, sealed(body.as_bytes())).unwrap();
-            assert!(cache.page(url, &Arc::from("x")).is_none(), "{body}");
+            fs_err::write(&path, text).unwrap();
+        };
+        write(&good);
+        assert!(cache.page(url, &Arc::from("x")).is_some());
+        for text in [
+            "not a page\n".to_string(),
+            good.replacen("200", "201", 1),
+            good.replacen(PAGE_MAGIC, "layerlock-page 2", 1),
+            good.replacen("\t-\t-\n", "\t-\t-\tmore\n", 1),
+            entry(&format!("{url}\t200\t-\t-\tmore\n{empty}"), ""),
+            entry(&format!("{url}\t2xx\t-\t-\n{empty}"), ""),
+            entry(&format!("{url}\t200\t-\t-\nshort\tline\n"), ""),
+            entry(
+                &format!("{url}\t200\t-\t-\n{empty}"),
+                "a line no run holds\n",
+            ),
+            good[..good.len() - 1].to_string(),
+            format!("{good}more"),
+        ] {
+            write(&text);
+            assert!(cache.page(url, &Arc::from("x")).is_none(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_large_page_reads_its_runs_from_the_file_as_they_are_looked_at() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(Some(dir.path().to_path_buf()));
+        // Past the first read, index and all: 4,000 versions of two files.
+        let files: Vec<IndexFile> = (0..4000)
+            .flat_map(|i| {
+                [
+                    file(&format!("app-{i}.0-py3-none-any.whl")),
+                    file(&format!("app-{i}.0.tar.gz")),
+                ]
+            })
+            .collect();
+        let listed_by: Arc<str> = Arc::from("https://pypi.example/simple/");
+        let page = CachedPage {
+            url: "https://pypi.example/simple/app/".to_string(),
+            status: 200,
+            etag: None,
+            last_modified: None,
+            files: PageLines::from_files(&files, &app(), listed_by.clone()).expect("lines"),
+        };
+        assert!(page.files.index().len() as u64 > READ_FIRST);
+        cache.put_page(&page);
+        let read = cache.page(&page.url, &listed_by).expect("cached");
+        assert!(read.files.body().is_none(), "held in the file");
+        assert_eq!(read.files.versions(), page.files.versions());
+        for i in [0, 1, 3999, 7998, 7999] {
+            assert_eq!(read.files.file(i), page.files.file(i), "{i}");
+        }
+        // The entry written again meanwhile (a run online): this page
+        // still reads its own file.
+        let path = cache.page_path(&page.url).expect("path");
+        fs_err::remove_file(&path).unwrap();
+        cache.put_page(&CachedPage {
+            files: PageLines::from_files(&files[..2], &app(), listed_by.clone()).unwrap(),
+            ..page
+        });
+        assert_eq!(
+            read.files.file(4000).map(|f| f.filename),
+            Some("app-2000.0-py3-none-any.whl".into())
+        );
     }
 
     #[test]
