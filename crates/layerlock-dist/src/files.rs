@@ -134,15 +134,17 @@ impl ProjectFiles {
         let local = self.local.len() as u32;
         let mut out: BTreeMap<Version, VersionFiles> =
             self.page.as_ref().map_or_else(BTreeMap::new, |page| {
+                // Past `u32` (not from a page the cache reads): no index
+                // for the lines.
                 page.versions()
                     .iter()
-                    .map(|(version, lines)| {
-                        let page = lines.start + local..lines.end + local;
+                    .filter_map(|(version, lines)| {
+                        let page = lines.start.checked_add(local)?..lines.end.checked_add(local)?;
                         let files = VersionFiles {
                             local: Vec::new(),
                             page,
                         };
-                        (version.clone(), files)
+                        Some((version.clone(), files))
                     })
                     .collect()
             });
@@ -163,7 +165,8 @@ impl ProjectFiles {
     }
 
     /// Every file, read whole; `Err(i)` when file `i`'s line is damaged
-    /// (damage the cache's checksum missed). One that cannot be read is
+    /// (its run of lines fails its checksum, or a field its check). One
+    /// that cannot be read is
     /// never passed over: it could be the file a caller is looking for.
     pub fn files(&self) -> Result<Vec<IndexFile>, usize> {
         (0..self.len()).map(|i| self.file(i).ok_or(i)).collect()

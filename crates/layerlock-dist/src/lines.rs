@@ -70,26 +70,30 @@ pub enum Body {
     /// `len` bytes of an open cache file from `at` on. The file stays open
     /// while the page is in use: an entry written again meanwhile is a new
     /// file, so the runs read later are still this one's. Made by
-    /// [`Body::file`] only.
+    /// [`Body::file`] only (which [`Held`] ensures).
     File {
         file: File,
         at: u64,
         len: u64,
+        held: Held,
     },
 }
 
 /// Files [`Body::file`] holds open at once, across the process: past this,
 /// pages are read whole, so a resolution of thousands of projects does
-/// not run out of file handles.
-const MAX_OPEN_FILES: usize = 256;
+/// not run out of file handles (macOS allows a process 256 by default, and
+/// the index client's connections need theirs).
+const MAX_OPEN_FILES: usize = 128;
 
 static OPEN_FILES: AtomicUsize = AtomicUsize::new(0);
 
-impl Drop for Body {
+/// One of the [`MAX_OPEN_FILES`], given back when dropped.
+#[derive(Debug)]
+pub struct Held(());
+
+impl Drop for Held {
     fn drop(&mut self) {
-        if let Self::File { .. } = self {
-            OPEN_FILES.fetch_sub(1, Ordering::Relaxed);
-        }
+        OPEN_FILES.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -105,7 +109,13 @@ impl Body {
                 })
                 .is_ok();
         if taken {
-            Ok(Self::File { file, at, len })
+            let held = Held(());
+            Ok(Self::File {
+                file,
+                at,
+                len,
+                held,
+            })
         } else {
             Err(file)
         }
@@ -168,6 +178,9 @@ struct RunLines {
 
 /// Fields on a line.
 const FIELDS: usize = 8;
+
+/// The shortest line: a character a field, a tab between, a line break.
+const MIN_LINE: u64 = 2 * FIELDS as u64;
 
 /// How a URL field that leaves out the file's name starts.
 const NAMED: &str = "%N";
@@ -278,7 +291,7 @@ impl PageLines {
         // A run of `count` lines in `bytes` bytes: whole lines, so empty
         // exactly when it holds none.
         let mut push = |count: u32, bytes: u64, crc: u32, start: &mut u64, first: &mut u32| {
-            if (count == 0) != (bytes == 0) {
+            if (count == 0) != (bytes == 0) || u64::from(count) > bytes / MIN_LINE {
                 return None;
             }
             let end = start.checked_add(bytes)?;
@@ -319,6 +332,17 @@ impl PageLines {
         let rest_bytes = body.len().checked_sub(start)?;
         if rest_lines > 0 || rest_bytes > 0 {
             push(rest_lines, rest_bytes, rest_crc, &mut start, &mut first)?;
+        }
+        // A body in memory is checked whole now: damage is then a miss (the
+        // page is fetched again), not a version that cannot be read.
+        if let Body::Bytes(bytes) = &body {
+            let intact = |run: &Run| {
+                let bytes = bytes.get(run.start as usize..run.end as usize);
+                bytes.is_some_and(|b| crc32fast::hash(b) == run.crc)
+            };
+            if !runs.iter().all(intact) {
+                return None;
+            }
         }
         Some(Self {
             index,
@@ -442,9 +466,15 @@ impl PageLines {
         if let Some(file) = self.file(i) {
             return Some((file.filename, file.url));
         }
-        // A damaged line: its fields as they stand.
-        let mut fields = self.line(i)?.split('\t');
-        Some((fields.next()?.to_string(), fields.next()?.to_string()))
+        // A damaged line: its fields as they stand, or if its run cannot be
+        // read, what the index says of it (never nothing: the page is
+        // refused either way).
+        let mut fields = self.line(i).unwrap_or_default().split('\t');
+        let name = fields.next().filter(|n| !n.is_empty());
+        Some((
+            name.map_or_else(|| format!("file {i} of the cached page"), str::to_string),
+            fields.next().unwrap_or("a damaged cache entry").to_string(),
+        ))
     }
 }
 
@@ -808,14 +838,26 @@ mod tests {
     fn a_damaged_run_spoils_its_files_alone() {
         let files = [file("app-1.0-py3-none-any.whl"), file("app-2.0.tar.gz")];
         let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
-        let read = |index: String, body: Vec<u8>| {
-            PageLines::read(index, Body::Bytes(body), Arc::from("x")).unwrap()
+        // The body in a file, after a few other bytes.
+        let read = |index: String, body: &[u8]| {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, b"head").unwrap();
+            std::io::Write::write_all(&mut file, body).unwrap();
+            let body = Body::file(file, 4, body.len() as u64).unwrap();
+            PageLines::read(index, body, Arc::from("x")).unwrap()
         };
         let body = lines.body().unwrap().to_vec();
-        // A byte changed: the run's checksum fails.
+        assert_eq!(
+            read(lines.index().to_string(), &body).file(0),
+            lines.file(0)
+        );
+        // A byte changed: the run's checksum fails when it is read. (Held
+        // in memory, the page is checked whole, and refused.)
         let mut flipped = body.clone();
         flipped[5] ^= 1;
-        let page = read(lines.index().to_string(), flipped);
+        let in_memory = Body::Bytes(flipped.clone());
+        assert!(PageLines::read(lines.index().to_string(), in_memory, Arc::from("x")).is_none());
+        let page = read(lines.index().to_string(), &flipped);
         assert_eq!(page.file(0), None);
         assert_eq!(
             page.file(1).map(|f| f.filename),
@@ -831,7 +873,7 @@ mod tests {
             head.replacen("\t2\t", "\t3\t", 1),
             one.replacen("\t1\t", "\t2\t", 1)
         );
-        let page = read(miscounted, body);
+        let page = read(miscounted, &body);
         assert_eq!(page.len(), 3);
         assert_eq!((page.file(0), page.file(1)), (None, None));
         assert_eq!(

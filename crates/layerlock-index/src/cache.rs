@@ -1,19 +1,23 @@
 //! The persistent cache: project pages with their validators (ETag,
-//! Last-Modified) and core metadata keyed by the wheel's sha256. Every write
-//! goes to a temp file first, then is renamed into place. Every entry starts
-//! with a checksum (CRC-32) of what follows, checked on read: a damaged or
-//! edited entry is a miss (fetched again, or an error offline), never data.
-//! It guards against damage, not against someone who can write the cache
-//! (they could write the checksum too); what is read from an index was
-//! checked before it was written.
+//! Last-Modified) and core metadata keyed by the wheel's sha256 (its header
+//! alone: the description is never read). Every write goes to a temp file
+//! first, then is renamed into place. Everything read is checked against a
+//! checksum (CRC-32) written with it: a damaged or edited entry is a miss
+//! (fetched again, or an error offline), never data. It guards against
+//! damage, not against someone who can write the cache (they could write
+//! the checksums too); what is read from an index was checked before it
+//! was written.
 //!
 //! A page is kept as the files it lists, already read: one line per file
 //! with only what resolution needs (name, URL, sha256, requires-python,
-//! yanked, upload time, size, PEP 658 metadata; see
-//! [`layerlock_dist::PageLines`]). A warm run sorts these lines into
-//! versions by name and reads a file whole only when resolution asks about
-//! its version, instead of parsing whole JSON or HTML pages and joining
-//! every URL again.
+//! yanked, upload time, size, PEP 658 metadata), sorted into versions
+//! behind an index (see [`layerlock_dist::PageLines`]). A warm run reads
+//! the index, and a version's lines only when resolution looks at it,
+//! instead of parsing whole JSON or HTML pages and joining every URL
+//! again. A metadata entry, and a page small enough to be read whole, is
+//! checked whole when read; in a larger page, a version's run of lines is
+//! checked when it is read, and damage found then is an error that names
+//! the cache (the page was in use already).
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -121,6 +125,11 @@ impl CachedPage {
     /// checked then). `listed_by` is not stored: it names the index as
     /// this run shows it.
     fn read(path: &Path, listed_by: Arc<str>) -> Option<Self> {
+        // Only a regular file: opening a pipe would wait for a writer.
+        let meta = fs_err::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
+            return None;
+        }
         let mut file = std::fs::File::open(path).ok()?;
         let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
@@ -135,7 +144,10 @@ impl CachedPage {
             return None;
         }
         let head_len: u64 = first.next()?.parse().ok()?;
-        let head_crc = u32::from_str_radix(first.next().filter(|c| c.len() == 8)?, 16).ok()?;
+        let head_crc = first
+            .next()
+            .filter(|c| c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit()));
+        let head_crc = u32::from_str_radix(head_crc?, 16).ok()?;
         if first.next().is_some() {
             return None;
         }
@@ -400,6 +412,14 @@ mod tests {
         // Another URL's entry is never served for this one.
         let other = cache.page("https://pypi.example/simple/other/", &Arc::from("x"));
         assert!(other.is_none());
+        // A byte of a line changed: a page read whole is checked whole, so
+        // that is a miss (fetched again), not a version left unreadable.
+        let path = cache.page_path(&page.url).expect("path");
+        let mut bytes = fs_err::read(&path).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 1;
+        fs_err::write(&path, bytes).unwrap();
+        assert!(cache.page(&page.url, &listed_by).is_none());
     }
 
     #[test]

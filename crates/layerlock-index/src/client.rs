@@ -379,8 +379,10 @@ impl PackageSource for IndexClient {
     }
 
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
-        // From the cache alone a guess is only work the resolver may not
-        // need; it reads what it does need when it asks.
+        // From the cache alone a guess about older versions is only work
+        // the resolver may not need; it reads what it does need when it
+        // asks. (The newest version's metadata is read as its page comes
+        // in, online or not: the resolver nearly always asks for it.)
         if self.inner.offline || !self.inner.may_guess(name, file) {
             return;
         }
@@ -778,7 +780,8 @@ impl Inner {
                 });
             }
         };
-        // Checked before it is cached, and again whenever it is read.
+        // Checked before it is cached, and again whenever it is read (from
+        // the index, which names the first such line of the page).
         check_schemes(&url, &page.files)?;
         self.cache.put_page(&page);
         self.read_page(&url, page)
