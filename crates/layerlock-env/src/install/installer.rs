@@ -255,7 +255,7 @@ os.execvp(sys.argv[1], sys.argv[1:])\n";
 const SH_LAUNCHER: &str = "test \"$PPID\" = \"$1\" || exit 70\nshift\nexec \"$@\"\n";
 
 /// `setpriv` and `sh` where they are and `setpriv` can set the parent-death
-/// signal (util-linux 2.33 and later), asked once.
+/// signal (util-linux 2.33 and later), found once.
 fn setpriv() -> Option<&'static (PathBuf, PathBuf)> {
     static FOUND: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
     FOUND
@@ -266,17 +266,25 @@ fn setpriv() -> Option<&'static (PathBuf, PathBuf)> {
             let first = |names: &[&str]| names.iter().map(PathBuf::from).find(|p| p.is_file());
             let setpriv = first(&["/usr/bin/setpriv", "/bin/setpriv"])?;
             let sh = first(&["/bin/sh", "/usr/bin/sh"])?;
-            let help = Command::new(&setpriv)
-                .arg("--help")
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
-                .ok()?;
-            String::from_utf8_lossy(&help.stdout)
-                .contains("--pdeathsig")
-                .then_some((setpriv, sh))
+            knows_pdeathsig(&setpriv).then_some((setpriv, sh))
         })
         .as_ref()
+}
+
+/// Whether the `setpriv` program knows `--pdeathsig`: its usage text, which
+/// names every option it takes, is in the program. Reading it (80 KB) costs
+/// a fraction of starting it with `--help`, which came before every
+/// installer's start.
+fn knows_pdeathsig(setpriv: &Path) -> bool {
+    /// Larger than any `setpriv` (a multi-call binary holding one is a
+    /// few MB).
+    const MAX_PROGRAM: u64 = 16 * 1024 * 1024;
+    const OPTION: &[u8] = b"--pdeathsig";
+    let mut program = Vec::new();
+    let read = std::fs::File::open(setpriv).and_then(|file| {
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_PROGRAM), &mut program)
+    });
+    read.is_ok() && program.windows(OPTION.len()).any(|w| w == OPTION)
 }
 
 fn dies_with_us(cmd: Command, python: &Path) -> Command {
