@@ -9,8 +9,15 @@ fn main() {
     let git = Path::new("../../.git");
     let mut suffix = String::new();
     if git.exists() {
-        // Rebuild when HEAD moves (a commit, a checkout).
+        // Rebuild when HEAD moves (a commit, a checkout). The reflog grows
+        // with every move, whatever HEAD named when this last ran: a build
+        // while HEAD was detached (as during a rebase) watched HEAD alone,
+        // and later commits on the branch left `--version` naming an old
+        // one.
         println!("cargo:rerun-if-changed=../../.git/HEAD");
+        if git.join("logs/HEAD").is_file() {
+            println!("cargo:rerun-if-changed=../../.git/logs/HEAD");
+        }
         if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
             && let Some(reference) = head.trim().strip_prefix("ref: ")
         {
