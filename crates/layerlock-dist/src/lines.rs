@@ -31,10 +31,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::fs::File;
 use std::ops::Range;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
@@ -63,68 +61,29 @@ pub struct PageLines {
     first_local: Option<usize>,
 }
 
-/// Where a page's lines are.
+/// Where a page's lines are: in memory, or somewhere that reads a range
+/// of them when a version is looked at (the cache's file of a large page;
+/// this crate does no I/O of its own).
 #[derive(Debug)]
 pub enum Body {
     Bytes(Vec<u8>),
-    /// `len` bytes of an open cache file from `at` on. The file stays open
-    /// while the page is in use: an entry written again meanwhile is a new
-    /// file, so the runs read later are still this one's. Made by
-    /// [`Body::file`] only (which [`Held`] ensures).
-    File {
-        file: File,
-        at: u64,
-        len: u64,
-        held: Held,
-    },
+    Ranges(Box<dyn ReadRange>),
 }
 
-/// Files [`Body::file`] holds open at once, across the process: past this,
-/// pages are read whole, so a resolution of thousands of projects does
-/// not run out of file handles (macOS allows a process 256 by default, and
-/// the index client's connections need theirs).
-const MAX_OPEN_FILES: usize = 128;
-
-static OPEN_FILES: AtomicUsize = AtomicUsize::new(0);
-
-/// One of the [`MAX_OPEN_FILES`], given back when dropped.
-#[derive(Debug)]
-pub struct Held(());
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        OPEN_FILES.fetch_sub(1, Ordering::Relaxed);
-    }
+/// Bytes read by range, from something that does not change while it is
+/// read (the index's checksums are of what was written).
+pub trait ReadRange: std::fmt::Debug + Send + Sync {
+    /// How many bytes there are.
+    fn size(&self) -> u64;
+    /// Bytes `range`, or `None` when they cannot be read.
+    fn read(&self, range: Range<u64>) -> Option<Vec<u8>>;
 }
 
 impl Body {
-    /// `len` bytes of `file` from `at` on, read as they are needed; the
-    /// file back when [`MAX_OPEN_FILES`] are open already (read the body
-    /// whole then) or where files cannot be read at an offset.
-    pub fn file(file: File, at: u64, len: u64) -> Result<Self, File> {
-        let taken = cfg!(unix)
-            && OPEN_FILES
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |open| {
-                    (open < MAX_OPEN_FILES).then_some(open + 1)
-                })
-                .is_ok();
-        if taken {
-            let held = Held(());
-            Ok(Self::File {
-                file,
-                at,
-                len,
-                held,
-            })
-        } else {
-            Err(file)
-        }
-    }
-
     fn len(&self) -> u64 {
         match self {
             Self::Bytes(bytes) => bytes.len() as u64,
-            Self::File { len, .. } => *len,
+            Self::Ranges(source) => source.size(),
         }
     }
 
@@ -139,23 +98,9 @@ impl Body {
                     .get(range.start as usize..range.end as usize)?
                     .to_vec(),
             ),
-            Self::File { file, at, .. } => {
-                let mut out = vec![0; usize::try_from(range.end - range.start).ok()?];
-                read_at(file, &mut out, at.checked_add(range.start)?).ok()?;
-                Some(out)
-            }
+            Self::Ranges(source) => source.read(range),
         }
     }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, out: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, out, offset)
-}
-
-#[cfg(not(unix))]
-fn read_at(_: &File, _: &mut [u8], _: u64) -> std::io::Result<()> {
-    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 /// A run of lines in the body: bytes `start..end`, lines `first..first +
@@ -383,7 +328,7 @@ impl PageLines {
     pub fn body(&self) -> Option<&[u8]> {
         match &self.body {
             Body::Bytes(bytes) => Some(bytes),
-            Body::File { .. } => None,
+            Body::Ranges(_) => None,
         }
     }
 
@@ -838,12 +783,23 @@ mod tests {
     fn a_damaged_run_spoils_its_files_alone() {
         let files = [file("app-1.0-py3-none-any.whl"), file("app-2.0.tar.gz")];
         let lines = PageLines::from_files(&files, &project_name(), Arc::from("x")).unwrap();
-        // The body in a file, after a few other bytes.
+        // The body read by range, as from the cache's file.
+        #[derive(Debug)]
+        struct Ranges(Vec<u8>);
+        impl ReadRange for Ranges {
+            fn size(&self) -> u64 {
+                self.0.len() as u64
+            }
+            fn read(&self, range: Range<u64>) -> Option<Vec<u8>> {
+                Some(
+                    self.0
+                        .get(range.start as usize..range.end as usize)?
+                        .to_vec(),
+                )
+            }
+        }
         let read = |index: String, body: &[u8]| {
-            let mut file = tempfile::tempfile().unwrap();
-            std::io::Write::write_all(&mut file, b"head").unwrap();
-            std::io::Write::write_all(&mut file, body).unwrap();
-            let body = Body::file(file, 4, body.len() as u64).unwrap();
+            let body = Body::Ranges(Box::new(Ranges(body.to_vec())));
             PageLines::read(index, body, Arc::from("x")).unwrap()
         };
         let body = lines.body().unwrap().to_vec();

@@ -21,10 +21,12 @@
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use layerlock_dist::{Body, PageLines, get_field, put_field};
+use layerlock_dist::{Body, PageLines, ReadRange, get_field, put_field};
 use sha2::{Digest, Sha256};
 
 /// A project page as the cache keeps it: its validators and its files.
@@ -178,8 +180,8 @@ impl CachedPage {
         let body = if start.len() as u64 == len {
             Body::Bytes(start.split_off(usize::try_from(body_at).ok()?))
         } else {
-            match Body::file(file, body_at, len - body_at) {
-                Ok(body) => body,
+            match PageFile::hold(file, body_at, len - body_at) {
+                Ok(held) => Body::Ranges(Box::new(held)),
                 // No file handle to spare: the rest is read now.
                 Err(mut file) => {
                     let mut body = start.split_off(usize::try_from(body_at).ok()?);
@@ -197,6 +199,76 @@ impl CachedPage {
             files,
         })
     }
+}
+
+/// The lines of a large page entry, read by range from its open file. The
+/// file stays open while the page is in use: an entry written again
+/// meanwhile is a new file, so the runs read later are still this one's.
+#[derive(Debug)]
+struct PageFile {
+    file: std::fs::File,
+    at: u64,
+    len: u64,
+}
+
+/// Page files held open at once, across the process: past this, pages are
+/// read whole, so a resolution of thousands of projects does not run out
+/// of file handles (macOS allows a process 256 by default, and the index
+/// client's connections need theirs).
+const MAX_OPEN_FILES: usize = 128;
+
+static OPEN_FILES: AtomicUsize = AtomicUsize::new(0);
+
+impl PageFile {
+    /// `len` bytes of `file` from `at` on; the file back when
+    /// [`MAX_OPEN_FILES`] are open already or where files cannot be read
+    /// at an offset.
+    fn hold(file: std::fs::File, at: u64, len: u64) -> Result<Self, std::fs::File> {
+        let taken = cfg!(unix)
+            && OPEN_FILES
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |open| {
+                    (open < MAX_OPEN_FILES).then_some(open + 1)
+                })
+                .is_ok();
+        if taken {
+            Ok(Self { file, at, len })
+        } else {
+            Err(file)
+        }
+    }
+}
+
+impl Drop for PageFile {
+    fn drop(&mut self) {
+        OPEN_FILES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl ReadRange for PageFile {
+    fn size(&self) -> u64 {
+        self.len
+    }
+
+    fn read(&self, range: Range<u64>) -> Option<Vec<u8>> {
+        if range.end > self.len {
+            return None;
+        }
+        let mut out = vec![0; usize::try_from(range.end.checked_sub(range.start)?).ok()?];
+        read_at(&self.file, &mut out, self.at.checked_add(range.start)?).ok()?;
+        Some(out)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, out: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, out, offset)
+}
+
+/// Never called: [`PageFile::hold`] holds no file where there is no
+/// offset read.
+#[cfg(not(unix))]
+fn read_at(_: &std::fs::File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 /// A field that may be absent.
