@@ -183,9 +183,12 @@ impl CachedPage {
             match PageFile::hold(file, body_at, len - body_at) {
                 Ok(held) => Body::Ranges(Box::new(held)),
                 // No file handle to spare: the rest is read now.
-                Err(mut file) => {
+                Err(file) => {
                     let mut body = start.split_off(usize::try_from(body_at).ok()?);
-                    file.read_to_end(&mut body).ok()?;
+                    // No more than the length seen (and one byte to tell a
+                    // file that grew).
+                    let rest = (len - body_at).checked_sub(body.len() as u64)?;
+                    file.take(rest + 1).read_to_end(&mut body).ok()?;
                     (body.len() as u64 == len - body_at).then_some(Body::Bytes(body))?
                 }
             }
@@ -562,6 +565,13 @@ mod tests {
         for i in [0, 1, 3999, 7998, 7999] {
             assert_eq!(read.files.file(i), page.files.file(i), "{i}");
         }
+        // With no file handle to spare, the page is read whole.
+        OPEN_FILES.fetch_add(MAX_OPEN_FILES, Ordering::Relaxed);
+        let whole = cache.page(&page.url, &listed_by);
+        OPEN_FILES.fetch_sub(MAX_OPEN_FILES, Ordering::Relaxed);
+        let whole = whole.expect("cached");
+        assert_eq!(whole.files.body(), page.files.body());
+        assert_eq!(whole.files.file(7999), page.files.file(7999));
         // The entry written again meanwhile (a run online): this page
         // still reads its own file.
         let path = cache.page_path(&page.url).expect("path");
