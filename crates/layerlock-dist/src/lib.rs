@@ -11,7 +11,7 @@ mod target;
 pub use files::{
     DistKind, IndexFile, ProjectFiles, VersionFiles, sha256_digest, version_in_filename,
 };
-pub use lines::{Body, PageLines, ReadRange, get_field, put_field};
+pub use lines::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
 pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, header_len, paren_depth};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use target::{Target, TargetError};

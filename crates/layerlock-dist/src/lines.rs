@@ -185,32 +185,59 @@ impl PageLines {
         let mut body = String::with_capacity(raw.len() + 1);
         let mut index = String::new();
         let mut first_local = None;
-        let mut at = 0;
-        // Append `lines` to the body; their bytes and checksum.
+        let mut runs = Vec::with_capacity(versions.len() + 1);
+        let mut at = 0u32;
+        // Append `lines` to the body as a run.
         let mut run = |body: &mut String, lines: &[&str]| {
-            let before = body.len();
+            let (start, first) = (body.len() as u64, at);
             for line in lines {
                 if first_local.is_none() {
                     let url = line.split('\t').nth(1).unwrap_or_default();
                     if !is_http(url.strip_prefix(NAMED).unwrap_or(url)) {
-                        first_local = Some(at);
+                        first_local = Some(at as usize);
                     }
                 }
                 body.push_str(line);
                 body.push('\n');
-                at += 1;
+                at = at.checked_add(1)?;
             }
-            let bytes = &body.as_bytes()[before..];
-            (bytes.len(), crc32fast::hash(bytes))
+            let crc = crc32fast::hash(&body.as_bytes()[start as usize..]);
+            runs.push(Run {
+                start,
+                end: body.len() as u64,
+                first,
+                count: at - first,
+                crc,
+                read: OnceLock::new(),
+            });
+            Some((first..at, body.len() as u64 - start, crc))
         };
-        for (version, lines) in &versions {
-            let (bytes, crc) = run(&mut body, lines);
-            let _ = writeln!(index, "{version}\t{}\t{bytes}\t{crc:08x}", lines.len());
+        // Written as `read` reads it, and kept as it would read it.
+        let mut ranges = BTreeMap::new();
+        for (version, lines) in versions {
+            let (lines, bytes, crc) = run(&mut body, &lines)?;
+            let count = lines.len();
+            let _ = writeln!(index, "{version}\t{count}\t{bytes}\t{crc:08x}");
+            ranges.insert(version, lines);
         }
-        let (_, rest_crc) = run(&mut body, &unversioned);
+        // No run of no version: the index's checksum of nothing.
+        let rest_crc = if unversioned.is_empty() {
+            0
+        } else {
+            run(&mut body, &unversioned)?.2
+        };
         let local = first_local.map_or_else(|| "-".to_string(), |i| i.to_string());
-        let head = format!("{}\t{count}\t{local}\t{rest_crc:08x}\n", versions.len());
-        Self::read(head + &index, Body::Bytes(body.into_bytes()), listed_by)
+        let head = format!("{}\t{count}\t{local}\t{rest_crc:08x}\n", ranges.len());
+        Some(Self {
+            index: head + &index,
+            body: Body::Bytes(body.into_bytes()),
+            runs,
+            versions: ranges,
+            lines: count,
+            specifiers: Mutex::default(),
+            listed_by,
+            first_local,
+        })
     }
 
     /// A page from its `index` and `body` as [`PageLines::from_lines`]
@@ -349,7 +376,8 @@ impl PageLines {
             .read
             .get_or_init(|| {
                 let bytes = self.body.read(run.start..run.end)?;
-                if crc32fast::hash(&bytes) != run.crc {
+                // A body in memory was checked whole (or written here).
+                if matches!(self.body, Body::Ranges(_)) && crc32fast::hash(&bytes) != run.crc {
                     return None;
                 }
                 let text = String::from_utf8(bytes).ok()?;
@@ -423,8 +451,8 @@ impl PageLines {
     }
 }
 
-/// A CRC-32 as the index writes it: eight hex digits.
-fn crc_field(text: &str) -> Option<u32> {
+/// A CRC-32 as the cache writes it: eight hex digits.
+pub fn crc_field(text: &str) -> Option<u32> {
     if text.len() != 8 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }

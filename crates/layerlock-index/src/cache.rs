@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use layerlock_dist::{Body, PageLines, ReadRange, get_field, put_field};
+use layerlock_dist::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
 use sha2::{Digest, Sha256};
 
 /// A project page as the cache keeps it: its validators and its files.
@@ -146,10 +146,7 @@ impl CachedPage {
             return None;
         }
         let head_len: u64 = first.next()?.parse().ok()?;
-        let head_crc = first
-            .next()
-            .filter(|c| c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit()));
-        let head_crc = u32::from_str_radix(head_crc?, 16).ok()?;
+        let head_crc = crc_field(first.next()?)?;
         if first.next().is_some() {
             return None;
         }
