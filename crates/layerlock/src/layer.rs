@@ -281,7 +281,13 @@ pub fn resolve(
         }
         Err(err @ ResolveError::Source { .. }) => {
             let mut hints = Vec::new();
-            if run.offline {
+            // Only for what the cache lacks: a damaged entry says itself
+            // what to do, and a run online would be told the same.
+            if let ResolveError::Source {
+                source: layerlock_dist::SourceError::Offline { .. },
+                ..
+            } = &err
+            {
                 hints.push("run once without --offline to fill the cache".to_string());
             }
             if let ResolveError::Source {

@@ -478,4 +478,5 @@ fn a_damaged_cached_line_is_an_error_not_a_missing_upload_time() {
     );
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("the cache is damaged"), "{stderr}");
+    assert!(!stderr.contains("fill the cache"), "{stderr}");
 }
