@@ -4,6 +4,7 @@
 //! are.
 
 pub mod buildkite;
+pub mod conda_env;
 pub mod dockerfile;
 pub mod github;
 pub mod gitlab;

@@ -23,4 +23,4 @@ pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
 pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
 pub use via::Via;
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
-pub use wrappers::{Container, program, strip_wrappers, unwrap};
+pub use wrappers::{Container, program, project_runner, strip_to_runner, strip_wrappers, unwrap};

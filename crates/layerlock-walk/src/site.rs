@@ -46,6 +46,20 @@ pub trait RequirementFiles {
     fn env_var(&self, _name: &str) -> Option<String> {
         None
     }
+
+    /// The nearest file called `name` in `dir` (relative to where the
+    /// command runs; there when `None`) or a directory above it, up to the
+    /// scan root: the project a `uv sync` or `poetry install` works on.
+    /// Its path as reports show it.
+    fn project_file(&self, _dir: Option<&str>, _name: &str) -> Option<String> {
+        None
+    }
+
+    /// A file's text (an `environment.yml`), with its path as reports
+    /// show it; `None` when it cannot be found or read.
+    fn read_text(&self, _path: &str) -> Option<(String, String)> {
+        None
+    }
 }
 
 /// A place in a file of the scanned tree (path relative to the scan root).

@@ -61,6 +61,19 @@ impl ScanOptions {
             .to_string()
     }
 
+    /// A path named in a command at `place`, in the tree (it need not
+    /// exist).
+    fn place_dir(&self, place: &Place, dir: &str) -> PathBuf {
+        let mapped = self.path_map.map(dir);
+        normalize(
+            &place
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.root.clone())
+                .join(mapped),
+        )
+    }
+
     /// A path named in a command at `place`: through the image's mounts
     /// first (image builds, containers), then as [`ScanOptions::resolve`].
     fn locate(&self, path: &str, place: &Place) -> Option<PathBuf> {
@@ -211,6 +224,29 @@ impl RequirementFiles for Files<'_> {
     fn env_var(&self, name: &str) -> Option<String> {
         self.reads.borrow_mut().insert(name.to_string());
         self.vars.get(name).cloned()
+    }
+
+    fn project_file(&self, dir: Option<&str>, name: &str) -> Option<String> {
+        let root = &self.options.root;
+        let start = match dir {
+            Some(dir) => self.options.place_dir(self.place, dir),
+            None => self.place.cwd.clone().unwrap_or_else(|| root.clone()),
+        };
+        let mut here = Some(start.as_path());
+        while let Some(d) = here.filter(|d| d.starts_with(root)) {
+            if let Some(found) = confined_file(&d.join(name), root) {
+                return Some(self.options.shown(&found));
+            }
+            here = d.parent();
+        }
+        None
+    }
+
+    fn read_text(&self, path: &str) -> Option<(String, String)> {
+        let real = self.options.locate(path, self.place)?;
+        let bytes = read_bounded(&real, &self.options.root).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        Some((self.options.shown(&real), text))
     }
 }
 
@@ -992,14 +1028,7 @@ impl<V: Visitor> Scanner<'_, V> {
 
     /// A path written in a command, in the repository (it need not exist).
     fn place_path(&self, place: &Place, path: &str) -> PathBuf {
-        let mapped = self.options.path_map.map(path);
-        normalize(
-            &place
-                .cwd
-                .clone()
-                .unwrap_or_else(|| self.options.root.clone())
-                .join(mapped),
-        )
+        self.options.place_dir(place, path)
     }
 
     /// One argument of the script, a command line, run as a shell string

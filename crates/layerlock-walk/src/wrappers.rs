@@ -336,6 +336,116 @@ fn plain_wrapper(args: &[Arg]) -> Option<usize> {
     })
 }
 
+/// Options of `uv run` (and `uv` itself) that take a value: the command
+/// starts at the first word that is neither an option nor such a value.
+const UV_RUN_VALUE_OPTIONS: &[&str] = &[
+    "--with",
+    "--with-requirements",
+    "--with-editable",
+    "--python",
+    "-p",
+    "--directory",
+    "--project",
+    "--package",
+    "--extra",
+    "--group",
+    "--only-group",
+    "--no-group",
+    "--env-file",
+    "--index",
+    "--index-url",
+    "--extra-index-url",
+    "--default-index",
+    "-i",
+    "-f",
+    "--find-links",
+    "--exclude-newer",
+    "--prerelease",
+    "--resolution",
+    "--python-platform",
+    "--cache-dir",
+    "--config-file",
+    "--color",
+    "--link-mode",
+    "--refresh-package",
+    "--reinstall-package",
+    "--upgrade-package",
+    "-P",
+    "--config-setting",
+    "-C",
+    "--keyring-provider",
+    "--index-strategy",
+    "--allow-insecure-host",
+    "--no-build-isolation-package",
+    "--no-binary-package",
+    "--only-binary-package",
+    "--python-preference",
+    "-e",
+    "--environment",
+    "-n",
+    "--name",
+    "--prefix",
+];
+
+/// How many leading words a project manager's `run` takes before the
+/// command it runs in the project's environment: `uv run`, `poetry run`,
+/// `pdm run`, `pipenv run`, `hatch run [ENV:]`, `conda|mamba|micromamba
+/// run -n ENV`. The audit also reads what the runner itself installs (`uv
+/// run` syncs the project first).
+pub fn project_runner(args: &[Arg]) -> Option<usize> {
+    let first = program(args.first()?)?;
+    if !matches!(
+        first,
+        "uv" | "poetry" | "pdm" | "pipenv" | "hatch" | "conda" | "mamba" | "micromamba"
+    ) {
+        return None;
+    }
+    // Global options before `run` (`uv --directory x run …`).
+    let mut i = 1;
+    while let Some(v) = args.get(i).and_then(|a| a.value.as_deref()) {
+        if !v.starts_with('-') {
+            break;
+        }
+        i += if UV_RUN_VALUE_OPTIONS.contains(&v) {
+            2
+        } else {
+            1
+        };
+    }
+    if !args.get(i)?.is("run") {
+        return None;
+    }
+    i += 1;
+    while let Some(v) = args.get(i).and_then(|a| a.value.as_deref()) {
+        if v == "--" {
+            i += 1;
+            break;
+        }
+        if !v.starts_with('-') {
+            break;
+        }
+        // `uv run -m pytest` runs a module, not a program.
+        if v == "-m" || v == "--module" {
+            return None;
+        }
+        i += if UV_RUN_VALUE_OPTIONS.contains(&v) {
+            2
+        } else {
+            1
+        };
+    }
+    // `hatch run test:cov` runs a script of the hatch config: not a program.
+    if first == "hatch"
+        && args
+            .get(i)
+            .and_then(|a| a.value.as_deref())
+            .is_some_and(|v| v.contains(':'))
+    {
+        return None;
+    }
+    (i < args.len()).then_some(i)
+}
+
 /// The command a wrapper runs, past every wrapper, with what each container
 /// wrapper said about its volumes and working directory (outermost first).
 pub fn unwrap(mut args: &[Arg]) -> (&[Arg], Vec<Container>) {
@@ -344,7 +454,7 @@ pub fn unwrap(mut args: &[Arg]) -> (&[Arg], Vec<Container>) {
         let skip = if let Some((skip, found)) = container(args) {
             containers.push(found);
             skip
-        } else if let Some(skip) = plain_wrapper(args) {
+        } else if let Some(skip) = plain_wrapper(args).or_else(|| project_runner(args)) {
             skip
         } else {
             return (args, containers);
@@ -359,6 +469,24 @@ pub fn unwrap(mut args: &[Arg]) -> (&[Arg], Vec<Container>) {
 /// The command a wrapper runs, past every wrapper.
 pub fn strip_wrappers(args: &[Arg]) -> &[Arg] {
     unwrap(args).0
+}
+
+/// Past every wrapper but a project runner: `sudo uv run pip install x` →
+/// `uv run pip install x`, whose `uv run` installs too.
+pub fn strip_to_runner(mut args: &[Arg]) -> &[Arg] {
+    loop {
+        let skip = if let Some((skip, _)) = container(args) {
+            skip
+        } else if let Some(skip) = plain_wrapper(args) {
+            skip
+        } else {
+            return args;
+        };
+        if skip >= args.len() {
+            return &[];
+        }
+        args = &args[skip..];
+    }
 }
 
 #[cfg(test)]
@@ -398,6 +526,16 @@ mod tests {
             "pip install y"
         );
         assert_eq!(inner("docker run --rm img"), "");
+        assert_eq!(
+            inner("uv run --with pytest --frozen -- bash ci/test.sh"),
+            "bash ci/test.sh"
+        );
+        assert_eq!(inner("uv --directory x run pip install y"), "pip install y");
+        assert_eq!(inner("poetry run pytest -q"), "pytest -q");
+        assert_eq!(inner("conda run -n ci pip install z"), "pip install z");
+        assert_eq!(inner("hatch run test:cov"), "hatch run test:cov");
+        assert_eq!(inner("uv run -m pytest"), "uv run -m pytest");
+        assert_eq!(inner("uv sync --frozen"), "uv sync --frozen");
         assert_eq!(inner("docker build ."), "docker build .");
         let args = words("docker run -v /repo:/work --workdir=/work img bash x.sh");
         let (_, containers) = unwrap(&args);

@@ -26,7 +26,7 @@ impl Rule for ImageBuildInstall {
         }
         install_finding(self.id(), site, |class| match class {
             Class::Unpinned => Severity::Medium,
-            Class::Pinned => Severity::Low,
+            Class::MayResolve | Class::RunTime | Class::Pinned => Severity::Low,
             Class::HashLocked => Severity::Info,
         })
     }

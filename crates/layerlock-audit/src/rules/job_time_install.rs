@@ -26,7 +26,7 @@ impl Rule for JobTimeInstall {
         }
         install_finding(self.id(), site, |class| match class {
             Class::Unpinned => Severity::High,
-            Class::Pinned => Severity::Medium,
+            Class::MayResolve | Class::RunTime | Class::Pinned => Severity::Medium,
             Class::HashLocked => Severity::Low,
         })
     }

@@ -1,5 +1,10 @@
 //! Recognising a package install in one command's argv and classifying what
-//! it can resolve: `unpinned`, `pinned` or `hash-locked`.
+//! it can resolve: `hash-locked`, `pinned`, `run-time`, `may-resolve` or
+//! `unpinned`. Project managers (uv's project commands, poetry, pdm,
+//! pipenv, hatch, conda environment files, tox and nox) are in
+//! `projects.rs`.
+
+mod projects;
 
 use std::str::FromStr;
 
@@ -14,6 +19,12 @@ pub enum Class {
     HashLocked,
     /// Exact versions or commit-pinned URLs, without hashes.
     Pinned,
+    /// What is installed is known only when the job runs: a version, file
+    /// or URL held in a variable the repository does not set.
+    RunTime,
+    /// A project manager installs its lock, but re-locks first when the
+    /// lock no longer matches the project (`uv sync` without `--locked`).
+    MayResolve,
     /// Can resolve arbitrary versions.
     Unpinned,
 }
@@ -23,6 +34,8 @@ impl Class {
         match self {
             Self::HashLocked => "hash-locked",
             Self::Pinned => "pinned",
+            Self::RunTime => "run-time",
+            Self::MayResolve => "may-resolve",
             Self::Unpinned => "unpinned",
         }
     }
@@ -54,8 +67,8 @@ fn short(raw: &str) -> String {
     out
 }
 
-use layerlock_walk::program;
-pub use layerlock_walk::{Arg, RequirementFiles, strip_wrappers};
+pub use layerlock_walk::{Arg, RequirementFiles};
+use layerlock_walk::{program, project_runner, strip_to_runner};
 
 fn is_python(name: &str) -> bool {
     name == "python"
@@ -251,39 +264,69 @@ fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
     }
 }
 
-/// A requirement only known at run time: still pinned when the text fixes
-/// everything but the value (`pkg==${VERSION}`, one wheel file or wheel URL
-/// whose name holds a variable).
+/// A requirement only known at run time. Held in variables the repository
+/// does not set (a workflow input, an ARG without a default, a runner's
+/// variable): `run-time`, naming them, whatever part of the requirement
+/// they are (`pkg==${VERSION}`, `$WHEEL`, `git+…@${COMMIT}`). Made by a
+/// command (`$(cat reqs.txt)`): nothing says what it installs.
 fn classify_computed(raw: &str) -> (Class, String) {
-    let text: String = raw.chars().filter(|c| *c != '"' && *c != '\'').collect();
-    let name_end = text
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "._-[],".contains(c)))
-        .unwrap_or(text.len());
-    let exact = text[name_end..].starts_with("==")
-        && name_end > 0
-        && !text[name_end + 2..].contains([',', ';', '<', '>', '*', ' ']);
-    let one_wheel = text.ends_with(".whl") && !text.contains(['*', '?']);
-    if exact || one_wheel {
-        let what = if exact {
-            "is pinned to a version set at run time"
-        } else {
-            "is one wheel whose name is set at run time"
-        };
-        return (Class::Pinned, format!("`{}` {what}", short(raw)));
+    if raw.contains("$(") || raw.contains('`') {
+        return (
+            Class::Unpinned,
+            format!("`{}` is computed at run time", short(raw)),
+        );
     }
+    let names = variables(raw);
+    if names.is_empty() {
+        return (
+            Class::Unpinned,
+            format!("`{}` is computed at run time", short(raw)),
+        );
+    }
+    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     (
-        Class::Unpinned,
-        format!("`{}` is computed at run time", short(raw)),
+        Class::RunTime,
+        format!(
+            "`{}` is known only at run time: {} {} not set in the repository",
+            short(raw),
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" }
+        ),
     )
+}
+
+/// The variables a word expands: `$NAME`, `${NAME}`, `${NAME:-x}`.
+pub(crate) fn variables(raw: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let braced = bytes.get(i + 1) == Some(&b'{');
+        let start = i + 1 + usize::from(braced);
+        let end = raw[start..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(raw.len(), |n| start + n);
+        let name = &raw[start..end];
+        if !name.is_empty() && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+        i = end.max(i + 1);
+    }
+    out
 }
 
 /// Conda specs: `pkg==1.2.3` or `pkg=1.2.3[=build]` with a full version.
 fn classify_conda(arg: &Arg) -> (Class, String) {
     let Some(value) = &arg.value else {
-        return (
-            Class::Unpinned,
-            format!("`{}` is computed at run time", short(&arg.raw)),
-        );
+        return classify_computed(&arg.raw);
     };
     let version = value
         .split_once("==")
@@ -340,25 +383,56 @@ fn classify_file(path: &str, files: &dyn RequirementFiles) -> (Class, String) {
     (class, why)
 }
 
-/// Is this argv (wrappers already stripped) an install? How pinned?
+/// Is this argv an install? How pinned? Wrappers are looked through; a
+/// project runner on the way (`uv run pip install x`) may install too, and
+/// the worse of the two is the command's.
 pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
-    let args = strip_wrappers(args);
+    let mut args = strip_to_runner(args);
+    let mut found: Option<Install> = None;
+    while let Some(skip) = project_runner(args) {
+        let runner = &args[..skip];
+        let own = match runner.first().and_then(program) {
+            Some("uv") => uv_run(&runner[1..], files),
+            Some("hatch") => projects::classify("hatch", runner, files).flatten(),
+            _ => None,
+        };
+        found = worse(found, own);
+        args = strip_to_runner(&args[skip..]);
+    }
+    worse(found, classify_command(args, files))
+}
+
+/// The more changeable of two installs (the first on a tie).
+fn worse(a: Option<Install>, b: Option<Install>) -> Option<Install> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.class > a.class { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One command, wrappers stripped.
+fn classify_command(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     let first = program(args.first()?)?;
+    if let Some(found) = projects::classify(first, args, files) {
+        return found;
+    }
     let (tool, rest, conda) = if is_pip(first) {
         pip_subcommand(first, &args[1..])?
     } else if is_python(first) {
+        if let Some(found) = projects::setup_py(args) {
+            return Some(found);
+        }
         // python [-u -I …] -m pip install …
         let m = args.iter().position(|a| a.is("-m"))?;
         let module = args.get(m + 1).and_then(|a| a.value.as_deref())?;
-        if module == "pip" {
-            pip_subcommand("python -m pip", &args[m + 2..])?
-        } else if module == "uv" {
-            uv_subcommand(&args[m + 2..])?
-        } else {
-            return None;
+        match module {
+            "pip" => pip_subcommand("python -m pip", &args[m + 2..])?,
+            "uv" => return uv(&args[m + 2..], files),
+            "tox" | "nox" => return projects::classify(module, &args[m + 1..], files)?,
+            _ => return None,
         }
     } else if first == "uv" {
-        uv_subcommand(&args[1..])?
+        return uv(&args[1..], files);
     } else if first == "uvx" {
         ("uvx".to_string(), tool_run_args(&args[1..]), false)
     } else if first == "pipx" {
@@ -380,6 +454,26 @@ pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
         return None;
     };
     judge(tool, &rest, conda, files)
+}
+
+/// `uv …` (its own words, past `uv`).
+fn uv(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
+    let i = subcommand_index(args)?;
+    match args.get(i)?.value.as_deref()? {
+        "sync" => projects::uv_sync("sync", args, files),
+        "run" => uv_run(args, files),
+        _ => {
+            let (tool, rest, conda) = uv_subcommand(args)?;
+            judge(tool, &rest, conda, files)
+        }
+    }
+}
+
+/// `uv run`'s own installs (its words past `uv`, up to the command it
+/// runs): the project sync, and what `--with` adds.
+fn uv_run(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
+    let with = uv_subcommand(args).and_then(|(tool, rest, conda)| judge(tool, &rest, conda, files));
+    worse(projects::uv_sync("run", args, files), with)
 }
 
 /// Where the subcommand is, past global options and their values; `None`
@@ -517,14 +611,7 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
     while i < args.len() {
         let arg = &args[i];
         let Some(v) = arg.value.as_deref() else {
-            let (c, why) = if conda {
-                (
-                    Class::Unpinned,
-                    format!("`{}` is computed at run time", short(&arg.raw)),
-                )
-            } else {
-                classify_computed(&arg.raw)
-            };
+            let (c, why) = classify_computed(&arg.raw);
             raise(c, why, &mut class);
             i += 1;
             continue;
@@ -540,14 +627,10 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
                             raise(c, why, &mut class);
                         }
                         Some(_) => {}
-                        None => raise(
-                            Class::Unpinned,
-                            format!(
-                                "requirements file `{}` is computed at run time",
-                                short(&file.raw)
-                            ),
-                            &mut class,
-                        ),
+                        None => {
+                            let (c, why) = classify_computed(&file.raw);
+                            raise(c, format!("requirements file {why}"), &mut class);
+                        }
                     }
                 }
                 i += 2;
@@ -615,7 +698,7 @@ mod tests {
     fn words(text: &str) -> Vec<Arg> {
         text.split_whitespace()
             .map(|w| {
-                if w.starts_with('$') {
+                if w.contains('$') {
                     Arg {
                         value: None,
                         raw: w.to_string(),
@@ -651,7 +734,7 @@ mod tests {
         );
         assert_eq!(
             class("uv pip install --python .venv/bin/python $REQ"),
-            Some(Class::Unpinned)
+            Some(Class::RunTime)
         );
         assert_eq!(
             class("pip install --require-hashes a==1"),
@@ -677,6 +760,9 @@ mod tests {
             Some(Class::Pinned)
         );
         assert_eq!(class("uv run pytest"), None);
+        assert_eq!(class("pip install pkg==${VERSION}"), Some(Class::RunTime));
+        assert_eq!(class("pip install $WHEEL"), Some(Class::RunTime));
+        assert_eq!(class("pip install -r $REQS"), Some(Class::RunTime));
         assert_eq!(class("uv add httpx"), Some(Class::Unpinned));
         assert_eq!(class("pipx install black==24.1.0"), Some(Class::Pinned));
         assert_eq!(
