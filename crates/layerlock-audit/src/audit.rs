@@ -15,6 +15,8 @@ pub struct ScanResult {
     pub errors: Vec<FileError>,
     /// CI files and scripts read, relative to the root.
     pub files: std::collections::BTreeSet<String>,
+    /// Commands read (see [`layerlock_walk::Walked::commands`]).
+    pub commands: usize,
 }
 
 /// Runs every audit rule on every command; notes missing scripts.
@@ -54,6 +56,15 @@ impl Visitor for RuleVisitor {
         );
     }
 
+    fn not_followed(&mut self, why: &str, site: &CommandSite<'_>, out: &mut Vec<Finding>) {
+        out.push(
+            FindingBuilder::new(RuleId::NotFollowed, Severity::Info, site.location.clone())
+                .command(site.text)
+                .message(why.to_string())
+                .build(),
+        );
+    }
+
     fn reached(&mut self, finding: &Finding, reach: &Reach<'_>) {
         let job = reach.job.map(|job| match &self.job {
             Some(last) if **last == *job => Rc::clone(last),
@@ -79,6 +90,7 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         findings: Vec::new(),
         errors: walked.errors,
         files: walked.files,
+        commands: walked.commands,
     };
     result.findings = first_of_each(visitor.findings);
     result

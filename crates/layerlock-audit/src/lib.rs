@@ -23,7 +23,7 @@ pub use layerlock_walk::{
 };
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
 pub use pytest::{Selection, fnmatch, selection};
-pub use report::{github, json, rule_list, sarif, text};
+pub use report::{Coverage, github, json, rule_list, sarif, text};
 pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
 pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
 pub use tether::{

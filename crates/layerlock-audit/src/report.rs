@@ -24,8 +24,37 @@ pub fn rule_list() -> Vec<(RuleId, &'static str)> {
     out
 }
 
+/// How much the audit read, and how much it could not follow: every
+/// report says both, so "0 findings" never hides a walk that saw nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// Commands read.
+    pub commands: usize,
+    /// Commands that run more than the audit could read (`not-followed` and
+    /// `script-not-found` notes, reported, allowed or suppressed alike).
+    pub not_followed: usize,
+}
+
+impl Coverage {
+    pub fn new(commands: usize, sorted: &Sorted) -> Self {
+        let unread = |rule: RuleId| matches!(rule, RuleId::NotFollowed | RuleId::ScriptNotFound);
+        let not_followed = sorted.reported.iter().filter(|f| unread(f.rule)).count()
+            + sorted
+                .allowed
+                .iter()
+                .chain(&sorted.suppressed)
+                .filter(|e| unread(e.finding.rule))
+                .count();
+        Self {
+            commands,
+            not_followed,
+        }
+    }
+}
+
 pub fn text(
     sorted: &Sorted,
+    coverage: Coverage,
     errors: &[FileError],
     lines: &dyn Fn(&str) -> Option<std::rc::Rc<Vec<String>>>,
     out: &mut dyn Write,
@@ -75,7 +104,7 @@ pub fn text(
     let count = |sev: Severity| sorted.reported.iter().filter(|f| f.severity == sev).count();
     writeln!(
         out,
-        "{} finding{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}",
+        "{} finding{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}; {} command{} read, {} not followed",
         sorted.reported.len(),
         if sorted.reported.len() == 1 { "" } else { "s" },
         count(Severity::High),
@@ -85,7 +114,10 @@ pub fn text(
         sorted.allowed.len(),
         sorted.suppressed.len(),
         sorted.stale.len(),
-        if sorted.stale.len() == 1 { "y" } else { "ies" }
+        if sorted.stale.len() == 1 { "y" } else { "ies" },
+        coverage.commands,
+        if coverage.commands == 1 { "" } else { "s" },
+        coverage.not_followed,
     )?;
     out.flush()
 }
@@ -94,7 +126,12 @@ pub fn text(
 /// pretty-printed as serde_json prints it, with a final newline. Every
 /// object's keys are in alphabetical order, as they were when the report
 /// was built as a `serde_json::Value` (whose maps sort).
-pub fn json(sorted: &Sorted, errors: &[FileError], out: &mut dyn Write) -> io::Result<()> {
+pub fn json(
+    sorted: &Sorted,
+    coverage: Coverage,
+    errors: &[FileError],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut json = Pretty::new(out);
     json.begin_object();
     json.key("allowed");
@@ -137,6 +174,13 @@ pub fn json(sorted: &Sorted, errors: &[FileError], out: &mut dyn Write) -> io::R
         json.end_object();
     }
     json.end_array();
+    json.key("summary");
+    json.begin_object();
+    json.key("commands");
+    json.number(coverage.commands);
+    json.key("not_followed");
+    json.number(coverage.not_followed);
+    json.end_object();
     json.key("suppressed");
     excuses(&mut json, &sorted.suppressed)?;
     json.key("version");

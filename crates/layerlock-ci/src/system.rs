@@ -35,6 +35,30 @@ impl System {
         None
     }
 
+    /// Whether a YAML file can be a CI file at all, before parsing it: in a
+    /// CI location, or with a top-level key the shapes [`System::detect`]
+    /// knows (`steps`, `jobs`, `runs`). Trees keep megabytes of other YAML
+    /// (test cassettes, data) that need not be parsed.
+    pub fn may_be_ci(rel: &str, text: &[u8]) -> bool {
+        if Self::from_path(rel).is_some() {
+            return true;
+        }
+        text.split(|b| *b == b'\n').any(|line| {
+            let line = line.strip_prefix(b"- ").unwrap_or(line);
+            [&b"steps"[..], b"jobs", b"runs"].iter().any(|key| {
+                let unquoted = line.strip_prefix(*key);
+                let quoted = line
+                    .strip_prefix(b"\"")
+                    .or_else(|| line.strip_prefix(b"'"))
+                    .and_then(|l| l.strip_prefix(*key))
+                    .and_then(|l| l.strip_prefix(b"\"").or_else(|| l.strip_prefix(b"'")));
+                unquoted
+                    .or(quoted)
+                    .is_some_and(|rest| rest.trim_ascii_start().starts_with(b":"))
+            }) || line.starts_with(b"{")
+        })
+    }
+
     /// The system of a parsed YAML file: its location, else its shape
     /// (composite actions and workflows kept elsewhere, pipelines uploaded
     /// from other folders). `None`: not a CI file.

@@ -69,6 +69,32 @@ pub(crate) struct Context {
     /// How the caller's text maps to its file (for shell strings among the
     /// arguments).
     pub(crate) caller_layout: Rc<Mapping>,
+    /// For a Makefile or justfile: the recipes run. `None` for a script.
+    pub(crate) recipes: Option<Rc<Recipes>>,
+}
+
+/// The recipes a `make` or `just` call runs.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Recipes {
+    pub(crate) tool: crate::recipes::Tool,
+    pub(crate) goals: Vec<String>,
+    pub(crate) vars: BTreeMap<String, String>,
+}
+
+impl Context {
+    /// What the stack holds for this call: the script, or the recipe file
+    /// with its goals (a Makefile's recipe may run another of its goals).
+    pub(crate) fn key(&self) -> PathBuf {
+        match &self.recipes {
+            None => self.script.clone(),
+            Some(r) => PathBuf::from(format!(
+                "<{} {} in {}>",
+                r.tool.name(),
+                r.goals.join(" "),
+                self.script.display()
+            )),
+        }
+    }
 }
 
 /// A script call inside a frame, followed when the frame is replayed.

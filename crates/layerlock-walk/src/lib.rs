@@ -11,6 +11,7 @@ mod paths;
 pub mod pipelines;
 mod place;
 mod read;
+mod recipes;
 mod site;
 mod via;
 mod walker;
@@ -23,4 +24,7 @@ pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
 pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
 pub use via::Via;
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
-pub use wrappers::{Container, program, project_runner, strip_to_runner, strip_wrappers, unwrap};
+pub use wrappers::{
+    Container, RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
+    strip_wrappers, unwrap,
+};

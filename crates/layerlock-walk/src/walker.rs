@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use std::rc::Rc;
 
+use crate::frame::Recipes;
 use layerlock_ci::dockerfile::{self, Mount};
 use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
@@ -27,6 +28,7 @@ use crate::path_map::PathMap;
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
 use crate::place::{Image, Place};
 use crate::read::read_bounded;
+use crate::recipes::{self, RecipeCall, Tool};
 use crate::site::{Arg, CommandSite, Location, Reach, RequirementFiles};
 use crate::via::{Hops, Via};
 use crate::wrappers::{Container, unwrap};
@@ -115,6 +117,9 @@ pub struct Walked {
     pub errors: Vec<FileError>,
     /// CI files and scripts read, relative to the root.
     pub files: BTreeSet<String>,
+    /// Commands read: each command of each script, once for every context
+    /// it was analysed in.
+    pub commands: usize,
 }
 
 const SKIP_DIRS: &[&str] = &[
@@ -202,6 +207,11 @@ pub trait Visitor {
     fn missing_script(&mut self, _call: &str, _site: &CommandSite<'_>, _out: &mut Vec<Self::Item>) {
     }
 
+    /// A command that runs more commands the walk cannot read: a Python
+    /// program that starts processes, a recipe no rule makes, a goal
+    /// computed at run time. `why` says which, in a sentence.
+    fn not_followed(&mut self, _why: &str, _site: &CommandSite<'_>, _out: &mut Vec<Self::Item>) {}
+
     /// An item, for one path that reaches its command.
     fn reached(&mut self, item: &Self::Item, reach: &Reach<'_>);
 }
@@ -256,6 +266,8 @@ struct Scanner<'a, V: Visitor> {
     visitor: &'a mut V,
     /// Scripts called from many jobs are read and parsed once.
     scripts: HashMap<PathBuf, Rc<ScriptFile>>,
+    /// ... and Makefiles and justfiles.
+    recipe_files: HashMap<PathBuf, Rc<RecipeFile>>,
     /// ... and analysed once per context.
     frames: Frames<V::Item>,
     /// The frame being analysed.
@@ -268,6 +280,48 @@ struct ScriptFile {
     text: String,
     parsed: Result<Parsed, layerlock_shell::ShellError>,
     shown: Rc<str>,
+}
+
+/// What a call runs: a script, or recipes of a Makefile or justfile.
+struct Callee {
+    script: PathBuf,
+    recipes: Option<Rc<Recipes>>,
+}
+
+/// A Makefile or justfile, read and parsed once.
+struct RecipeFile {
+    model: Option<RecipeModel>,
+    shown: Rc<str>,
+}
+
+enum RecipeModel {
+    Make(layerlock_ci::make::Makefile),
+    Just(layerlock_ci::just::Justfile),
+}
+
+impl RecipeModel {
+    fn has(&self, goal: &str) -> bool {
+        match self {
+            Self::Make(m) => m.has_target(goal),
+            Self::Just(j) => j.has_recipe(goal),
+        }
+    }
+
+    /// The goals no recipe makes (for just, only the first word names a
+    /// recipe; the rest are its arguments, or further recipes).
+    fn unknown(&self, goals: &[String]) -> Vec<String> {
+        match self {
+            Self::Make(_) => goals.iter().filter(|g| !self.has(g)).cloned().collect(),
+            Self::Just(j) => j.unknown(goals),
+        }
+    }
+
+    fn scripts(&self, goals: &[String], vars: &BTreeMap<String, String>) -> Vec<Script> {
+        match self {
+            Self::Make(m) => m.scripts(goals, vars).0,
+            Self::Just(j) => j.scripts(goals),
+        }
+    }
 }
 
 /// A run's variables, and which of them it set itself: a script it calls
@@ -453,6 +507,9 @@ impl<V: Visitor> Scanner<'_, V> {
             self.options.root.clone()
         };
         let text = match read_bounded(path, &allowed) {
+            Ok(bytes) if kind == Kind::Yaml && !explicit && !System::may_be_ci(&rel, &bytes) => {
+                return;
+            }
             Ok(bytes) if bytes.contains(&0) => {
                 self.error(
                     &rel,
@@ -744,8 +801,16 @@ impl<V: Visitor> Scanner<'_, V> {
             let options = self.options;
             let (inner, containers) = unwrap(&args);
             // A command is reported at the program it runs: `pip` in `A=1
-            // sudo -E docker exec "$C" \⏎ pip install x`, not at `A=1`.
-            let pos = match inner.first().and_then(|a| a.at) {
+            // sudo -E docker exec "$C" \⏎ pip install x`, not at `A=1`;
+            // at a project runner, which installs too (`uv run` syncs), in
+            // `uv run --with x \⏎ pytest`.
+            let runner = crate::wrappers::strip_to_runner(&args);
+            let shown = if crate::wrappers::project_runner(runner).is_some() {
+                runner
+            } else {
+                inner
+            };
+            let pos = match shown.first().and_then(|a| a.at) {
                 Some((line, column)) => yaml::Pos { line, column },
                 None => run.pos(command.line, command.column),
             };
@@ -800,6 +865,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 mapped_paths: options.path_map.len(),
             };
             let mut items = Vec::new();
+            self.result.commands += 1;
             self.visitor.command(&site, &mut items);
             self.keep(items, &via);
             if let Some(word) = &command.stdout {
@@ -851,6 +917,12 @@ impl<V: Visitor> Scanner<'_, V> {
                         runners,
                     };
                     self.call_function(run, &call, &location, args[1..].to_vec());
+                } else if let Some(recipe) = recipes::recipe_call(inner) {
+                    self.recipe_call(run, &recipe, &site_place, &vars, &site, &via);
+                } else if let Some(why) = self.python_program(inner, &site_place) {
+                    let mut items = Vec::new();
+                    self.visitor.not_followed(&why, &site, &mut items);
+                    self.keep(items, &via);
                 } else if let Some((call, call_args)) = call {
                     match options.locate(&call, &site_place) {
                         None => {
@@ -863,11 +935,18 @@ impl<V: Visitor> Scanner<'_, V> {
                                 cwd: site_place.cwd.clone(),
                                 image: site_place.image.clone(),
                             };
-                            self.call(run, real, &location, child_place, call_args, &vars);
+                            let callee = Callee {
+                                script: real,
+                                recipes: None,
+                            };
+                            self.call(run, callee, &location, child_place, call_args, &vars);
                         }
                     }
                 }
-            } else if script_call(inner).is_some() || args.first().is_some_and(|a| a.is("eval")) {
+            } else if script_call(inner).is_some()
+                || recipes::recipe_call(inner).is_some()
+                || args.first().is_some_and(|a| a.is("eval"))
+            {
                 // Reported with the whole chain of each path (see `replay`).
                 self.analysis
                     .events
@@ -940,6 +1019,9 @@ impl<V: Visitor> Scanner<'_, V> {
         }
         if let Some(v) = word.value.clone().or_else(|| word.expand(vars)) {
             return Some(v);
+        }
+        if let Some(program) = program_lookup(&word.raw) {
+            return Some(program);
         }
         if (word.raw.contains("$(") || word.raw.contains("PWD"))
             && let Some(dir) = eval_dir(&word.raw, here)
@@ -1214,12 +1296,193 @@ impl<V: Visitor> Scanner<'_, V> {
         }
     }
 
+    /// `make GOALS` or `just RECIPE`: the file is found and read here (a
+    /// goal no rule makes is noted), and its recipes are followed as a
+    /// call, in the directory the tool runs them.
+    fn recipe_call(
+        &mut self,
+        run: &Run<'_>,
+        call: &RecipeCall,
+        place: &Place,
+        vars: &Vars,
+        site: &CommandSite<'_>,
+        via: &Hops,
+    ) {
+        let tool = call.tool.name();
+        let not_followed = |scanner: &mut Self, why: String| {
+            let mut items = Vec::new();
+            scanner.visitor.not_followed(&why, site, &mut items);
+            scanner.keep(items, via);
+        };
+        if let Some(raw) = &call.computed {
+            not_followed(
+                self,
+                format!(
+                    "`{tool}` is given `{raw}`, known only at run time, so what it runs was not read"
+                ),
+            );
+            return;
+        }
+        let dir = match &call.dir {
+            Some(d) => self.place_path(place, d),
+            None => place
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.options.root.clone()),
+        };
+        let found = match &call.file {
+            Some(f) => confined_file(&dir.join(f), &self.options.root),
+            None => call
+                .tool
+                .default_files()
+                .iter()
+                .find_map(|name| confined_file(&dir.join(name), &self.options.root)),
+        };
+        let Some(real) = found else {
+            let what = call
+                .file
+                .clone()
+                .unwrap_or_else(|| format!("a {tool} file"));
+            not_followed(
+                self,
+                format!(
+                    "`{tool}` runs {what} in {}, which is not in the scanned tree",
+                    self.relative(&dir)
+                ),
+            );
+            return;
+        };
+        let Some(file) = self.recipe_file(&real, call.tool) else {
+            return;
+        };
+        let Some(model) = &file.model else {
+            return;
+        };
+        for goal in model.unknown(&call.goals) {
+            not_followed(
+                self,
+                format!(
+                    "no recipe of {} makes `{goal}`, so what `{tool} {goal}` runs was not read",
+                    file.shown
+                ),
+            );
+        }
+        let goals: Vec<String> = match call.tool {
+            Tool::Make => call
+                .goals
+                .iter()
+                .filter(|g| model.has(g))
+                .cloned()
+                .collect(),
+            Tool::Just => call.goals.clone(),
+        };
+        if call.tool == Tool::Make && goals.is_empty() && !call.goals.is_empty() {
+            return;
+        }
+        let recipes = Rc::new(Recipes {
+            tool: call.tool,
+            goals,
+            vars: call.vars.clone(),
+        });
+        // make runs recipes where it was started (`-C` first); just, in the
+        // justfile's directory unless told another.
+        let cwd = match call.tool {
+            Tool::Just if call.dir.is_none() => real.parent().map_or(dir, Path::to_path_buf),
+            _ => dir,
+        };
+        let child = Place {
+            cwd: Some(cwd),
+            image: place.image.clone(),
+        };
+        let callee = Callee {
+            script: real,
+            recipes: Some(recipes),
+        };
+        self.call(run, callee, &site.location, child, Vec::new(), vars);
+    }
+
+    /// A Makefile or justfile, read and parsed once; a file that cannot be
+    /// read or parsed is reported once.
+    fn recipe_file(&mut self, real: &Path, tool: Tool) -> Option<Rc<RecipeFile>> {
+        if let Some(file) = self.recipe_files.get(real) {
+            return Some(Rc::clone(file));
+        }
+        let shown = self.relative(real);
+        let text = match read_bounded(real, &self.options.root) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                self.error(&shown, 1, 1, e.to_string());
+                return None;
+            }
+        };
+        let model = match tool {
+            Tool::Make => layerlock_ci::make::read(&text).map(RecipeModel::Make),
+            Tool::Just => layerlock_ci::just::read(&text).map(RecipeModel::Just),
+        };
+        let model = match model {
+            Ok(m) => Some(m),
+            Err(e) => {
+                self.error(
+                    &shown,
+                    e.line,
+                    e.column,
+                    format!("cannot read the {}: {}", tool.name(), e.message),
+                );
+                None
+            }
+        };
+        let file = Rc::new(RecipeFile {
+            model,
+            shown: shown.into(),
+        });
+        self.recipe_files
+            .insert(real.to_path_buf(), Rc::clone(&file));
+        Some(file)
+    }
+
+    /// `python x.py` (not `-m`, `-c`): a program in the tree that starts
+    /// processes of its own runs commands the walk does not read.
+    fn python_program(&self, args: &[Arg], place: &Place) -> Option<String> {
+        let first = crate::wrappers::program(args.first()?)?;
+        let python = first == "python"
+            || first
+                .strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        if !python {
+            return None;
+        }
+        let script = args[1..]
+            .iter()
+            .map(|a| a.value.as_deref())
+            .find(|v| v.is_none_or(|v| !v.starts_with('-') || v == "-"))??;
+        if !script.ends_with(".py") || script.rsplit('/').next() == Some("setup.py") {
+            return None;
+        }
+        let real = self.options.locate(script, place)?;
+        let text = read_bounded(&real, &self.options.root).ok()?;
+        let text = String::from_utf8_lossy(&text);
+        const STARTS: &[&str] = &[
+            "subprocess",
+            "os.system",
+            "os.popen",
+            "os.exec",
+            "os.spawn",
+            "pty.spawn",
+        ];
+        STARTS.iter().any(|s| text.contains(s)).then(|| {
+            format!(
+                "`{}` is a Python program that starts commands of its own; they were not read",
+                self.relative(&real)
+            )
+        })
+    }
+
     /// A script this one runs, kept in the frame as a call: each path that
     /// replays the frame follows it with its own stack and variables.
     fn call(
         &mut self,
         run: &Run<'_>,
-        real: PathBuf,
+        callee: Callee,
         location: &Location,
         place: Place,
         args: Vec<Arg>,
@@ -1246,7 +1509,7 @@ impl<V: Visitor> Scanner<'_, V> {
             )
         };
         let context = frame::Context {
-            script: real,
+            script: callee.script,
             phase: run.phase,
             place: Place {
                 cwd: place.cwd.or_else(|| run.place.cwd.clone()),
@@ -1255,6 +1518,7 @@ impl<V: Visitor> Scanner<'_, V> {
             args,
             call_site: location.clone(),
             caller_layout: Rc::new((run.layout.clone(), run.outer.clone())),
+            recipes: callee.recipes,
         };
         self.analysis.events.push(Event::Call(Box::new(Call {
             at: format!("{}:{}", location.path, location.line).into(),
@@ -1269,7 +1533,8 @@ impl<V: Visitor> Scanner<'_, V> {
     /// Follow a call for one path: the script is read and parsed once, its
     /// frame analysed once for every context, and replayed.
     fn follow(&mut self, call: &Call<V::Item>, path: &Replay<'_>, stack: &mut Vec<PathBuf>) {
-        let real = &call.context.script;
+        let key = call.context.key();
+        let real = &key;
         // The stack holds paths as their components give them (scripts
         // normalised, the CI file rebuilt from its components) and markers,
         // which are not absolute: comparing bytes is comparing paths there,
@@ -1281,6 +1546,11 @@ impl<V: Visitor> Scanner<'_, V> {
         {
             return;
         }
+        if let Some(recipes) = &call.context.recipes {
+            self.follow_recipes(call, recipes, path, stack);
+            return;
+        }
+        let real = &call.context.script;
         let file = match self.scripts.get(real) {
             Some(file) => Rc::clone(file),
             None => {
@@ -1319,6 +1589,85 @@ impl<V: Visitor> Scanner<'_, V> {
             self.result.files.insert(file.shown.to_string());
         }
         let location = &call.context.call_site;
+        self.enter(call, path, stack, key, |scanner, env| {
+            let run = Run {
+                text: &file.text,
+                layout: Layout::Lines {
+                    start: yaml::Pos { line: 1, column: 1 },
+                },
+                outer: Vec::new(),
+                file: Rc::clone(&file.shown),
+                script: Some(real.clone()),
+                phase: call.context.phase,
+                env: env.clone(),
+                own_env: false,
+                place: call.context.place.clone(),
+                positional: call.context.args.clone(),
+                call_site: Some(location.clone()),
+                call_layout: Some(Rc::clone(&call.context.caller_layout)),
+                via: Hops::default(),
+                stack: Vec::new(),
+            };
+            scanner.run_parsed(&run, &parsed.script, &parsed.runners);
+        });
+    }
+
+    /// Follow a `make` or `just` call for one path: each recipe line it
+    /// runs is a script of its own (make and just start a shell for each),
+    /// in the tool's directory, with make's variables expanded.
+    fn follow_recipes(
+        &mut self,
+        call: &Call<V::Item>,
+        recipes: &Recipes,
+        path: &Replay<'_>,
+        stack: &mut Vec<PathBuf>,
+    ) {
+        let real = &call.context.script;
+        let Some(file) = self.recipe_files.get(real).cloned() else {
+            return;
+        };
+        let Some(model) = &file.model else {
+            return;
+        };
+        if !self.result.files.contains(&*file.shown) {
+            self.result.files.insert(file.shown.to_string());
+        }
+        let scripts = model.scripts(&recipes.goals, &recipes.vars);
+        let key = call.context.key();
+        self.enter(call, path, stack, key, |scanner, env| {
+            for script in &scripts {
+                let run = Run {
+                    text: &script.text,
+                    layout: script.layout.clone(),
+                    outer: Vec::new(),
+                    file: Rc::clone(&file.shown),
+                    script: None,
+                    phase: call.context.phase,
+                    env: env.clone(),
+                    own_env: false,
+                    place: call.context.place.clone(),
+                    positional: Vec::new(),
+                    call_site: None,
+                    call_layout: None,
+                    via: Hops::default(),
+                    stack: Vec::new(),
+                };
+                scanner.run(&run);
+            }
+        });
+    }
+
+    /// Enter a followed call for one path with `key` on the stack: its
+    /// frame (analysed by `body` with the variables the path gives it, or
+    /// one kept from an earlier path) is replayed.
+    fn enter(
+        &mut self,
+        call: &Call<V::Item>,
+        path: &Replay<'_>,
+        stack: &mut Vec<PathBuf>,
+        key: PathBuf,
+        body: impl FnOnce(&mut Self, &BTreeMap<String, String>),
+    ) {
         let via = call.via.after(path.via).then(Rc::clone(&call.at));
         let env = match &call.env {
             Inherited::Changed(set) if set.is_empty() => Rc::clone(path.env),
@@ -1331,31 +1680,11 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         let above = stack.len();
         stack.extend(call.stack.iter().cloned());
-        stack.push(real.clone());
+        stack.push(key);
         let frame = match call.frame(&self.frames, stack, &env) {
             Some(frame) => frame,
             None => {
-                let run = Run {
-                    text: &file.text,
-                    layout: Layout::Lines {
-                        start: yaml::Pos { line: 1, column: 1 },
-                    },
-                    outer: Vec::new(),
-                    file: Rc::clone(&file.shown),
-                    script: Some(real.clone()),
-                    phase: call.context.phase,
-                    env: BTreeMap::clone(&env),
-                    own_env: false,
-                    place: call.context.place.clone(),
-                    positional: call.context.args.clone(),
-                    call_site: Some(location.clone()),
-                    call_layout: Some(Rc::clone(&call.context.caller_layout)),
-                    via: Hops::default(),
-                    stack: Vec::new(),
-                };
-                let frame = self.analyse(stack, &env, |scanner| {
-                    scanner.run_parsed(&run, &parsed.script, &parsed.runners);
-                });
+                let frame = self.analyse(stack, &env, |scanner| body(scanner, &env));
                 let frame = Rc::new(frame);
                 self.frames.keep(call.context.clone(), Rc::clone(&frame));
                 call.remember(&frame);
@@ -1459,6 +1788,24 @@ fn set_positional(vars: &mut BTreeMap<String, String>, positional: &[Arg], calle
 /// `$1`…, `$@`, `$*`, `$#`: a script's own arguments, never inherited.
 fn is_positional(name: &str) -> bool {
     matches!(name, "@" | "*" | "#") || name.chars().all(|c| c.is_ascii_digit())
+}
+
+/// `$(command -v uv)`, `$(which pip3)`, `` `type -P uv` ``: the program's
+/// path, known by its name (`uv_bin=$(command -v uv)` … `"$uv_bin" sync`).
+fn program_lookup(raw: &str) -> Option<String> {
+    let text = raw.trim_matches('"');
+    let inner = text
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')))?;
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let name = match words.as_slice() {
+        ["command", "-v", name] | ["which", name] | ["type", "-P" | "-p", name] => *name,
+        _ => return None,
+    };
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        .then(|| name.to_string())
 }
 
 /// `"$cmd"`, `${CMD}`, `"$@"`, `$*` as written.
@@ -1646,6 +1993,7 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         result: Walked::default(),
         visitor,
         scripts: HashMap::new(),
+        recipe_files: HashMap::new(),
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
     };

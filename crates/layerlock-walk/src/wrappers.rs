@@ -336,9 +336,10 @@ fn plain_wrapper(args: &[Arg]) -> Option<usize> {
     })
 }
 
-/// Options of `uv run` (and `uv` itself) that take a value: the command
-/// starts at the first word that is neither an option nor such a value.
-const UV_RUN_VALUE_OPTIONS: &[&str] = &[
+/// Options of `uv run` (and `uv` itself, poetry, pdm, hatch and conda's
+/// `run`) that take a value: the command starts at the first word that is
+/// neither an option nor such a value.
+pub const RUN_VALUE_OPTIONS: &[&str] = &[
     "--with",
     "--with-requirements",
     "--with-editable",
@@ -348,6 +349,7 @@ const UV_RUN_VALUE_OPTIONS: &[&str] = &[
     "--project",
     "--package",
     "--extra",
+    "--no-extra",
     "--group",
     "--only-group",
     "--no-group",
@@ -360,8 +362,10 @@ const UV_RUN_VALUE_OPTIONS: &[&str] = &[
     "-f",
     "--find-links",
     "--exclude-newer",
+    "--exclude-newer-package",
     "--prerelease",
     "--resolution",
+    "--fork-strategy",
     "--python-platform",
     "--cache-dir",
     "--config-file",
@@ -372,20 +376,43 @@ const UV_RUN_VALUE_OPTIONS: &[&str] = &[
     "--upgrade-package",
     "-P",
     "--config-setting",
+    "--config-settings-package",
     "-C",
     "--keyring-provider",
     "--index-strategy",
     "--allow-insecure-host",
     "--no-build-isolation-package",
+    "--no-build-package",
     "--no-binary-package",
     "--only-binary-package",
+    "--no-sources-package",
     "--python-preference",
+    "--torch-backend",
     "-e",
     "--environment",
     "-n",
     "--name",
     "--prefix",
 ];
+
+/// Where the command of `uv run [options] COMMAND` starts, from `i` (the
+/// word after `run`); `args.len()` when there is none. `None` for `-m`
+/// (a module, not a program).
+pub fn run_command_start(args: &[Arg], mut i: usize) -> Option<usize> {
+    while let Some(v) = args.get(i).and_then(|a| a.value.as_deref()) {
+        if v == "--" {
+            return Some(i + 1);
+        }
+        if !v.starts_with('-') {
+            break;
+        }
+        if v == "-m" || v == "--module" {
+            return None;
+        }
+        i += if RUN_VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
+    }
+    Some(i.min(args.len()))
+}
 
 /// How many leading words a project manager's `run` takes before the
 /// command it runs in the project's environment: `uv run`, `poetry run`,
@@ -406,11 +433,7 @@ pub fn project_runner(args: &[Arg]) -> Option<usize> {
         if !v.starts_with('-') {
             break;
         }
-        i += if UV_RUN_VALUE_OPTIONS.contains(&v) {
-            2
-        } else {
-            1
-        };
+        i += if RUN_VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
     }
     if !args.get(i)?.is("run") {
         return None;
@@ -428,11 +451,7 @@ pub fn project_runner(args: &[Arg]) -> Option<usize> {
         if v == "-m" || v == "--module" {
             return None;
         }
-        i += if UV_RUN_VALUE_OPTIONS.contains(&v) {
-            2
-        } else {
-            1
-        };
+        i += if RUN_VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
     }
     // `hatch run test:cov` runs a script of the hatch config: not a program.
     if first == "hatch"

@@ -68,7 +68,9 @@ fn short(raw: &str) -> String {
 }
 
 pub use layerlock_walk::{Arg, RequirementFiles};
-use layerlock_walk::{program, project_runner, strip_to_runner};
+use layerlock_walk::{
+    RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
+};
 
 fn is_python(name: &str) -> bool {
     name == "python"
@@ -519,16 +521,20 @@ fn uv_subcommand(args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
             false,
         )),
         ("run", _) => {
-            // Only `--with` makes `uv run` install something extra.
-            let rest = &args[i + 1..];
+            // What `--with` adds; the sync `uv run` does first is judged
+            // apart (`uv_run`).
+            let end = run_command_start(args, i + 1).unwrap_or(args.len());
+            let options = &args[i + 1..end];
             let mut with = Vec::new();
             let mut j = 0;
-            while j < rest.len() {
-                let v = rest[j].value.as_deref().unwrap_or("");
-                if v == "--with" || v == "--with-requirements" {
-                    if let Some(next) = rest.get(j + 1) {
+            while j < options.len() {
+                let v = options[j].value.as_deref().unwrap_or("");
+                if v == "--with" || v == "--with-requirements" || v == "--with-editable" {
+                    if let Some(next) = options.get(j + 1) {
                         if v == "--with-requirements" {
                             with.push(Arg::lit("-r"));
+                        } else if v == "--with-editable" {
+                            with.push(Arg::lit("-e"));
                         }
                         with.push(next.clone());
                     }
@@ -538,10 +544,7 @@ fn uv_subcommand(args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
                 if let Some(value) = v.strip_prefix("--with=") {
                     with.push(Arg::lit(value));
                 }
-                if !v.starts_with('-') {
-                    break;
-                }
-                j += 1;
+                j += if RUN_VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
             }
             if with.is_empty() {
                 None
@@ -550,7 +553,7 @@ fn uv_subcommand(args: &[Arg]) -> Option<(String, Vec<Arg>, bool)> {
                 let split = with
                     .into_iter()
                     .flat_map(|a| match &a.value {
-                        Some(v) if v.contains(',') && a.value.as_deref() != Some("-r") => {
+                        Some(v) if v.contains(',') => {
                             v.split(',').map(Arg::lit).collect::<Vec<_>>()
                         }
                         _ => vec![a],

@@ -515,8 +515,92 @@ pub(super) fn classify(
         "hatch" => hatch(args),
         "tox" | "nox" => tox_or_nox(first, args),
         "conda" | "mamba" | "micromamba" => conda(first, args, files),
+        "pre-commit" | "prek" => pre_commit(first, args, files),
         _ => None,
     }
+}
+
+/// `pre-commit run|install-hooks|try-repo`, `pre-commit install
+/// --install-hooks`: every hook repository is cloned at its `rev` and each
+/// hook's environment installed, `additional_dependencies` with it.
+fn pre_commit(first: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>> {
+    let (_, sub) = subcommand(args)?;
+    let installs = match sub {
+        "run" | "install-hooks" | "try-repo" => true,
+        "install" => has(args, &["--install-hooks"]),
+        _ => false,
+    };
+    if !installs {
+        return Some(None);
+    }
+    let tool = format!("{first} {sub}");
+    if sub == "try-repo" {
+        return Some(install(
+            &tool,
+            Class::Unpinned,
+            "try-repo installs the hooks of the repository it is given, as they are at its head"
+                .to_string(),
+        ));
+    }
+    let config = value_of(args, &["-c", "--config"]).unwrap_or(".pre-commit-config.yaml");
+    let found = match value_of(args, &["-c", "--config"]) {
+        Some(path) => files.read_text(path),
+        None => files
+            .project_file(None, config)
+            .and_then(|shown| files.read_text(&shown).or_else(|| files.read_text(config))),
+    };
+    let Some((shown, text)) = found else {
+        return Some(install(
+            &tool,
+            Class::Unpinned,
+            format!("`{config}` could not be read, so nothing proves what its hooks install"),
+        ));
+    };
+    let repos = match read_pre_commit(&text) {
+        Ok(repos) => repos,
+        Err(e) => {
+            return Some(install(
+                &tool,
+                Class::Unpinned,
+                format!("{shown}:{} cannot be read: {}", e.line, e.message),
+            ));
+        }
+    };
+    let mut worst: Option<(Class, String)> = None;
+    let mut raise = |class: Class, why: String| {
+        if worst.as_ref().is_none_or(|(w, _)| class > *w) {
+            worst = Some((class, why));
+        }
+    };
+    for repo in &repos {
+        if let Some((rev, pos)) = &repo.rev {
+            let commit = rev.len() >= 40 && rev.chars().all(|c| c.is_ascii_hexdigit());
+            if !commit {
+                raise(
+                    Class::Unpinned,
+                    format!(
+                        "{shown}:{} `rev: {rev}` of {} is a tag or branch, not a commit",
+                        pos.line, repo.repo
+                    ),
+                );
+            }
+        }
+        for (spec, pos) in &repo.dependencies {
+            let (class, why) = classify_spec(&Arg::lit(spec), false);
+            raise(class, format!("{shown}:{} {why}", pos.line));
+        }
+    }
+    let (class, why) = worst.unwrap_or((
+        Class::Pinned,
+        format!("every hook of {shown} is pinned to a commit"),
+    ));
+    Some(install(&tool, class, why))
+}
+
+fn read_pre_commit(
+    text: &str,
+) -> Result<Vec<layerlock_ci::pre_commit::HookRepo>, layerlock_ci::ModelError> {
+    layerlock_ci::pre_commit::read(text)
 }
 
 /// `python setup.py install|develop`: setuptools installs `install_requires`
@@ -737,5 +821,28 @@ mod tests {
             Some(Class::Unpinned)
         );
         assert_eq!(class("conda env list", &t), None);
+    }
+
+    #[test]
+    fn pre_commit_installs_its_hooks() {
+        let mut t = tree(&[".pre-commit-config.yaml"]);
+        t.files.insert(
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks: [{id: black}]\n",
+        );
+        assert_eq!(
+            class("pre-commit run --all-files", &t),
+            Some(Class::Unpinned)
+        );
+        assert_eq!(
+            class("pre-commit install --install-hooks", &t),
+            Some(Class::Unpinned)
+        );
+        assert_eq!(class("pre-commit install", &t), None);
+        t.files.insert(
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: https://github.com/psf/black\n    rev: 0123456789abcdef0123456789abcdef01234567\n    hooks: [{id: black, additional_dependencies: [click==8.1.7]}]\n",
+        );
+        assert_eq!(class("pre-commit run", &t), Some(Class::Pinned));
     }
 }

@@ -17,15 +17,18 @@ pub enum RuleId {
     ImageBuildInstall,
     /// A CI job installs packages when it runs.
     JobTimeInstall,
+    /// A command runs further commands the audit could not read.
+    NotFollowed,
     /// A CI command calls a script that is not in the scanned tree.
     ScriptNotFound,
 }
 
 impl RuleId {
     /// Every id, in the order of their names.
-    pub const ALL: [Self; 3] = [
+    pub const ALL: [Self; 4] = [
         Self::ImageBuildInstall,
         Self::JobTimeInstall,
+        Self::NotFollowed,
         Self::ScriptNotFound,
     ];
 
@@ -33,6 +36,7 @@ impl RuleId {
         match self {
             Self::ImageBuildInstall => "image-build-install",
             Self::JobTimeInstall => "job-time-install",
+            Self::NotFollowed => "not-followed",
             Self::ScriptNotFound => "script-not-found",
         }
     }

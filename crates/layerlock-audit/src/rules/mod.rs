@@ -31,10 +31,16 @@ pub fn registry() -> Vec<&'static dyn Rule> {
 /// Findings the scanner itself makes, listed so their ids are stable too.
 /// (Unparsable files go to the report's `errors`, stale allowlist entries
 /// to its `stale` list: neither is a finding.)
-pub const SCANNER_RULES: &[(RuleId, &str)] = &[(
-    RuleId::ScriptNotFound,
-    "A CI command calls a shell script that is not in the scanned tree",
-)];
+pub const SCANNER_RULES: &[(RuleId, &str)] = &[
+    (
+        RuleId::NotFollowed,
+        "A command runs further commands the audit could not read (a Python program that starts processes, a recipe no rule makes, a goal known only at run time)",
+    ),
+    (
+        RuleId::ScriptNotFound,
+        "A CI command calls a shell script that is not in the scanned tree",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

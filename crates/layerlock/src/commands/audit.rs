@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use layerlock_audit::{apply, parse_allowlist, scan};
+use layerlock_audit::{Coverage, apply, parse_allowlist, scan};
 
 use crate::cli::AuditFormat;
 use crate::printer::stream_stdout;
@@ -38,17 +38,26 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
             .clone()
     };
     let sorted = apply(result.findings, &allowlist, &lines);
+    let coverage = Coverage::new(result.commands, &sorted);
     match settings.format {
-        AuditFormat::Text => {
-            stream_stdout(|out| layerlock_audit::text(&sorted, &result.errors, &lines, out))
-        }
+        AuditFormat::Text => stream_stdout(|out| {
+            layerlock_audit::text(&sorted, coverage, &result.errors, &lines, out)
+        }),
         AuditFormat::Json => {
-            stream_stdout(|out| layerlock_audit::json(&sorted, &result.errors, out))
+            stream_stdout(|out| layerlock_audit::json(&sorted, coverage, &result.errors, out))
         }
         AuditFormat::Sarif => out!("{}", layerlock_audit::sarif(&sorted)),
         AuditFormat::Github => out!("{}", layerlock_audit::github(&sorted)),
     }
     if !matches!(settings.format, AuditFormat::Text) {
+        // The text report ends with this; the others say it on stderr, so
+        // a machine-readable report never hides how little was read.
+        diag!(
+            "{} command{} read, {} not followed",
+            coverage.commands,
+            if coverage.commands == 1 { "" } else { "s" },
+            coverage.not_followed
+        );
         for e in &result.errors {
             diag!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
         }

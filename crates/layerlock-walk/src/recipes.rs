@@ -1,0 +1,267 @@
+//! Build-tool recipes a command runs: `make [-C DIR] [-f FILE] [VAR=x]
+//! GOALS` and `just [-f FILE] [-d DIR] RECIPE ARGS`. Which file, which
+//! recipes, with what; the walker follows them as it follows scripts.
+
+use std::collections::BTreeMap;
+
+use crate::site::Arg;
+use crate::wrappers::program;
+
+/// Which build tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Tool {
+    Make,
+    Just,
+}
+
+impl Tool {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Make => "make",
+            Self::Just => "just",
+        }
+    }
+
+    /// The file names the tool looks for in its directory, in its order.
+    pub(crate) fn default_files(self) -> &'static [&'static str] {
+        match self {
+            Self::Make => &["GNUmakefile", "makefile", "Makefile"],
+            Self::Just => &["justfile", "Justfile", ".justfile"],
+        }
+    }
+}
+
+/// A call of a build tool, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RecipeCall {
+    pub(crate) tool: Tool,
+    /// `-C DIR` / `--directory DIR` (make), `-d DIR` / `--working-directory`
+    /// (just).
+    pub(crate) dir: Option<String>,
+    /// `-f FILE` / `--file` / `--makefile` / `--justfile`.
+    pub(crate) file: Option<String>,
+    /// Goals (make) or the recipe and its arguments (just).
+    pub(crate) goals: Vec<String>,
+    /// `VAR=value` on the command line.
+    pub(crate) vars: BTreeMap<String, String>,
+    /// A goal computed at run time, as written.
+    pub(crate) computed: Option<String>,
+}
+
+/// Options of make that take a value.
+const MAKE_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "--directory",
+    "-f",
+    "--file",
+    "--makefile",
+    "-I",
+    "--include-dir",
+    "-j",
+    "--jobs",
+    "-l",
+    "--load-average",
+    "-o",
+    "--old-file",
+    "-W",
+    "--what-if",
+    "--eval",
+    "-O",
+    "--output-sync",
+];
+
+/// Options of just that take a value.
+const JUST_VALUE_OPTIONS: &[&str] = &[
+    "-f",
+    "--justfile",
+    "-d",
+    "--working-directory",
+    "--set",
+    "--shell",
+    "--shell-arg",
+    "--color",
+    "--dotenv-filename",
+    "--dotenv-path",
+    "--command-color",
+    "--chooser",
+    "--list-heading",
+    "--list-prefix",
+];
+
+/// `make …` or `just …`, if `args` (wrappers stripped) is one. A dry run
+/// (`make -n`, `just --dry-run`) or a listing runs nothing.
+pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
+    let tool = match program(args.first()?)? {
+        "make" | "gmake" => Tool::Make,
+        "just" => Tool::Just,
+        _ => return None,
+    };
+    let (value_options, dir_names, file_names): (&[&str], &[&str], &[&str]) = match tool {
+        Tool::Make => (
+            MAKE_VALUE_OPTIONS,
+            &["-C", "--directory"],
+            &["-f", "--file", "--makefile"],
+        ),
+        Tool::Just => (
+            JUST_VALUE_OPTIONS,
+            &["-d", "--working-directory"],
+            &["-f", "--justfile"],
+        ),
+    };
+    let mut call = RecipeCall {
+        tool,
+        dir: None,
+        file: None,
+        goals: Vec::new(),
+        vars: BTreeMap::new(),
+        computed: None,
+    };
+    let mut i = 1;
+    let mut options_done = false;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(v) = arg.value.as_deref() else {
+            if call.computed.is_none() {
+                call.computed = Some(arg.raw.clone());
+            }
+            continue;
+        };
+        if !options_done && v == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && v.starts_with('-') && v.len() > 1 {
+            if matches!(
+                v,
+                "-n" | "--dry-run"
+                    | "--just-print"
+                    | "--recon"
+                    | "-q"
+                    | "--question"
+                    | "-p"
+                    | "--print-data-base"
+                    | "-l"
+                    | "--list"
+                    | "--summary"
+                    | "--show"
+                    | "-s"
+                    | "--evaluate"
+                    | "--dump"
+                    | "--help"
+                    | "-h"
+                    | "--version"
+                    | "-V"
+                    | "--choose"
+                    | "--edit"
+                    | "--init"
+                    | "--fmt"
+                    | "--variables"
+            ) && !(tool == Tool::Make && matches!(v, "-s" | "-l"))
+            {
+                return None;
+            }
+            let (name, attached) = match v.split_once('=') {
+                Some((n, a)) if n.starts_with("--") => (n, Some(a.to_string())),
+                _ => (v, None),
+            };
+            let value = || {
+                attached.clone().or_else(|| {
+                    let short = &name[..2.min(name.len())];
+                    // `-Cdocs`, `-fMakefile.ci`.
+                    (!name.starts_with("--") && name.len() > 2 && (short == "-C" || short == "-f"))
+                        .then(|| name[2..].to_string())
+                })
+            };
+            if dir_names.contains(&name)
+                || (tool == Tool::Make && name.starts_with("-C") && name.len() > 2)
+            {
+                call.dir = value().or_else(|| {
+                    let next = args.get(i)?.value.clone();
+                    i += 1;
+                    next
+                });
+            } else if file_names.contains(&name)
+                || (tool == Tool::Make && name.starts_with("-f") && name.len() > 2)
+            {
+                call.file = value().or_else(|| {
+                    let next = args.get(i)?.value.clone();
+                    i += 1;
+                    next
+                });
+            } else if value_options.contains(&name) && attached.is_none() {
+                // make's `-j` takes an optional number.
+                let takes = !(tool == Tool::Make && matches!(name, "-j" | "--jobs"))
+                    || args
+                        .get(i)
+                        .and_then(|a| a.value.as_deref())
+                        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+                if takes {
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        if tool == Tool::Make
+            && let Some((name, value)) = v.split_once('=')
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            call.vars.insert(name.to_string(), value.to_string());
+            continue;
+        }
+        call.goals.push(v.to_string());
+        // just's recipe takes the rest as its arguments.
+        if tool == Tool::Just {
+            options_done = true;
+        }
+    }
+    Some(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(text: &str) -> Option<RecipeCall> {
+        let args: Vec<Arg> = text
+            .split_whitespace()
+            .map(|w| {
+                if w.starts_with('$') {
+                    Arg {
+                        value: None,
+                        raw: w.to_string(),
+                        at: None,
+                        script_at: None,
+                    }
+                } else {
+                    Arg::lit(w)
+                }
+            })
+            .collect();
+        recipe_call(&args)
+    }
+
+    #[test]
+    fn make_and_just_calls() {
+        let c = call("make -C docs -j 4 PY=3.12 html lint").unwrap();
+        assert_eq!(c.tool, Tool::Make);
+        assert_eq!(c.dir.as_deref(), Some("docs"));
+        assert_eq!(c.goals, vec!["html", "lint"]);
+        assert_eq!(c.vars["PY"], "3.12");
+        let c = call("make -j -fMakefile.ci --directory=sub").unwrap();
+        assert_eq!(c.file.as_deref(), Some("Makefile.ci"));
+        assert_eq!(c.dir.as_deref(), Some("sub"));
+        assert!(c.goals.is_empty());
+        assert_eq!(call("make -n install"), None);
+        assert_eq!(
+            call("make $TARGET").unwrap().computed.as_deref(),
+            Some("$TARGET")
+        );
+        let c = call("just --justfile ci/justfile test -m core --x").unwrap();
+        assert_eq!(c.tool, Tool::Just);
+        assert_eq!(c.file.as_deref(), Some("ci/justfile"));
+        assert_eq!(c.goals, vec!["test", "-m", "core", "--x"]);
+        assert_eq!(call("just --list"), None);
+        assert_eq!(call("echo make"), None);
+    }
+}
