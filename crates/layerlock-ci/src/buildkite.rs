@@ -14,17 +14,27 @@ pub fn looks_like_pipeline(doc: &Node) -> bool {
         .is_some_and(|s| matches!(s, Node::Seq { .. }))
 }
 
+/// The step's literal variables. A value Buildkite fills in from the
+/// step's `matrix` (`{{ matrix.python }}`) is known only at run time, so it
+/// is left out (and the command sees an unset variable).
 fn literal_env(node: Option<&Node>, into: &mut BTreeMap<String, String>) {
     let Some(node) = node else { return };
+    let mut set = |k: &str, v: &str| {
+        if v.contains("{{") {
+            into.remove(k);
+        } else {
+            into.insert(k.to_string(), v.to_string());
+        }
+    };
     for (k, v) in node.entries() {
         if let (Some(k), Some(v)) = (k.as_str(), v.as_str()) {
-            into.insert(k.to_string(), v.to_string());
+            set(k, v);
         }
     }
     // `env: [A=1, B=2]` is accepted too.
     for item in node.items() {
         if let Some((k, v)) = item.as_str().and_then(|s| s.split_once('=')) {
-            into.insert(k.to_string(), v.to_string());
+            set(k, v);
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod glob;
 pub mod jobs;
 pub mod just;
 pub mod make;
+pub mod nox;
 pub mod pre_commit;
 mod script;
 mod system;

@@ -29,6 +29,7 @@ const WRAPPERS: &[&str] = &[
     "micromamba",
     "nerdctl",
     "nice",
+    "nix",
     "nohup",
     "oc",
     "pipenv",
@@ -85,6 +86,19 @@ fn is_shell(value: &str) -> bool {
 /// `sudo`, `env` or `docker run IMAGE`.
 pub fn shell_run(words: &[Option<&str>]) -> Option<ShellRun> {
     let first = (*words.first()?)?;
+    // `su USER -c STRING`, `runuser -l u --command STRING` and `nix-shell
+    // --run STRING` run a string with the user's (or nix's) shell.
+    if matches!(basename(first), "su" | "runuser" | "nix-shell") {
+        let names: &[&str] = if basename(first) == "nix-shell" {
+            &["--run", "--command"]
+        } else {
+            &["-c", "--command"]
+        };
+        let at = words
+            .iter()
+            .position(|w| w.is_some_and(|w| names.contains(&w)))?;
+        return (at + 1 < words.len()).then_some(ShellRun::String(at + 1));
+    }
     let shell = if is_shell(first) {
         0
     } else if WRAPPERS.contains(&basename(first)) {

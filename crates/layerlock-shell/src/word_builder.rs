@@ -123,8 +123,10 @@ impl RawWord {
     /// it is the quote-removed text with expansions left as written: close
     /// enough to find the commands of `bash -c "pip install $PKG"`.
     pub(crate) fn script(&self) -> Option<(&[char], &[usize])> {
-        let usable =
-            self.word.value.is_some() || (self.has_literal_text && !self.word.has_substitution);
+        // A string with text of its own is parsed as written, its
+        // substitutions too (`su -c "cd \`pwd\`; pip install x"`): their
+        // commands were read already, and are found at the same places.
+        let usable = self.word.value.is_some() || self.has_literal_text;
         usable.then_some((&self.chars, &self.origins))
     }
 }

@@ -3,6 +3,7 @@
 //! one model of how CI commands run other commands. Checks (audit, tether,
 //! steps) see commands through [`Visitor`] and never read files themselves.
 
+mod arrays;
 mod frame;
 pub mod git;
 mod inventory;

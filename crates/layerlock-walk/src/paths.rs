@@ -95,9 +95,17 @@ fn eval_substitution(inner: &str, here: &Here<'_>) -> Option<PathBuf> {
             eval_dir(arg, here)?.parent().map(Path::to_path_buf)
         };
     }
-    for prefix in ["realpath ", "readlink -f ", "readlink -e "] {
+    for prefix in ["realpath -s ", "realpath ", "readlink -f ", "readlink -e "] {
         if let Some(arg) = inner.strip_prefix(prefix) {
-            return eval_dir(arg.trim(), here);
+            let arg = unquote(arg.trim());
+            // `$(realpath "$0")`: the script itself.
+            if matches!(
+                arg,
+                "$0" | "${0}" | "${BASH_SOURCE[0]}" | "${BASH_SOURCE}" | "$BASH_SOURCE"
+            ) {
+                return here.script.map(Path::to_path_buf);
+            }
+            return eval_dir(arg, here);
         }
     }
     // `cd DIR && pwd`, `cd DIR; pwd -P`.

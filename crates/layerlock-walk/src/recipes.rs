@@ -12,6 +12,8 @@ use crate::wrappers::program;
 pub(crate) enum Tool {
     Make,
     Just,
+    Nox,
+    Tox,
 }
 
 impl Tool {
@@ -19,6 +21,8 @@ impl Tool {
         match self {
             Self::Make => "make",
             Self::Just => "just",
+            Self::Nox => "nox",
+            Self::Tox => "tox",
         }
     }
 
@@ -27,6 +31,8 @@ impl Tool {
         match self {
             Self::Make => &["GNUmakefile", "makefile", "Makefile"],
             Self::Just => &["justfile", "Justfile", ".justfile"],
+            Self::Nox => &["noxfile.py"],
+            Self::Tox => &["tox.ini"],
         }
     }
 }
@@ -91,18 +97,34 @@ const JUST_VALUE_OPTIONS: &[&str] = &[
 /// `make …` or `just …`, if `args` (wrappers stripped) is one. A dry run
 /// (`make -n`, `just --dry-run`) or a listing runs nothing.
 pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
-    let tool = match program(args.first()?)? {
+    let first = program(args.first()?)?;
+    // `python -m nox`, `uvx tox`, `pipx run nox`.
+    let module = (first.starts_with("python") && args.get(1)?.is("-m"))
+        .then_some(2)
+        .or_else(|| (first == "uvx").then_some(1))
+        .or_else(|| (first == "pipx" && args.get(1)?.is("run")).then_some(2));
+    if let Some(at) = module
+        && args.get(at).is_some_and(|a| a.is("nox") || a.is("tox"))
+    {
+        return recipe_call(&args[at..]);
+    }
+    let tool = match first {
         "make" | "gmake" => Tool::Make,
         "just" => Tool::Just,
+        "nox" => Tool::Nox,
+        "tox" => Tool::Tox,
         _ => return None,
     };
+    if matches!(tool, Tool::Nox | Tool::Tox) {
+        return Some(session_call(tool, args));
+    }
     let (value_options, dir_names, file_names): (&[&str], &[&str], &[&str]) = match tool {
         Tool::Make => (
             MAKE_VALUE_OPTIONS,
             &["-C", "--directory"],
             &["-f", "--file", "--makefile"],
         ),
-        Tool::Just => (
+        Tool::Just | Tool::Nox | Tool::Tox => (
             JUST_VALUE_OPTIONS,
             &["-d", "--working-directory"],
             &["-f", "--justfile"],
@@ -121,7 +143,11 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
     while let Some(arg) = args.get(i) {
         i += 1;
         let Some(v) = arg.value.as_deref() else {
-            if call.computed.is_none() {
+            // An argument of a recipe already named is the recipe's
+            // business: its parameter is known only at run time.
+            if tool == Tool::Just && !call.goals.is_empty() {
+                call.goals.push("$JUST_ARGUMENT".to_string());
+            } else if call.computed.is_none() {
                 call.computed = Some(arg.raw.clone());
             }
             continue;
@@ -218,6 +244,60 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
     Some(call)
 }
 
+/// `nox [-s NAME…] [-f FILE]`, `tox [run] [-e A,B] [-c FILE]`: the
+/// sessions selected; every one when the selection is computed or made by
+/// keyword, tag or label.
+fn session_call(tool: Tool, args: &[Arg]) -> RecipeCall {
+    let mut call = RecipeCall {
+        tool,
+        dir: None,
+        file: None,
+        goals: Vec::new(),
+        vars: BTreeMap::new(),
+        computed: None,
+    };
+    let all = || vec![layerlock_ci::nox::ALL.to_string()];
+    let mut i = 1;
+    let mut selecting = false;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(v) = arg.value.as_deref() else {
+            if selecting {
+                call.goals = all();
+            }
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if v.starts_with('-') {
+            selecting = false;
+            match v {
+                "-s" | "--session" | "--sessions" | "-e" | "--env"
+                    if tool == Tool::Nox || v == "-e" =>
+                {
+                    selecting = true;
+                }
+                "-f" | "--noxfile" | "-c" | "--conf" => {
+                    call.file = args.get(i).and_then(|a| a.value.clone());
+                    i += 1;
+                }
+                "-k" | "-t" | "--tags" | "-m" | "--labels" | "-f=" => {
+                    call.goals = all();
+                    i += 1;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if selecting && call.goals != all() {
+            call.goals
+                .extend(v.split(',').filter(|n| !n.is_empty()).map(str::to_string));
+        }
+    }
+    call
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +342,16 @@ mod tests {
         assert_eq!(c.file.as_deref(), Some("ci/justfile"));
         assert_eq!(c.goals, vec!["test", "-m", "core", "--x"]);
         assert_eq!(call("just --list"), None);
+        let c = call("python -m nox -s test-3.12 lint --no-venv").unwrap();
+        assert_eq!(c.tool, Tool::Nox);
+        assert_eq!(c.goals, vec!["test-3.12", "lint"]);
+        let c = call("tox run -e py311,lint -c ci/tox.ini").unwrap();
+        assert_eq!(c.goals, vec!["py311", "lint"]);
+        assert_eq!(c.file.as_deref(), Some("ci/tox.ini"));
+        assert_eq!(
+            call("nox -s $S").unwrap().goals,
+            vec![layerlock_ci::nox::ALL]
+        );
         assert_eq!(call("echo make"), None);
     }
 }

@@ -23,6 +23,7 @@ use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, ShellRun};
 
+use crate::arrays::Arrays;
 use crate::frame::{self, Analysis, Call, Event, Frame, Frames, Inherited, MAX_CHAIN, Mapping};
 use crate::path_map::PathMap;
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
@@ -297,6 +298,8 @@ struct RecipeFile {
 enum RecipeModel {
     Make(layerlock_ci::make::Makefile),
     Just(layerlock_ci::just::Justfile),
+    Nox(layerlock_ci::nox::Environments),
+    Tox(layerlock_ci::nox::Environments),
 }
 
 impl RecipeModel {
@@ -304,6 +307,9 @@ impl RecipeModel {
         match self {
             Self::Make(m) => m.has_target(goal),
             Self::Just(j) => j.has_recipe(goal),
+            // tox makes an environment it has no section for (`py311`).
+            Self::Nox(n) => n.has(goal),
+            Self::Tox(_) => true,
         }
     }
 
@@ -311,8 +317,8 @@ impl RecipeModel {
     /// recipe; the rest are its arguments, or further recipes).
     fn unknown(&self, goals: &[String]) -> Vec<String> {
         match self {
-            Self::Make(_) => goals.iter().filter(|g| !self.has(g)).cloned().collect(),
             Self::Just(j) => j.unknown(goals),
+            _ => goals.iter().filter(|g| !self.has(g)).cloned().collect(),
         }
     }
 
@@ -320,6 +326,8 @@ impl RecipeModel {
         match self {
             Self::Make(m) => m.scripts(goals, vars).0,
             Self::Just(j) => j.scripts(goals),
+            Self::Nox(n) => n.selected(goals, false),
+            Self::Tox(t) => t.selected(goals, true),
         }
     }
 }
@@ -712,6 +720,8 @@ impl<V: Visitor> Scanner<'_, V> {
         // Variables a container command sets (`docker run -e CMDS=…`) for
         // the shell string it runs: (its context, the variables).
         let mut scoped: Option<(Vec<Context>, BTreeMap<String, String>)> = None;
+        // Arrays the script builds (`args=(uv run …)`), run as `"${args[@]}"`.
+        let mut arrays = Arrays::default();
         // Files a heredoc was written to: path → (body, its first line).
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         // Variables the rules asked for.
@@ -746,6 +756,13 @@ impl<V: Visitor> Scanner<'_, V> {
                     if word.variables.iter().any(|v| derived.contains(v)) {
                         derived.insert(name.clone());
                     }
+                    let append = command.text.contains(&format!("{name}+=("));
+                    // Assignment words carry no place of their own: the
+                    // command's is the assignment's.
+                    let at = run.pos(command.line, command.column);
+                    if arrays.assign(name, &word.raw, append, (at.line, at.column)) {
+                        continue;
+                    }
                     if let Some(v) = self.word_value(word, &vars.values, &here) {
                         vars.set(name.clone(), v);
                     }
@@ -758,6 +775,16 @@ impl<V: Visitor> Scanner<'_, V> {
                 {
                     // `"$@"` stands for every argument the script was given.
                     args.extend(positional.iter().cloned());
+                    continue;
+                }
+                if let Some(elements) = arrays.expand(&word.raw) {
+                    // `"${args[@]}"`: each element is a word of its own.
+                    args.extend(elements.iter().map(|element| Arg {
+                        value: element.value.clone(),
+                        raw: word.raw.clone(),
+                        at: Some(element.at),
+                        script_at: Some((word.line, word.column)),
+                    }));
                     continue;
                 }
                 let value = self.word_value(word, &vars.values, &here);
@@ -919,12 +946,24 @@ impl<V: Visitor> Scanner<'_, V> {
                     self.call_function(run, &call, &location, args[1..].to_vec());
                 } else if let Some(recipe) = recipes::recipe_call(inner) {
                     self.recipe_call(run, &recipe, &site_place, &vars, &site, &via);
+                } else if let Some(raw) = computed_script(inner) {
+                    let mut items = Vec::new();
+                    let why = format!(
+                        "the script `{}` is named by a value known only at run time, so its commands were not read",
+                        raw.trim_matches('"')
+                    );
+                    self.visitor.not_followed(&why, &site, &mut items);
+                    self.keep(items, &via);
                 } else if let Some(why) = self.python_program(inner, &site_place) {
                     let mut items = Vec::new();
                     self.visitor.not_followed(&why, &site, &mut items);
                     self.keep(items, &via);
                 } else if let Some((call, call_args)) = call {
                     match options.locate(&call, &site_place) {
+                        // A virtual environment's activation script is made
+                        // by the job (`uv venv`, `python -m venv`): nothing
+                        // of the repository's is missing.
+                        None if is_activation(&call) => {}
                         None => {
                             let mut items = Vec::new();
                             self.visitor.missing_script(&call, &site, &mut items);
@@ -1368,15 +1407,15 @@ impl<V: Visitor> Scanner<'_, V> {
             );
         }
         let goals: Vec<String> = match call.tool {
-            Tool::Make => call
+            Tool::Just => call.goals.clone(),
+            _ => call
                 .goals
                 .iter()
                 .filter(|g| model.has(g))
                 .cloned()
                 .collect(),
-            Tool::Just => call.goals.clone(),
         };
-        if call.tool == Tool::Make && goals.is_empty() && !call.goals.is_empty() {
+        if call.tool != Tool::Just && goals.is_empty() && !call.goals.is_empty() {
             return;
         }
         let recipes = Rc::new(Recipes {
@@ -1384,11 +1423,12 @@ impl<V: Visitor> Scanner<'_, V> {
             goals,
             vars: call.vars.clone(),
         });
-        // make runs recipes where it was started (`-C` first); just, in the
-        // justfile's directory unless told another.
+        // make runs recipes where it was started (`-C` first); just, nox
+        // and tox, in their file's directory unless told another.
         let cwd = match call.tool {
-            Tool::Just if call.dir.is_none() => real.parent().map_or(dir, Path::to_path_buf),
-            _ => dir,
+            Tool::Make => dir,
+            _ if call.dir.is_some() => dir,
+            _ => real.parent().map_or(dir, Path::to_path_buf),
         };
         let child = Place {
             cwd: Some(cwd),
@@ -1418,6 +1458,8 @@ impl<V: Visitor> Scanner<'_, V> {
         let model = match tool {
             Tool::Make => layerlock_ci::make::read(&text).map(RecipeModel::Make),
             Tool::Just => layerlock_ci::just::read(&text).map(RecipeModel::Just),
+            Tool::Nox => Ok(RecipeModel::Nox(layerlock_ci::nox::read_noxfile(&text))),
+            Tool::Tox => Ok(RecipeModel::Tox(layerlock_ci::nox::read_tox_ini(&text))),
         };
         let model = match model {
             Ok(m) => Some(m),
@@ -1798,7 +1840,12 @@ fn program_lookup(raw: &str) -> Option<String> {
         .strip_prefix("$(")
         .and_then(|t| t.strip_suffix(')'))
         .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')))?;
-    let words: Vec<&str> = inner.split_whitespace().collect();
+    // `command -v uv 2>/dev/null || true`: the lookup is what comes first.
+    let inner = inner.split("||").next().unwrap_or(inner);
+    let words: Vec<&str> = inner
+        .split_whitespace()
+        .filter(|w| !w.contains('>'))
+        .collect();
     let name = match words.as_slice() {
         ["command", "-v", name] | ["which", name] | ["type", "-P" | "-p", name] => *name,
         _ => return None,
@@ -1983,6 +2030,33 @@ fn script_call(args: &[Arg]) -> Option<(String, Vec<Arg>)> {
         return Some((first.to_string(), args[1..].to_vec()));
     }
     None
+}
+
+/// `.venv/bin/activate`, `venv\Scripts\activate`, `$VENV/bin/activate`.
+fn is_activation(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let dir = path[..path.len() - name.len()].trim_end_matches(['/', '\\']);
+    matches!(name, "activate" | "activate.sh" | "activate.bash")
+        && (dir.ends_with("bin") || dir.ends_with("Scripts"))
+}
+
+/// The script operand of `bash X`, `source X`, `. X` when it is computed
+/// (`bash $dir/run-$NAME.sh`), as written.
+fn computed_script(args: &[Arg]) -> Option<String> {
+    let first = args.first()?.value.as_deref()?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let operand = if matches!(program, "bash" | "sh" | "dash" | "zsh") {
+        let values: Vec<Option<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
+        match layerlock_shell::shell_run(&values)? {
+            ShellRun::File(i) => &args[i],
+            _ => return None,
+        }
+    } else if program == "source" || program == "." {
+        args.get(1)?
+    } else {
+        return None;
+    };
+    operand.value.is_none().then(|| operand.raw.clone())
 }
 
 /// Walk every CI file and script under the options' targets, telling the

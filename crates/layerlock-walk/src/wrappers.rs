@@ -9,7 +9,18 @@ use crate::site::Arg;
 
 /// The program name of a path: `/usr/bin/pip3` → `pip3`.
 pub fn program(arg: &Arg) -> Option<&str> {
-    let value = arg.value.as_deref()?;
+    let Some(value) = arg.value.as_deref() else {
+        // `$VENV/bin/pip`, `"$(brew --prefix x)/bin/python3"`: a computed
+        // directory, but the program's own name is written.
+        let raw = arg.raw.trim_matches('"');
+        let (dir, name) = raw.rsplit_once('/')?;
+        return (!dir.is_empty()
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        .then_some(name);
+    };
     Some(value.rsplit('/').next().unwrap_or(value))
 }
 
@@ -174,6 +185,12 @@ fn container(args: &[Arg]) -> Option<(usize, Container)> {
                 i += 1;
                 continue;
             }
+            // `--network=${NET}`: an option whose value is computed.
+            let raw = arg.raw.trim_start_matches(['"', '\'']);
+            if raw.starts_with('-') {
+                i += 1;
+                continue;
+            }
             break;
         };
         if !v.starts_with('-') || v == "-" {
@@ -306,6 +323,13 @@ fn plain_wrapper(args: &[Arg]) -> Option<usize> {
                 }
             }
             i
+        }
+        // `nix develop .#ci -c CMD …`, `nix shell nixpkgs#uv --command CMD …`.
+        "nix" => {
+            if !matches!(args.get(1)?.value.as_deref()?, "develop" | "shell") {
+                return None;
+            }
+            args.iter().position(|a| a.is("-c") || a.is("--command"))? + 1
         }
         // `timeout [options] DURATION COMMAND`.
         "timeout" => options_then(&["-s", "--signal", "-k", "--kill-after"]) + 1,

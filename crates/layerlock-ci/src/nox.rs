@@ -1,0 +1,502 @@
+//! noxfile.py and tox.ini: the installs a `nox` or `tox` run makes, each at
+//! its line, as the pip commands they come to.
+//!
+//! noxfile.py is read, not run: `@nox.session` functions (their names, or
+//! `name=`), and in their bodies `session.install(…)` and
+//! `session.run("pip"|"uv"|"python", …, "install", …)` with their literal
+//! arguments (a computed one is a command substitution, so nothing claims
+//! it is pinned). tox.ini: each `[testenv]`/`[testenv:NAME]` section's
+//! `deps` (one install per line) and `commands`.
+
+use std::collections::BTreeMap;
+
+use crate::script::{Layout, Phase, Script};
+use crate::yaml::Pos;
+
+/// An install found, as a shell command at its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub text: String,
+    pub pos: Pos,
+}
+
+/// Sessions (nox) or environments (tox) and their steps, in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Environments {
+    sessions: Vec<(String, Vec<Step>)>,
+    /// `nox.options.sessions` or tox's `envlist`: what runs by default.
+    defaults: Option<Vec<String>>,
+}
+
+/// A computed argument stands for this: the audit sees a command
+/// substitution, which nothing calls pinned.
+const COMPUTED: &str = "\"$(python-expression)\"";
+
+/// Every session, whatever the selection (`nox -s "$SESSION"`).
+pub const ALL: &str = "\u{0}all";
+
+impl Environments {
+    /// The steps of sessions named by a command line's selection: every
+    /// session for [`ALL`].
+    pub fn selected(&self, goals: &[String], tox: bool) -> Vec<Script> {
+        let selection = (!goals.iter().any(|g| g == ALL)).then_some(goals);
+        if tox {
+            self.tox_scripts(selection)
+        } else {
+            self.scripts(selection)
+        }
+    }
+
+    /// Whether a selected name matches a session.
+    pub fn has(&self, selected: &str) -> bool {
+        selected == ALL || self.sessions.iter().any(|(n, _)| matches(selected, n))
+    }
+}
+
+impl Environments {
+    /// The steps of the sessions `selected` names (`test` also selects
+    /// `test-3.12`, as nox and tox name parametrized ones); all default
+    /// sessions when `selected` is empty; every session when `None` (the
+    /// selection is known only at run time).
+    pub fn scripts(&self, selected: Option<&[String]>) -> Vec<Script> {
+        let chosen = |name: &str| match selected {
+            None => true,
+            Some([]) => self
+                .defaults
+                .as_ref()
+                .is_none_or(|d| d.iter().any(|s| matches(s, name))),
+            Some(names) => names.iter().any(|s| matches(s, name)),
+        };
+        self.sessions
+            .iter()
+            .filter(|(name, _)| chosen(name))
+            .flat_map(|(_, steps)| steps.iter())
+            .map(|step| Script {
+                text: step.text.clone(),
+                layout: Layout::Lines { start: step.pos },
+                job: None,
+                phase: Phase::JobTime,
+                env: BTreeMap::new(),
+                working_dir: None,
+                mounts: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Session names.
+    pub fn names(&self) -> Vec<&str> {
+        self.sessions.iter().map(|(n, _)| n.as_str()).collect()
+    }
+}
+
+fn matches(selected: &str, name: &str) -> bool {
+    selected == name
+        || selected
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('-') || rest.starts_with('('))
+}
+
+/// Read a noxfile.
+pub fn read_noxfile(text: &str) -> Environments {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut env = Environments::default();
+    let mut pending: Option<Option<String>> = None;
+    let mut current: Option<(usize, usize)> = None; // (session index, def indent)
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some((_, def_indent)) = current
+            && !trimmed.is_empty()
+            && !trimmed.starts_with('#')
+            && indent <= def_indent
+        {
+            current = None;
+        }
+        if trimmed.starts_with("nox.options.sessions") {
+            let (call, _) = gather(&lines, i, trimmed.find('[').map_or(0, |c| indent + c));
+            env.defaults = Some(literals(&call).into_iter().flatten().collect());
+        }
+        if trimmed.starts_with("@nox.session") || trimmed.starts_with("@session") {
+            let (decorator, next) = gather(&lines, i, indent);
+            pending = Some(keyword(&decorator, "name"));
+            i = next;
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("def ")
+            && let Some(named) = pending.take()
+        {
+            let name = named.unwrap_or_else(|| {
+                rest.split(['(', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            });
+            env.sessions.push((name, Vec::new()));
+            current = Some((env.sessions.len() - 1, indent));
+            i += 1;
+            continue;
+        }
+        if !trimmed.starts_with('@') && !trimmed.is_empty() {
+            pending = None;
+        }
+        if let Some((index, _)) = current {
+            for (column, call) in calls(line) {
+                let (text, _) = gather(&lines, i, column);
+                if let Some(step) = step(call, &text) {
+                    env.sessions[index].1.push(Step {
+                        text: step,
+                        pos: Pos {
+                            line: i + 1,
+                            column: column + 1,
+                        },
+                    });
+                }
+            }
+        }
+        i += 1;
+    }
+    env
+}
+
+/// `session.install(` and `session.run(` on a line: (byte column, which).
+fn calls(line: &str) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for name in ["install", "run", "run_install"] {
+        let pattern = format!("session.{name}(");
+        let mut from = 0;
+        while let Some(at) = line[from..].find(&pattern) {
+            out.push((from + at, name));
+            from += at + pattern.len();
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The call's text from `lines[i][column..]` to its closing parenthesis
+/// (at most 50 lines), and the index of the line after it.
+fn gather(lines: &[&str], i: usize, column: usize) -> (String, usize) {
+    let mut text = String::new();
+    let mut depth = 0i32;
+    let mut opened = false;
+    let mut j = i;
+    while j < lines.len() && j < i + 50 {
+        let part = if j == i {
+            lines[j].get(column..).unwrap_or("")
+        } else {
+            lines[j]
+        };
+        text.push_str(part);
+        text.push('\n');
+        for c in part.chars() {
+            match c {
+                '(' | '[' => {
+                    depth += 1;
+                    opened = true;
+                }
+                ')' | ']' => depth -= 1,
+                _ => {}
+            }
+        }
+        j += 1;
+        if !opened || depth <= 0 {
+            break;
+        }
+    }
+    (text, j)
+}
+
+/// The positional arguments of a call as literals (`None` where computed),
+/// keyword arguments left out.
+fn literals(call: &str) -> Vec<Option<String>> {
+    let Some(open) = call.find(['(', '[']) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut literal: Option<String> = None;
+    let mut other = false;
+    let mut finish = |current: &mut String, literal: &mut Option<String>, other: &mut bool| {
+        let trimmed = current.trim();
+        let keyword = trimmed.split_once('=').is_some_and(|(k, _)| {
+            k.trim().chars().all(|c| c.is_alphanumeric() || c == '_') && !k.trim().is_empty()
+        });
+        if !trimmed.is_empty() && !keyword && !trimmed.starts_with("**") {
+            out.push(if *other { None } else { literal.take() });
+        }
+        current.clear();
+        *literal = None;
+        *other = false;
+    };
+    for c in call[open + 1..].chars() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else if let Some(l) = literal.as_mut() {
+                l.push(c);
+            }
+            current.push(c);
+            continue;
+        }
+        match c {
+            '"' | '\'' if depth == 0 => {
+                quote = Some(c);
+                if literal.is_some() || !current.trim().is_empty() {
+                    other = true;
+                }
+                literal = Some(String::new());
+                current.push(c);
+            }
+            '(' | '[' | '{' => {
+                depth += 1;
+                current.push(c);
+                other = true;
+            }
+            ')' | ']' | '}' if depth == 0 => {
+                finish(&mut current, &mut literal, &mut other);
+                break;
+            }
+            ')' | ']' | '}' => {
+                depth -= 1;
+                current.push(c);
+            }
+            ',' if depth == 0 => finish(&mut current, &mut literal, &mut other),
+            c if c.is_whitespace() => current.push(c),
+            '#' => {}
+            c => {
+                current.push(c);
+                // A name or a call: computed (but `f"…"` is still text
+                // with holes; treated as computed).
+                other = true;
+            }
+        }
+    }
+    out
+}
+
+/// `name="x"` in a decorator.
+fn keyword(text: &str, name: &str) -> Option<String> {
+    let at = text.find(&format!("{name}="))?;
+    let rest = &text[at + name.len() + 1..];
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let end = rest[1..].find(quote)?;
+    Some(rest[1..1 + end].to_string())
+}
+
+/// The pip command a call comes to, if it installs.
+fn step(call: &str, text: &str) -> Option<String> {
+    let args = literals(text);
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().map_or(COMPUTED.to_string(), |v| quote(v)))
+        .collect();
+    match call {
+        "install" => (!words.is_empty()).then(|| format!("pip install {}", words.join(" "))),
+        _ => {
+            // `session.run("pip", "install", …)`, `("uv", "pip", "install",
+            // …)`, `("python", "-m", "pip", "install", …)`.
+            let values: Vec<&str> = args.iter().map(|a| a.as_deref().unwrap_or("")).collect();
+            let installs = values
+                .windows(2)
+                .any(|w| w[1] == "install" && matches!(w[0], "pip" | "pip3" | "sync"))
+                || values.first().is_some_and(|v| *v == "uv" || *v == "uvx");
+            installs.then(|| words.join(" "))
+        }
+    }
+}
+
+fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]<>~!".contains(c))
+        && !word.contains(['<', '>'])
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Read a tox.ini: each environment's `deps` lines and `commands`.
+pub fn read_tox_ini(text: &str) -> Environments {
+    let mut env = Environments::default();
+    let mut section: Option<String> = None;
+    let mut key: Option<String> = None;
+    let mut base: Vec<Step> = Vec::new();
+    let mut named: Vec<(String, Vec<Step>)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') && trimmed.ends_with(']') {
+            section = Some(trimmed[1..trimmed.len() - 1].trim().to_string());
+            key = None;
+            continue;
+        }
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        let continuation = line.starts_with([' ', '\t']);
+        let (value, column) = if continuation {
+            (trimmed, line.len() - line.trim_start().len())
+        } else if let Some((k, v)) = line.split_once('=') {
+            key = Some(k.trim().to_string());
+            let column = k.len() + 1 + (v.len() - v.trim_start().len());
+            (v.trim(), column)
+        } else {
+            continue;
+        };
+        let Some(section) = &section else { continue };
+        if section == "tox" && key.as_deref() == Some("envlist") {
+            let names = value
+                .split([',', ' '])
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
+            env.defaults.get_or_insert_with(Vec::new).extend(names);
+            continue;
+        }
+        let text = match key.as_deref() {
+            Some("deps") if !value.is_empty() => format!("pip install {value}"),
+            Some("commands" | "commands_pre") if !value.is_empty() => value
+                .replace("{posargs}", "")
+                .replace("{envpython}", "python"),
+            _ => continue,
+        };
+        let step = Step {
+            text,
+            pos: Pos {
+                line: i + 1,
+                column: column + 1,
+            },
+        };
+        if section == "testenv" {
+            base.push(step);
+        } else if let Some(name) = section.strip_prefix("testenv:") {
+            match named.iter_mut().find(|(n, _)| n == name) {
+                Some((_, steps)) => steps.push(step),
+                None => named.push((name.to_string(), vec![step])),
+            }
+        }
+    }
+    // `[testenv]` holds for every environment; a named one adds its own.
+    if !base.is_empty() {
+        env.sessions.push((String::new(), base));
+    }
+    env.sessions.extend(named);
+    env
+}
+
+impl Environments {
+    /// tox: the base `[testenv]` steps always run with any environment.
+    pub fn tox_scripts(&self, selected: Option<&[String]>) -> Vec<Script> {
+        let mut out = Vec::new();
+        if let Some((name, _)) = self.sessions.first()
+            && name.is_empty()
+        {
+            let base = Environments {
+                sessions: vec![self.sessions[0].clone()],
+                defaults: None,
+            };
+            out.extend(base.scripts(None));
+        }
+        let named = Environments {
+            sessions: self
+                .sessions
+                .iter()
+                .filter(|(n, _)| !n.is_empty())
+                .cloned()
+                .collect(),
+            defaults: self.defaults.clone(),
+        };
+        out.extend(named.scripts(selected));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOXFILE: &str = r#"import nox
+
+nox.options.sessions = ["test", "lint"]
+INSTALL_ENV = {}
+
+@nox.session(python=["3.9", "3.12"])
+def test(session):
+    session.install("-e", ".[dev]", env=INSTALL_ENV, silent=False)
+    session.run("pytest")
+
+@nox.session()
+def lint(session):
+    session.install(
+        "flake8",
+        "black~=25.0",
+    )
+    session.run("python", "-m", "pip", "install", *EXTRA)
+
+@nox.session(name="docs-build")
+def docs(session):
+    session.install("sphinx==7.2.6")
+
+def helper(session):
+    session.install("not-a-session")
+"#;
+
+    fn lines(scripts: &[Script]) -> Vec<(usize, String)> {
+        scripts
+            .iter()
+            .map(|s| {
+                let Layout::Lines { start } = s.layout else {
+                    panic!("lines")
+                };
+                (start.line, s.text.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn noxfile_sessions_and_their_installs() {
+        let nox = read_noxfile(NOXFILE);
+        assert_eq!(nox.names(), vec!["test", "lint", "docs-build"]);
+        assert_eq!(
+            lines(&nox.scripts(Some(&[]))),
+            vec![
+                (8, "pip install -e .[dev]".to_string()),
+                (13, "pip install flake8 black~=25.0".to_string()),
+                (
+                    17,
+                    "python -m pip install \"$(python-expression)\"".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            lines(&nox.scripts(Some(&["docs-build".to_string()]))),
+            vec![(21, "pip install sphinx==7.2.6".to_string())]
+        );
+        assert_eq!(nox.scripts(Some(&["test-3.12".to_string()])).len(), 1);
+        assert_eq!(nox.scripts(None).len(), 4);
+    }
+
+    #[test]
+    fn tox_ini_deps_and_commands() {
+        let tox = read_tox_ini(
+            "[tox]\nenvlist = py311, lint\n\n[testenv]\ndeps =\n    pytest==8.0.0\n    -r requirements.txt\ncommands = pytest {posargs}\n\n[testenv:lint]\ndeps = ruff\ncommands = ruff check\n\n[testenv:docs]\ndeps = sphinx\n",
+        );
+        assert_eq!(
+            lines(&tox.tox_scripts(Some(&[]))),
+            vec![
+                (6, "pip install pytest==8.0.0".to_string()),
+                (7, "pip install -r requirements.txt".to_string()),
+                (8, "pytest ".to_string()),
+                (11, "pip install ruff".to_string()),
+                (12, "ruff check".to_string()),
+            ]
+        );
+        assert_eq!(tox.tox_scripts(Some(&["docs".to_string()])).len(), 4);
+    }
+}
