@@ -34,6 +34,17 @@ fn steps(
     out: &mut Vec<Script>,
 ) {
     for step in steps.items() {
+        if let Some(build) = image_build(step) {
+            let mut env = env.clone();
+            env_of(step.get("env"), &mut env);
+            out.push(Script {
+                env,
+                job: Some(job.to_string()),
+                working_dir: dir.map(str::to_string),
+                ..build
+            });
+            continue;
+        }
         let Some(Node::Scalar { value, pos, style }) = step.get("run") else {
             continue;
         };
@@ -53,6 +64,43 @@ fn steps(
             mounts: Vec::new(),
         });
     }
+}
+
+/// `uses: docker/build-push-action@…` with `file:` and `context:`: the
+/// image build it runs, as the `docker build -f FILE CONTEXT` it comes to,
+/// at the `uses:` line (so the walker reads that Dockerfile, whatever its
+/// name).
+fn image_build(step: &Node) -> Option<Script> {
+    let uses = step.get("uses")?;
+    let action = uses.as_str()?.split('@').next()?;
+    if !matches!(
+        action,
+        "docker/build-push-action" | "redhat-actions/buildah-build"
+    ) {
+        return None;
+    }
+    let with = step.get("with");
+    let field = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| with?.get(n)?.as_str())
+            .filter(|v| !v.contains("${{"))
+    };
+    let file = field(&["file", "dockerfiles", "containerfiles"])?;
+    let context = field(&["context"]).unwrap_or(".");
+    Some(Script {
+        text: format!(
+            "docker build -f {} {}",
+            crate::script::quote(file),
+            crate::script::quote(context)
+        ),
+        layout: Layout::Folded { start: uses.pos() },
+        job: None,
+        phase: Phase::JobTime,
+        env: BTreeMap::new(),
+        working_dir: None,
+        mounts: Vec::new(),
+    })
 }
 
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {

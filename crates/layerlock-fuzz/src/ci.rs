@@ -51,6 +51,56 @@ pub fn dockerfile(data: &[u8]) {
     }
 }
 
+/// The build-tool files the walker follows into: the first byte picks the
+/// reader (Makefile, justfile, noxfile, tox.ini, conda environment,
+/// pre-commit config), the rest is the file; the goals asked of it come
+/// from its own words, as a CI command names them.
+pub fn recipes(data: &[u8]) {
+    let Some((&kind, rest)) = data.split_first() else {
+        return;
+    };
+    let text = crate::text(rest);
+    let goals: Vec<String> = text
+        .split_whitespace()
+        .take(4)
+        .map(|w| w.trim_end_matches(':').to_string())
+        .collect();
+    let scripts = match kind % 6 {
+        0 => match layerlock_ci::make::read(&text) {
+            Ok(make) => make.scripts(&goals, &Default::default()).0,
+            Err(e) => {
+                black_box((e.line, e.message));
+                return;
+            }
+        },
+        1 => match layerlock_ci::just::read(&text) {
+            Ok(just) => {
+                black_box(just.unknown(&goals));
+                just.scripts(&goals)
+            }
+            Err(e) => {
+                black_box((e.line, e.message));
+                return;
+            }
+        },
+        2 => {
+            let nox = layerlock_ci::nox::read_noxfile(&text);
+            black_box(nox.names());
+            nox.selected(&goals, false)
+        }
+        3 => layerlock_ci::nox::read_tox_ini(&text).selected(&goals, true),
+        4 => {
+            let _ = black_box(layerlock_ci::conda_env::read(&text));
+            return;
+        }
+        _ => {
+            let _ = black_box(layerlock_ci::pre_commit::read(&text));
+            return;
+        }
+    };
+    scripts.iter().for_each(use_script);
+}
+
 /// Visit every node without recursion (documents may nest deeply).
 fn walk(docs: &[Node]) {
     let mut stack: Vec<&Node> = docs.iter().collect();

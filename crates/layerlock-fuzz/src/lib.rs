@@ -12,7 +12,7 @@ mod index;
 mod requirements;
 mod shell;
 
-pub use ci::{dockerfile, yaml_ci};
+pub use ci::{dockerfile, recipes, yaml_ci};
 pub use history::{python_source, test_report};
 pub use index::{page_lines, simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("yaml_ci", yaml_ci),
     ("shell", shell),
     ("dockerfile", dockerfile),
+    ("recipes", recipes),
     ("test_report", test_report),
     ("python_source", python_source),
 ];

@@ -145,18 +145,28 @@ fn kind_of(path: &Path, explicit: bool) -> Option<Kind> {
     if name.ends_with(".yml") || name.ends_with(".yaml") {
         return Some(Kind::Yaml);
     }
-    if name == "Dockerfile"
-        || name == "Containerfile"
-        || name.starts_with("Dockerfile.")
-        || name.ends_with(".Dockerfile")
-        || name.ends_with(".dockerfile")
-    {
+    if is_dockerfile_name(name) {
         return Some(Kind::Dockerfile);
     }
     if explicit {
         return Some(Kind::Shell);
     }
     None
+}
+
+/// `Dockerfile`, `Containerfile`, `Dockerfile.ci`, `Dockerfile_gpu`,
+/// `Dockerfile-dev`, `ci.Dockerfile`, `gpu.containerfile`.
+fn is_dockerfile_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["dockerfile", "containerfile"].iter().any(|stem| {
+        lower == *stem
+            || lower
+                .strip_prefix(stem)
+                .is_some_and(|rest| rest.starts_with(['.', '_', '-']))
+            || lower
+                .strip_suffix(stem)
+                .is_some_and(|rest| rest.ends_with('.'))
+    })
 }
 
 fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -269,6 +279,9 @@ struct Scanner<'a, V: Visitor> {
     scripts: HashMap<PathBuf, Rc<ScriptFile>>,
     /// ... and Makefiles and justfiles.
     recipe_files: HashMap<PathBuf, Rc<RecipeFile>>,
+    /// Dockerfiles CI builds (`docker build -f FILE CONTEXT`), with their
+    /// context when given: read after the tree, whatever their names.
+    built: Vec<(PathBuf, Option<PathBuf>)>,
     /// ... and analysed once per context.
     frames: Frames<V::Item>,
     /// The frame being analysed.
@@ -502,6 +515,15 @@ impl<V: Visitor> Scanner<'_, V> {
         let Some(kind) = kind_of(path, explicit) else {
             return;
         };
+        self.scan_as(path, kind, explicit, None);
+    }
+
+    /// A Dockerfile CI builds, with the build's context when it is known.
+    fn scan_dockerfile(&mut self, path: &Path, context: Option<PathBuf>) {
+        self.scan_as(path, Kind::Dockerfile, false, context);
+    }
+
+    fn scan_as(&mut self, path: &Path, kind: Kind, explicit: bool, context: Option<PathBuf>) {
         let rel = self.relative(path);
         // A file named on the command line is read wherever it is; files
         // found in the tree (and everything CI text leads to) only inside
@@ -585,7 +607,8 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         self.result.files.insert(rel.clone());
         let file: Rc<str> = rel.as_str().into();
-        let context = (kind == Kind::Dockerfile).then(|| self.build_context(path, &scripts));
+        let context = (kind == Kind::Dockerfile)
+            .then(|| context.unwrap_or_else(|| self.build_context(path, &scripts)));
         for script in scripts {
             let place = match &context {
                 Some(context) => self.image_place(context.clone(), &script),
@@ -1278,7 +1301,10 @@ impl<V: Visitor> Scanner<'_, V> {
             },
             Some(file) => match written.get(&self.place_path(place, file)) {
                 Some(found) => found.clone(),
-                None => return,
+                None => {
+                    self.built_dockerfile(&build, file, place);
+                    return;
+                }
             },
             None => match (&build.context, &command.stdin, command.stdin_line) {
                 (Some(c), Some(body), Some(line)) if c == "-" => (body.clone(), line),
@@ -1517,6 +1543,25 @@ impl<V: Visitor> Scanner<'_, V> {
                 self.relative(&real)
             )
         })
+    }
+
+    /// `docker build -f FILE CONTEXT` of a file in the tree: read as the
+    /// Dockerfile it is, whatever its name, once the walk of the tree is
+    /// done (analyses do not nest).
+    fn built_dockerfile(&mut self, build: &DockerBuild, file: &str, place: &Place) {
+        let context = build
+            .context
+            .as_deref()
+            .filter(|c| *c != "-")
+            .map(|c| self.place_path(place, c))
+            .filter(|c| c.is_dir() && c.starts_with(&self.options.root));
+        // `-f` is relative to where the command runs, as docker reads it.
+        let Some(real) = confined_file(&self.place_path(place, file), &self.options.root) else {
+            return;
+        };
+        if !self.built.iter().any(|(p, _)| *p == real) {
+            self.built.push((real, context));
+        }
     }
 
     /// A script this one runs, kept in the frame as a call: each path that
@@ -2068,6 +2113,7 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         visitor,
         scripts: HashMap::new(),
         recipe_files: HashMap::new(),
+        built: Vec::new(),
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
     };
@@ -2083,6 +2129,17 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         } else {
             let rel = scanner.relative(target);
             scanner.error(&rel, 1, 1, "no such file or directory".to_string());
+        }
+    }
+    // Dockerfiles CI builds that the tree walk did not read (other names,
+    // or outside the paths given); a build may lead to another.
+    let mut next = 0;
+    while next < scanner.built.len() {
+        let (path, context) = scanner.built[next].clone();
+        next += 1;
+        let rel = scanner.relative(&path);
+        if !scanner.result.files.contains(&rel) {
+            scanner.scan_dockerfile(&path, context);
         }
     }
     scanner.result

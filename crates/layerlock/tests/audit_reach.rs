@@ -1,0 +1,255 @@
+//! How far audit reaches into a tree, one class of mechanism per test:
+//! project managers and their locks, Makefile and justfile recipes, nox and
+//! tox sessions, Dockerfiles by any name, shell that builds its commands,
+//! and the notes for what cannot be followed (issue 22). Every finding is
+//! checked at its exact file, line and class.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use common::{Work, run};
+
+/// A finding as (path, line, rule, class).
+type Found = (String, u64, String, String);
+
+fn repo(files: &[(&str, &str)]) -> Work {
+    let work = Work::new();
+    for (path, text) in files {
+        work.write(path, text);
+    }
+    work
+}
+
+fn audit(work: &Work) -> (Vec<Found>, serde_json::Value) {
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", ".", "--format", "json"]));
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["class"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (found, report)
+}
+
+fn f(path: &str, line: u64, rule: &str, class: &str) -> Found {
+    (path.to_string(), line, rule.to_string(), class.to_string())
+}
+
+const JOB: &str = "job-time-install";
+const IMAGE: &str = "image-build-install";
+const NOTE: &str = "not-followed";
+
+const WORKFLOW_HEAD: &str = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n";
+
+#[test]
+fn project_managers_are_classed_by_the_lock_they_read() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    env:\n      UV_FROZEN: \"1\"\n    steps:\n      - run: uv sync --all-extras\n      - run: uv run --no-sync pytest\n      - run: uv run --with pytest-xdist==3.6.1 pytest\n  u:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          uv sync\n          uv run -U pytest\n          conda env create -f ci/env.yml\n          pdm sync\n          hatch run test\n          cd legacy && poetry install --no-root\n"
+            ),
+        ),
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("uv.lock", "version = 1\n"),
+        ("pdm.lock", ""),
+        ("legacy/pyproject.toml", "[tool.poetry]\n"),
+        ("legacy/poetry.lock", ""),
+        (
+            "ci/env.yml",
+            "dependencies:\n  - python=3.12\n  - numpy=1.26.4\n  - pip:\n    - torch\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 8, JOB, "hash-locked"),
+            f(w, 10, JOB, "pinned"),
+            f(w, 15, JOB, "may-resolve"),
+            f(w, 16, JOB, "unpinned"),
+            f(w, 17, JOB, "unpinned"),
+            f(w, 18, JOB, "hash-locked"),
+            f(w, 19, JOB, "unpinned"),
+            // `cd` holds for the rest of the script: poetry works in legacy/.
+            f(w, 20, JOB, "hash-locked"),
+        ],
+        "{report:#}"
+    );
+    let conda = report["findings"][4]["message"].as_str().unwrap();
+    assert!(conda.contains("ci/env.yml:5 `torch`"), "{conda}");
+    assert!(
+        report["findings"][2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("re-locks when uv.lock no longer matches"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn makefile_and_justfile_recipes_are_followed_to_their_lines() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: make test PY=3.12\n      - run: just ci -m core\n      - run: make nope\n      - run: make $TARGET\n"
+            ),
+        ),
+        (
+            "Makefile",
+            "PIP ?= python -m pip\nREQS := requirements/ci.txt\n\n.PHONY: install test\ninstall:\n\t@$(PIP) install -r $(REQS)\n\ntest: install\n\t$(MAKE) -C docs html\n\tuv run --python $(PY) pytest\n",
+        ),
+        ("requirements/ci.txt", "pytest==8.3.4\n"),
+        ("docs/Makefile", "html:\n\tpip install sphinx\n"),
+        (
+            "justfile",
+            "python := \"3.12\"\n\nci *args: lint\n    uv run --python {{ python }} pytest {{ args }}\n\nlint:\n    -uvx ruff@0.8.0 check\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 8, NOTE, ""),
+            f(w, 9, NOTE, ""),
+            f("Makefile", 6, JOB, "pinned"),
+            f("docs/Makefile", 2, JOB, "unpinned"),
+            f("justfile", 7, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+    // `uv run` outside a project syncs nothing; the via chain names the
+    // recipe lines that led to docs/Makefile.
+    assert_eq!(
+        report["findings"][3]["via"],
+        serde_json::json!([".github/workflows/ci.yml:6", "Makefile:9"])
+    );
+    assert!(
+        report["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no recipe of Makefile makes `nope`"),
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["not_followed"], 2);
+}
+
+#[test]
+fn nox_and_tox_installs_are_found_in_their_files() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: python -m nox -s lint\n      - run: tox -e py312\n"
+            ),
+        ),
+        (
+            "noxfile.py",
+            "import nox\n\n@nox.session\ndef lint(session):\n    session.install(\"ruff==0.8.0\")\n\n@nox.session\ndef tests(session):\n    session.install(\"-e\", \".\")\n",
+        ),
+        (
+            "tox.ini",
+            "[testenv]\ndeps =\n    pytest==8.3.4\n    hypothesis\ncommands = pytest\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 6, JOB, "unpinned"),
+            f(w, 7, JOB, "unpinned"),
+            f("noxfile.py", 5, JOB, "pinned"),
+            f("tox.ini", 3, JOB, "pinned"),
+            f("tox.ini", 4, JOB, "unpinned"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn dockerfiles_are_read_by_any_name_ci_builds() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - uses: docker/build-push-action@v6\n        with:\n          file: docker/ci.df\n          context: .\n      - run: |\n          DF=docker/gpu.image\n          docker build -f $DF .\n"
+            ),
+        ),
+        ("docker/ci.df", "FROM python:3.12\nRUN pip install torch\n"),
+        (
+            "docker/gpu.image",
+            "FROM python:3.12\nRUN pip install jax==0.4.30\n",
+        ),
+        ("Dockerfile_gpu", "FROM x\nRUN pip install flask\n"),
+        ("cpu.containerfile", "FROM x\nRUN pip install six==1.16.0\n"),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            f("Dockerfile_gpu", 2, IMAGE, "unpinned"),
+            f("cpu.containerfile", 2, IMAGE, "pinned"),
+            f("docker/ci.df", 2, IMAGE, "unpinned"),
+            f("docker/gpu.image", 2, IMAGE, "pinned"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn commands_the_shell_builds_are_found_and_the_rest_is_named() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!("{WORKFLOW_HEAD}    steps:\n      - run: bash ci/run.sh\n"),
+        ),
+        (
+            "ci/run.sh",
+            "#!/bin/bash\nuv_bin=\"$(command -v uv 2>/dev/null || true)\"\n\"$uv_bin\" pip install httpx\nargs=(python -m pip install)\nargs+=(requests==2.32.3)\n\"${args[@]}\"\nsu ci --login --command \"cd `pwd`; pip install --user flask\"\n\"$VENV/bin/pip\" install rich\nsource .venv/bin/activate\nbash \"$HERE/run-$STAGE.sh\"\npython ci/launch.py\nPKG_VERSION=\"${PKG_VERSION:-}\"\npip install \"torch==${TORCH_VERSION}\"\n",
+        ),
+        (
+            "ci/launch.py",
+            "import subprocess\nsubprocess.run(['pip', 'install', 'x'])\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    let s = "ci/run.sh";
+    assert_eq!(
+        found,
+        vec![
+            f(s, 3, JOB, "unpinned"),
+            f(s, 4, JOB, "pinned"),
+            f(s, 7, JOB, "unpinned"),
+            f(s, 8, JOB, "unpinned"),
+            f(s, 10, NOTE, ""),
+            f(s, 11, NOTE, ""),
+            f(s, 13, JOB, "run-time"),
+        ],
+        "{report:#}"
+    );
+    assert!(
+        report["findings"][6]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`TORCH_VERSION` is not set in the repository"),
+        "{report:#}"
+    );
+    // The text report ends with how much was read.
+    let (_, stdout, _) = run(work.layerlock(&["audit", "."]));
+    let last = stdout.lines().last().unwrap();
+    assert!(last.ends_with("19 commands read, 2 not followed"), "{last}");
+}
