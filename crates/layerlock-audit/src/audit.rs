@@ -110,9 +110,10 @@ fn first_of_each(findings: Vec<Finding>) -> Vec<Finding> {
         .enumerate()
         .map(|(i, (f, (path, job)))| {
             let key = (path, f.location.line, f.location.column, job, f.rule);
-            // The walk's order breaks ties: the first path leads its run
-            // of equals.
-            (key, i)
+            // The most changeable install wins (one pass of a loop can be
+            // pinned and the next not); then the walk's order breaks ties:
+            // the first path leads its run of equals.
+            (key, std::cmp::Reverse(f.class), i)
         })
         .collect();
     order.sort_unstable();
@@ -120,7 +121,7 @@ fn first_of_each(findings: Vec<Finding>) -> Vec<Finding> {
     let mut findings: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
     order
         .into_iter()
-        .filter_map(|(_, i)| findings[i].take())
+        .filter_map(|(_, _, i)| findings[i].take())
         .collect()
 }
 

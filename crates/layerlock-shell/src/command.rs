@@ -10,6 +10,25 @@ pub struct Script {
     /// Shell functions defined at the top level of the text (`name () {
     /// … }`, `function name { … }`), in source order.
     pub functions: Vec<Function>,
+    /// `for NAME in WORDS; do … done` loops of the text, in source order.
+    pub loops: Vec<Loop>,
+}
+
+/// A `for` loop: its variable, the values of its words (`None` where a word
+/// is computed), and its span from `for` to `done`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loop {
+    pub name: String,
+    pub values: Vec<Option<String>>,
+    pub start: (usize, usize),
+    pub end: (usize, usize),
+}
+
+impl Loop {
+    /// Whether a command at (line, column) is inside the loop.
+    pub fn contains(&self, line: usize, column: usize) -> bool {
+        (line, column) > self.start && (line, column) < self.end
+    }
 }
 
 /// A function definition: its name and the span of its body, from the

@@ -6,7 +6,7 @@
 use crate::command::Context;
 use crate::cursor::{ends_word, is_meta};
 use crate::error::ShellError;
-use crate::parser::{ListEnd, Parser, Step, Until};
+use crate::parser::{ListEnd, LoopHead, Parser, Step, Until};
 use crate::simple::Pending;
 use crate::word_builder::WordBuilder;
 
@@ -43,8 +43,14 @@ impl Parser<'_> {
                 self.pos = end;
                 Step::Compound
             }
-            "if" | "while" | "until" => {
+            "if" => {
                 self.conditional += 1;
+                self.pos = end;
+                Step::Next
+            }
+            "while" | "until" => {
+                self.conditional += 1;
+                self.open_loops.push(None);
                 self.pos = end;
                 Step::Next
             }
@@ -59,6 +65,12 @@ impl Parser<'_> {
             }
             "fi" | "done" => {
                 self.conditional = self.conditional.saturating_sub(1);
+                if word == "done"
+                    && let Some(Some(head)) = self.open_loops.pop()
+                {
+                    let end_origin = self.origin(end);
+                    self.loops.push((head, end_origin));
+                }
                 self.pos = end;
                 Step::Compound
             }
@@ -86,8 +98,14 @@ impl Parser<'_> {
             }
             "for" | "select" => {
                 self.conditional += 1;
+                let start = self.origin(self.pos);
                 self.pos = end;
-                self.parse_for_head(ctx)?;
+                let head = self.parse_for_head(ctx)?;
+                self.open_loops.push(head.map(|(name, values)| LoopHead {
+                    name,
+                    values,
+                    start,
+                }));
                 Step::Next
             }
             "function" => {
@@ -258,35 +276,48 @@ impl Parser<'_> {
 
     /// After `for`/`select`: `NAME [in WORDS]` or `((init; test; step))`,
     /// up to the separator before `do`. None of it is a command.
-    fn parse_for_head(&mut self, ctx: &[Context]) -> Result<(), ShellError> {
+    /// `for NAME in WORDS`: the name and the words' values (`for ((…))` and
+    /// `for NAME` without `in` give none).
+    #[allow(clippy::type_complexity)]
+    fn parse_for_head(
+        &mut self,
+        ctx: &[Context],
+    ) -> Result<Option<(String, Vec<Option<String>>)>, ShellError> {
         self.skip_blanks();
         if self.peek() == Some('(') && self.peek_ahead(1) == Some('(') {
             let open = self.pos;
             self.advance(2);
             let mut scratch = WordBuilder::default();
-            return self.arithmetic_body(open, &mut scratch, ctx);
+            self.arithmetic_body(open, &mut scratch, ctx)?;
+            return Ok(None);
         }
+        let mut name = None;
         if self.peek().is_some_and(|c| !ends_word(c)) {
-            self.read_word_progress(ctx)?;
+            name = self.read_word_progress(ctx)?.word.value;
         }
         self.skip_separators(false)?;
         let Some((word, end)) = self.peek_plain_word() else {
-            return Ok(());
+            return Ok(None);
         };
         if word != "in" {
-            return Ok(());
+            return Ok(None);
         }
         self.pos = end;
+        let mut values = Vec::new();
         loop {
             self.skip_blanks();
             match self.peek() {
-                None | Some('#') => return Ok(()),
-                Some(c) if is_meta(c) => return Ok(()),
+                None | Some('#') => break,
+                Some(c) if is_meta(c) => break,
                 Some(_) => {
-                    self.read_word_progress(ctx)?;
+                    let word = self.read_word_progress(ctx)?;
+                    // An unquoted expansion may split into any number of
+                    // words: the list is not known.
+                    values.push(word.word.value);
                 }
             }
         }
+        Ok(name.map(|n| (n, values)))
     }
 
     /// After `function`: the name and an optional `()`; the body follows.

@@ -23,7 +23,7 @@ mod word;
 mod word_builder;
 mod word_reader;
 
-pub use command::{Command, Context, Function, Script};
+pub use command::{Command, Context, Function, Loop, Script};
 pub use error::ShellError;
 pub use script::parse;
 pub use shell_invocation::{ShellRun, shell_run};

@@ -29,9 +29,23 @@ pub(crate) struct Parser<'s> {
     pub(crate) open_functions: Vec<(String, usize, usize)>,
     pub(crate) brace_depth: usize,
     pub(crate) functions: Vec<(String, usize, usize)>,
+    /// Loops open now, innermost last (a `for` with its variable and words,
+    /// `None` for `while`/`until`), and the `for` loops read, as offsets in
+    /// the root text.
+    pub(crate) open_loops: Vec<Option<LoopHead>>,
+    pub(crate) loops: Vec<(LoopHead, usize)>,
     /// How many `if`, `while`, `until`, `for` and `case` the cursor is in:
     /// a command there may run or not.
     pub(crate) conditional: usize,
+}
+
+/// `for NAME in WORDS`: the name, each word's static value (`None` when
+/// computed), and where the loop starts.
+#[derive(Debug, Clone)]
+pub(crate) struct LoopHead {
+    pub(crate) name: String,
+    pub(crate) values: Vec<Option<String>>,
+    pub(crate) start: usize,
 }
 
 /// What ends the list being read.
@@ -75,6 +89,8 @@ impl<'s> Parser<'s> {
             open_functions: Vec::new(),
             brace_depth: 0,
             functions: Vec::new(),
+            open_loops: Vec::new(),
+            loops: Vec::new(),
             conditional: 0,
         }
     }

@@ -2,10 +2,10 @@
 //! commands, parses the scripts run by `bash -c` strings and by heredocs fed
 //! to a shell, and lists every command in source order.
 
-use crate::command::{Command, Context, Function, Script};
+use crate::command::{Command, Context, Function, Loop, Script};
 use crate::error::ShellError;
 use crate::heredoc::HeredocBody;
-use crate::parser::{Parser, Until};
+use crate::parser::{LoopHead, Parser, Until};
 use crate::shell_invocation::{ShellInput, shell_input};
 use crate::simple::RawCommand;
 use crate::source::{LineMap, Source};
@@ -18,9 +18,15 @@ pub fn parse(text: &str) -> Result<Script, ShellError> {
     let lines = LineMap::new(text);
     let src = Source::root(text);
     let mut functions = Vec::new();
-    let mut found = run(&src, &lines, 0, Some(&mut functions), |parser| {
-        parser.parse_list(Until::End, &[]).map(|_| ())
-    })?;
+    let mut loops = Vec::new();
+    let mut found = run(
+        &src,
+        &lines,
+        0,
+        Some((&mut functions, &mut loops)),
+        |parser| parser.parse_list(Until::End, &[]).map(|_| ()),
+    )?;
+    loops.sort_by_key(|(head, _): &(LoopHead, usize)| head.start);
     // A substitution's commands end before the command holding them, and
     // nested scripts are parsed last: order by where each command starts.
     found.sort_by_key(|(origin, _)| *origin);
@@ -35,8 +41,23 @@ pub fn parse(text: &str) -> Result<Script, ShellError> {
                 end: lines.position(end),
             })
             .collect(),
+        loops: loops
+            .into_iter()
+            .map(|(head, end)| Loop {
+                name: head.name,
+                values: head.values,
+                start: lines.position(head.start),
+                end: lines.position(end),
+            })
+            .collect(),
     })
 }
+
+/// Where the root text's functions and loops are written.
+type Spans<'a> = (
+    &'a mut Vec<(String, usize, usize)>,
+    &'a mut Vec<(LoopHead, usize)>,
+);
 
 /// Every command of `src` (nested ones included) with its root offset.
 pub(crate) fn parse_source(
@@ -66,7 +87,7 @@ fn run(
     src: &Source,
     lines: &LineMap,
     depth: usize,
-    functions_out: Option<&mut Vec<(String, usize, usize)>>,
+    spans_out: Option<Spans<'_>>,
     read: impl FnOnce(&mut Parser<'_>) -> Result<(), ShellError>,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
     let mut parser = Parser::new(src, lines, depth);
@@ -77,10 +98,12 @@ fn run(
         mut finished,
         heredocs,
         functions,
+        loops,
         ..
     } = parser;
-    if let Some(out) = functions_out {
-        *out = functions;
+    if let Some((functions_out, loops_out)) = spans_out {
+        *functions_out = functions;
+        *loops_out = loops;
     }
     let slots = heredocs.into_bodies();
     let bodies: Vec<Option<&HeredocBody>> = commands

@@ -7,6 +7,7 @@ mod arrays;
 mod frame;
 pub mod git;
 mod inventory;
+mod loops;
 mod path_map;
 mod paths;
 pub mod pipelines;

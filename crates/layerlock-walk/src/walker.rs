@@ -749,7 +749,15 @@ impl<V: Visitor> Scanner<'_, V> {
         let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         // Variables the rules asked for.
         let reads = RefCell::new(BTreeSet::new());
-        for command in &parsed.commands {
+        for (command, binding) in parsed.commands.iter().flat_map(|command| {
+            crate::loops::passes(&parsed.loops, command)
+                .into_iter()
+                .map(move |pass| (command, pass))
+        }) {
+            // The loop variables this pass reads the command with.
+            for (name, value) in binding {
+                vars.values.insert(name, value);
+            }
             let inside = scoped.as_ref().is_some_and(|(ctx, _)| {
                 command.context.len() > ctx.len() && command.context.starts_with(ctx)
             });
@@ -1814,6 +1822,12 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
             let script = layerlock_shell::Script {
                 commands,
                 functions: Vec::new(),
+                loops: parsed
+                    .loops
+                    .iter()
+                    .filter(|l| function.contains(l.start.0, l.start.1))
+                    .cloned()
+                    .collect(),
             };
             out.insert(function.name.clone(), script);
         }

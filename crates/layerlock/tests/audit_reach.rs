@@ -253,3 +253,28 @@ fn commands_the_shell_builds_are_found_and_the_rest_is_named() {
     let last = stdout.lines().last().unwrap();
     assert!(last.ends_with("19 commands read, 2 not followed"), "{last}");
 }
+
+#[test]
+fn loop_values_and_gitlab_templates_reach_the_jobs_that_run_them() {
+    let work = repo(&[
+        (
+            ".gitlab-ci.yml",
+            ".install:\n  variables:\n    PIP: pip3\n  before_script:\n    - $PIP install -r requirements.txt\n\nunit:\n  extends: .install\n  script:\n    - for v in 3.11 3.12; do /opt/py$v/bin/pip install \"torch==2.5.1\"; done\n    - for tool in ruff==0.8.0 black; do uvx $tool --version; done\n",
+        ),
+        ("requirements.txt", "pytest\n"),
+    ]);
+    let (found, report) = audit(&work);
+    let g = ".gitlab-ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(g, 5, JOB, "unpinned"),
+            f(g, 10, JOB, "pinned"),
+            // One pass is pinned, the other is not: the worse is reported.
+            f(g, 11, JOB, "unpinned"),
+        ],
+        "{report:#}"
+    );
+    // The template's line is reported for the job that extends it.
+    assert_eq!(report["findings"][0]["job"], "unit");
+}

@@ -1,0 +1,74 @@
+//! `for v in a b; do …/$v/bin/pip install x; done`: a command inside a
+//! loop that uses the loop's variable is read once for each of the loop's
+//! literal values.
+
+use layerlock_shell::{Command, Loop};
+
+/// At most this many values of one loop are tried, and this many passes
+/// over one command in all (loops nest).
+const MAX_VALUES: usize = 16;
+const MAX_PASSES: usize = 64;
+
+/// The variable bindings to read `command` with: one pass per combination
+/// of the values of the loops around it whose variables it uses; a single
+/// pass with none when it uses none.
+pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, String)>> {
+    let uses = |name: &str| {
+        command
+            .words
+            .iter()
+            .chain(command.assignments.iter().map(|(_, w)| w))
+            .chain(command.stdout.iter())
+            .any(|w| w.variables.iter().any(|v| v == name))
+    };
+    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for l in loops
+        .iter()
+        .filter(|l| l.contains(command.line, command.column) && uses(&l.name))
+    {
+        let values: Vec<&String> = l.values.iter().flatten().take(MAX_VALUES).collect();
+        if values.is_empty() {
+            continue;
+        }
+        let mut next = Vec::new();
+        for pass in &out {
+            for value in &values {
+                if next.len() == MAX_PASSES {
+                    break;
+                }
+                let mut pass = pass.clone();
+                pass.push((l.name.clone(), (*value).clone()));
+                next.push(pass);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bindings(text: &str) -> Vec<Vec<Vec<(String, String)>>> {
+        let script = layerlock_shell::parse(text).unwrap();
+        script
+            .commands
+            .iter()
+            .map(|c| passes(&script.loops, c))
+            .collect()
+    }
+
+    #[test]
+    fn each_literal_value_is_a_pass() {
+        let got =
+            bindings("for v in 3.11 3.12; do\n  .venv$v/bin/pip install x\n  echo done\ndone\n");
+        let pair = |v: &str| vec![("v".to_string(), v.to_string())];
+        assert_eq!(got[0], vec![pair("3.11"), pair("3.12")]);
+        assert_eq!(got[1], vec![Vec::new()]);
+        let nested = bindings("for a in x y; do for b in 1 2; do pip install $a==$b; done; done\n");
+        assert_eq!(nested[0].len(), 4);
+        let computed = bindings("for f in $FILES; do pip install $f; done\n");
+        assert_eq!(computed[0], vec![Vec::new()]);
+    }
+}
