@@ -14,9 +14,13 @@
 4. GitHub workflows: the same generated set of 300 workflows scanned by
    layerlock and by zizmor (from PyPI, `--offline`, JSON output); reported
    per file.
+5. Many findings (issue 22): one Buildkite file whose 20,000, 50,000 and
+   200,000 steps each `pip install` a pin, in every output format (text,
+   JSON, SARIF, GitHub). The target at 200,000 is under 5 s in each, and
+   the time grows linearly.
 
     python3 bench/audit.py [--layerlock target/release/layerlock] [--zizmor zizmor] [--runs 5]
-                           [--cases vllm,generated,chain,github]
+                           [--cases vllm,generated,chain,github,many]
 
 Every case is timed (median wall time of --runs runs after one warm-up) and
 its peak RSS taken from GNU time (`/usr/bin/time -f %M`, the largest of the
@@ -141,6 +145,14 @@ jobs:
 """
 
 
+def generate_many(root: Path, steps: int) -> None:
+    (root / ".buildkite").mkdir(parents=True)
+    with open(root / ".buildkite" / "pipeline.yml", "w") as out:
+        out.write("steps:\n")
+        for i in range(steps):
+            out.write(f"  - label: s{i}\n    key: s{i}\n    command: pip install pkg{i}==1.0.0\n")
+
+
 def generate(root: Path, pipelines: int, scripts: int) -> None:
     (root / ".buildkite").mkdir(parents=True)
     (root / "scripts").mkdir()
@@ -177,8 +189,8 @@ def main() -> int:
     parser.add_argument("--layerlock", default=str(REPO / "target" / "release" / "layerlock"))
     parser.add_argument("--zizmor", default=shutil.which("zizmor") or "zizmor")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--cases", default="vllm,generated,chain,github",
-                        help="comma-separated: vllm, generated, chain, github")
+    parser.add_argument("--cases", default="vllm,generated,chain,github,many",
+                        help="comma-separated: vllm, generated, chain, github, many")
     args = parser.parse_args()
     cases = set(args.cases.split(","))
     ll = args.layerlock
@@ -211,6 +223,23 @@ def main() -> int:
             results["chain_target"] = {
                 "what": "2500 pipelines: under 1 s and 200 MiB",
                 "met": growth["2500"] < 1.0 and peaks["2500"] < 200,
+            }
+        if "many" in cases:
+            many: dict[str, dict[str, float]] = {}
+            peaks: dict[str, dict[str, float]] = {}
+            for steps in (20_000, 50_000, 200_000):
+                root = work / f"many-{steps}"
+                generate_many(root, steps)
+                many[str(steps)], peaks[str(steps)] = {}, {}
+                for fmt in ("text", "json", "sarif", "github"):
+                    many[str(steps)][fmt], peaks[str(steps)][fmt] = timed(
+                        [ll, "audit", str(root), "--format", fmt], max(1, args.runs // 2))
+                shutil.rmtree(root, ignore_errors=True)
+            results["many_findings_s"] = many
+            results["many_findings_peak_mib"] = peaks
+            results["many_findings_target"] = {
+                "what": "200,000 findings: under 5 s in every format",
+                "met": all(t < 5.0 for t in many["200000"].values()),
             }
         if "github" in cases:
             gh = work / "gh"
@@ -248,6 +277,12 @@ def main() -> int:
               f"{results['chain_peak_mib'][size]:7.1f} MiB")
     if "chain_target" in results:
         print(f"  chains at 2500: under 1 s and 200 MiB: {'met' if results['chain_target']['met'] else 'NOT met'}")
+    for steps, formats in results.get("many_findings_s", {}).items():
+        line = "  ".join(f"{fmt} {seconds:6.2f} s" for fmt, seconds in formats.items())
+        print(f"  many findings {steps:>7} steps   {line}")
+    if "many_findings_target" in results:
+        met = results["many_findings_target"]["met"]
+        print(f"  200,000 findings under 5 s in every format: {'met' if met else 'NOT met'}")
     gh = results.get("github_workflows")
     if gh:
         print(f"GitHub workflows ({gh['files']} files):")

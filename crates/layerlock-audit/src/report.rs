@@ -6,8 +6,6 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use serde_json::json;
-
 use crate::finding::{Finding, Severity};
 use crate::policy::{Excused, Sorted};
 use crate::pretty::Pretty;
@@ -248,63 +246,110 @@ fn sarif_level(severity: Severity) -> &'static str {
     }
 }
 
-pub fn sarif(sorted: &Sorted) -> String {
-    let rules: Vec<_> = rule_list()
-        .iter()
-        .map(|(id, description)| {
-            json!({
-                "id": id,
-                "shortDescription": {"text": description},
-            })
-        })
-        .collect();
-    let ids: Vec<RuleId> = rule_list().iter().map(|(id, _)| *id).collect();
-    let results: Vec<_> = sorted
-        .reported
-        .iter()
-        .map(|f| {
-            let mut message = f.message.to_string();
-            if let Some(job) = &f.job {
-                message.push_str(&format!(" (job {job})"));
-            }
-            for step in f.via.iter() {
-                message.push_str(&format!(" via {step}"));
-            }
-            json!({
-                "ruleId": f.rule,
-                "ruleIndex": ids.iter().position(|id| *id == f.rule).unwrap_or(0),
-                "level": sarif_level(f.severity),
-                "message": {"text": message},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.location.path},
-                        "region": {
-                            "startLine": f.location.line.max(1),
-                            "startColumn": f.location.column.max(1),
-                        },
-                    },
-                }],
-                "properties": {
-                    "severity": f.severity.as_str(),
-                    "class": f.class.map(|c| c.as_str()),
-                    "job": f.job.as_deref(),
-                },
-            })
-        })
-        .collect();
-    let value = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "layerlock",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+/// SARIF 2.1.0, written as it is made (a report of 200,000 findings was
+/// 2.3 GB as a JSON value), with serde_json's pretty bytes and sorted keys.
+pub fn sarif(sorted: &Sorted, out: &mut dyn Write) -> io::Result<()> {
+    let rules = rule_list();
+    let mut json = Pretty::new(out);
+    json.begin_object();
+    json.key("$schema");
+    json.string("https://json.schemastore.org/sarif-2.1.0.json");
+    json.key("runs");
+    json.begin_array();
+    json.item();
+    json.begin_object();
+    json.key("results");
+    json.begin_array();
+    for f in &sorted.reported {
+        sarif_result(&mut json, f, &rules);
+        json.drain()?;
+    }
+    json.end_array();
+    json.key("tool");
+    json.begin_object();
+    json.key("driver");
+    json.begin_object();
+    json.key("name");
+    json.string("layerlock");
+    json.key("rules");
+    json.begin_array();
+    for (id, description) in &rules {
+        json.item();
+        json.begin_object();
+        json.key("id");
+        json.string(id.as_str());
+        json.key("shortDescription");
+        json.begin_object();
+        json.key("text");
+        json.string(description);
+        json.end_object();
+        json.end_object();
+    }
+    json.end_array();
+    json.key("version");
+    json.string(env!("CARGO_PKG_VERSION"));
+    json.end_object();
+    json.end_object();
+    json.end_object();
+    json.end_array();
+    json.key("version");
+    json.string("2.1.0");
+    json.end_object();
+    json.finish()
+}
+
+fn sarif_result(json: &mut Pretty<'_>, f: &Finding, rules: &[(RuleId, &str)]) {
+    let mut message = f.message.to_string();
+    if let Some(job) = &f.job {
+        let _ = write!(message, " (job {job})");
+    }
+    for step in f.via.iter() {
+        let _ = write!(message, " via {step}");
+    }
+    json.item();
+    json.begin_object();
+    json.key("level");
+    json.string(sarif_level(f.severity));
+    json.key("locations");
+    json.begin_array();
+    json.item();
+    json.begin_object();
+    json.key("physicalLocation");
+    json.begin_object();
+    json.key("artifactLocation");
+    json.begin_object();
+    json.key("uri");
+    json.string(&f.location.path);
+    json.end_object();
+    json.key("region");
+    json.begin_object();
+    json.key("startColumn");
+    json.number(f.location.column.max(1));
+    json.key("startLine");
+    json.number(f.location.line.max(1));
+    json.end_object();
+    json.end_object();
+    json.end_object();
+    json.end_array();
+    json.key("message");
+    json.begin_object();
+    json.key("text");
+    json.string(&message);
+    json.end_object();
+    json.key("properties");
+    json.begin_object();
+    json.key("class");
+    json.string_or_null(f.class.map(|c| c.as_str()));
+    json.key("job");
+    json.string_or_null(f.job.as_deref());
+    json.key("severity");
+    json.string(f.severity.as_str());
+    json.end_object();
+    json.key("ruleId");
+    json.string(f.rule.as_str());
+    json.key("ruleIndex");
+    json.number(rules.iter().position(|(id, _)| *id == f.rule).unwrap_or(0));
+    json.end_object();
 }
 
 /// GitHub workflow commands: one annotation a finding.

@@ -18,5 +18,5 @@ mod script;
 mod system;
 pub mod yaml;
 
-pub use script::{Layout, ModelError, Phase, Script};
+pub use script::{Layout, ModelError, Phase, Script, SourceLines};
 pub use system::System;

@@ -27,6 +27,16 @@ pub enum Layout {
     Pieces(Rc<PieceMap>),
 }
 
+/// A file's lines, split once for every scalar of it that is refined.
+#[derive(Debug, Clone)]
+pub struct SourceLines<'a>(Vec<&'a str>);
+
+impl<'a> SourceLines<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self(text.lines().collect())
+    }
+}
+
 /// Where each piece of a folded text is in its file.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PieceMap {
@@ -57,18 +67,27 @@ impl Layout {
     /// command on the third source line is reported there, not at the
     /// scalar's start. Anything else, or text that cannot be matched, keeps
     /// its layout.
-    pub fn refine(self, text: &str, source: &str) -> Self {
+    pub fn refine(self, text: &str, source: &SourceLines<'_>) -> Self {
         let Self::Folded { start } = self else {
             return self;
         };
+        // Text on one line of the file (most commands) maps as it is.
+        if !text.contains('\n')
+            && source
+                .0
+                .get(start.line.saturating_sub(1))
+                .and_then(|line| line.get(start.column.saturating_sub(1)..))
+                .is_some_and(|rest| rest.starts_with(text))
+        {
+            return self;
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut pieces = Vec::new();
         let mut cursor = 0usize;
-        for (k, line) in source
-            .lines()
-            .enumerate()
-            .skip(start.line.saturating_sub(1))
-        {
+        // From the scalar's own line: a file of 200,000 steps has as many
+        // scalars, and walking to each from the top was quadratic.
+        let first = start.line.saturating_sub(1);
+        for (k, line) in source.0.iter().enumerate().skip(first.min(source.0.len())) {
             if cursor >= chars.len() {
                 break;
             }

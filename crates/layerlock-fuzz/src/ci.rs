@@ -35,7 +35,10 @@ pub fn yaml_ci(data: &[u8]) {
             black_box(job.map_strings(|s| s.replace("install", "check")));
         }
         for script in system.scripts(&docs) {
-            let layout = script.layout.clone().refine(&script.text, &text);
+            let layout = script
+                .layout
+                .clone()
+                .refine(&script.text, &layerlock_ci::SourceLines::new(&text));
             use_script(&Script { layout, ..script });
         }
     }

@@ -22,6 +22,9 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, Stri
             .any(|w| w.variables.iter().any(|v| v == name))
     };
     let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    if loops.is_empty() {
+        return out;
+    }
     for l in loops
         .iter()
         .filter(|l| l.contains(command.line, command.column) && uses(&l.name))

@@ -585,12 +585,13 @@ impl<V: Visitor> Scanner<'_, V> {
                         return;
                     }
                 };
+                let lines = layerlock_ci::SourceLines::new(&text);
                 match System::detect(&rel, &docs) {
                     Some(system) => Ok(system
                         .scripts(&docs)
                         .into_iter()
                         .map(|mut script| {
-                            script.layout = script.layout.refine(&script.text, &text);
+                            script.layout = script.layout.refine(&script.text, &lines);
                             script
                         })
                         .collect()),

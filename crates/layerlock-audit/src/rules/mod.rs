@@ -21,8 +21,8 @@ pub use id::{RuleId, RuleSelector, UnknownRuleId};
 use install::install_finding;
 
 /// Every rule, in a fixed order.
-pub fn registry() -> Vec<&'static dyn Rule> {
-    vec![
+pub fn registry() -> &'static [&'static dyn Rule] {
+    &[
         &job_time_install::JobTimeInstall,
         &image_build_install::ImageBuildInstall,
     ]

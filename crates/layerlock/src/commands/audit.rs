@@ -46,7 +46,7 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         AuditFormat::Json => {
             stream_stdout(|out| layerlock_audit::json(&sorted, coverage, &result.errors, out))
         }
-        AuditFormat::Sarif => out!("{}", layerlock_audit::sarif(&sorted)),
+        AuditFormat::Sarif => stream_stdout(|out| layerlock_audit::sarif(&sorted, out)),
         AuditFormat::Github => out!("{}", layerlock_audit::github(&sorted)),
     }
     if !matches!(settings.format, AuditFormat::Text) {
