@@ -996,11 +996,18 @@ impl<V: Visitor> Scanner<'_, V> {
                         // by the job (`uv venv`, `python -m venv`): nothing
                         // of the repository's is missing.
                         None if is_activation(&call) => {}
-                        None => {
-                            let mut items = Vec::new();
-                            self.visitor.missing_script(&call, &site, &mut items);
-                            self.keep(items, &via);
-                        }
+                        None => match written.get(&self.place_path(&site_place, &call)) {
+                            // `cat > ci.sh <<EOF … EOF`, then `bash ci.sh`.
+                            Some((body, line)) => {
+                                let (body, line) = (body.clone(), *line);
+                                self.written_script(run, &body, line, &site_place);
+                            }
+                            None => {
+                                let mut items = Vec::new();
+                                self.visitor.missing_script(&call, &site, &mut items);
+                                self.keep(items, &via);
+                            }
+                        },
                         Some(real) => {
                             let child_place = Place {
                                 cwd: site_place.cwd.clone(),
@@ -1191,6 +1198,38 @@ impl<V: Visitor> Scanner<'_, V> {
             return;
         };
         self.run_string(run, text, written, place.clone(), location);
+    }
+
+    /// A script the job wrote with a heredoc and then runs: its body, at
+    /// the lines where the heredoc holds it.
+    fn written_script(&mut self, run: &Run<'_>, body: &str, line: usize, place: &Place) {
+        let marker = PathBuf::from(format!("<script written at {}:{line}>", run.file));
+        if run.stack.contains(&marker) {
+            return;
+        }
+        let mut stack = run.stack.clone();
+        stack.push(marker);
+        let mut outer = vec![(line, run.layout.clone())];
+        outer.extend(run.outer.iter().cloned());
+        let child = Run {
+            text: body,
+            layout: Layout::Lines {
+                start: yaml::Pos { line: 1, column: 1 },
+            },
+            outer,
+            file: run.file.clone(),
+            script: run.script.clone(),
+            phase: run.phase,
+            env: run.env.clone(),
+            own_env: run.own_env,
+            place: place.clone(),
+            positional: Vec::new(),
+            call_site: None,
+            call_layout: None,
+            via: run.via.clone(),
+            stack,
+        };
+        self.run(&child);
     }
 
     /// Run `text` as a shell string found at `location`, reported at

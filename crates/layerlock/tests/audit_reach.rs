@@ -278,3 +278,20 @@ fn loop_values_and_gitlab_templates_reach_the_jobs_that_run_them() {
     // The template's line is reported for the job that extends it.
     assert_eq!(report["findings"][0]["job"], "unit");
 }
+
+#[test]
+fn a_script_the_job_writes_and_runs_is_read_at_its_heredoc() {
+    let work = repo(&[(
+        ".github/workflows/ci.yml",
+        &format!(
+            "{WORKFLOW_HEAD}    steps:\n      - run: |\n          cat > /tmp/setup.sh <<'EOF'\n          set -e\n          pip install black\n          EOF\n          bash /tmp/setup.sh\n"
+        ),
+    )]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![f(".github/workflows/ci.yml", 9, JOB, "unpinned")],
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["not_followed"], 0);
+}
