@@ -45,7 +45,16 @@ fn steps(
             });
             continue;
         }
-        let Some(Node::Scalar { value, pos, style }) = step.get("run") else {
+        // Actions that run the command they are given (`nick-fields/retry`'s
+        // `command:`) run it as `run:` would.
+        let run = step.get("run").or_else(|| {
+            let action = step.get("uses")?.as_str()?.split('@').next()?;
+            COMMAND_ACTIONS
+                .contains(&action)
+                .then(|| step.get("with")?.get("command"))
+                .flatten()
+        });
+        let Some(Node::Scalar { value, pos, style }) = run else {
             continue;
         };
         let mut env = env.clone();
@@ -65,6 +74,13 @@ fn steps(
         });
     }
 }
+
+/// Actions whose `with: command:` is a shell script they run.
+const COMMAND_ACTIONS: &[&str] = &[
+    "nick-fields/retry",
+    "nick-invision/retry",
+    "Wandalen/wretry.action",
+];
 
 /// `uses: docker/build-push-action@…` with `file:` and `context:`: the
 /// image build it runs, as the `docker build -f FILE CONTEXT` it comes to,

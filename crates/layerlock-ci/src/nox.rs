@@ -18,6 +18,9 @@ use crate::yaml::Pos;
 pub struct Step {
     pub text: String,
     pub pos: Pos,
+    /// tox's factor conditions (`py312,lint: pytest`): the step holds for
+    /// an environment whose name has one of them; empty for all.
+    pub factors: Vec<String>,
 }
 
 /// Sessions (nox) or environments (tox) and their steps, in file order.
@@ -152,6 +155,7 @@ pub fn read_noxfile(text: &str) -> Environments {
                             line: i + 1,
                             column: column + 1,
                         },
+                        factors: Vec::new(),
                     });
                 }
             }
@@ -323,7 +327,9 @@ fn quote(word: &str) -> String {
     }
 }
 
-/// Read a tox.ini: each environment's `deps` lines and `commands`.
+/// Read a tox.ini: each environment's `deps` lines (factor conditions
+/// kept), `commands`, and `usedevelop = true` (the project installed with
+/// `-e`), with tox's `{toxinidir}`, `{envpython}` and `{posargs}` put in.
 pub fn read_tox_ini(text: &str) -> Environments {
     let mut env = Environments::default();
     let mut section: Option<String> = None;
@@ -359,11 +365,14 @@ pub fn read_tox_ini(text: &str) -> Environments {
             env.defaults.get_or_insert_with(Vec::new).extend(names);
             continue;
         }
+        let (factors, value, column) = factor_condition(value, column);
+        let value = substitute(value);
         let text = match key.as_deref() {
             Some("deps") if !value.is_empty() => format!("pip install {value}"),
-            Some("commands" | "commands_pre") if !value.is_empty() => value
-                .replace("{posargs}", "")
-                .replace("{envpython}", "python"),
+            Some("commands" | "commands_pre") if !value.is_empty() => value,
+            Some("usedevelop") if value.eq_ignore_ascii_case("true") => {
+                "pip install -e .".to_string()
+            }
             _ => continue,
         };
         let step = Step {
@@ -372,6 +381,7 @@ pub fn read_tox_ini(text: &str) -> Environments {
                 line: i + 1,
                 column: column + 1,
             },
+            factors,
         };
         if section == "testenv" {
             base.push(step);
@@ -390,15 +400,76 @@ pub fn read_tox_ini(text: &str) -> Environments {
     env
 }
 
+/// `py312,lint: pytest` → (["py312", "lint"], "pytest", its column).
+fn factor_condition(value: &str, column: usize) -> (Vec<String>, &str, usize) {
+    if let Some((factors, rest)) = value.split_once(": ")
+        && !factors.is_empty()
+        && factors
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.,!-".contains(c))
+    {
+        let skipped = value.len() - rest.trim_start().len();
+        let factors = factors.split(',').map(str::to_string).collect();
+        return (factors, rest.trim_start(), column + skipped);
+    }
+    (Vec::new(), value, column)
+}
+
+/// tox's substitutions the audit can make: paths from the tox.ini's
+/// folder (where the walker runs its steps), the env's python, no
+/// positional arguments.
+fn substitute(value: &str) -> String {
+    value
+        .replace("{toxinidir}/", "")
+        .replace("{toxinidir}", ".")
+        .replace("{envpython}", "python")
+        .replace("{posargs}", "")
+        .trim_end()
+        .to_string()
+}
+
+/// Whether a step with these factor conditions holds for an environment
+/// named `env` (`3.12-integration-redis` has factors 3.12, integration,
+/// redis).
+fn applies(factors: &[String], env: &str) -> bool {
+    if factors.is_empty() {
+        return true;
+    }
+    let own: Vec<&str> = env.split('-').collect();
+    factors.iter().any(|f| match f.strip_prefix('!') {
+        Some(not) => !own.contains(&not),
+        None => f.split('-').all(|part| own.contains(&part)),
+    })
+}
+
 impl Environments {
     /// tox: the base `[testenv]` steps always run with any environment.
     pub fn tox_scripts(&self, selected: Option<&[String]>) -> Vec<Script> {
         let mut out = Vec::new();
-        if let Some((name, _)) = self.sessions.first()
+        if let Some((name, steps)) = self.sessions.first()
             && name.is_empty()
         {
+            // The base steps whose factors one of the environments run has
+            // (all of them when which ones run is not known).
+            let names: Option<Vec<&str>> = match selected {
+                None => None,
+                Some([]) => self
+                    .defaults
+                    .as_ref()
+                    .map(|d| d.iter().map(String::as_str).collect()),
+                Some(names) => Some(names.iter().map(String::as_str).collect()),
+            };
+            let steps = steps
+                .iter()
+                .filter(|s| {
+                    names
+                        .as_ref()
+                        .is_none_or(|n| n.iter().any(|e| applies(&s.factors, e)))
+                })
+                .cloned()
+                .collect();
             let base = Environments {
-                sessions: vec![self.sessions[0].clone()],
+                sessions: vec![(String::new(), steps)],
                 defaults: None,
             };
             out.extend(base.scripts(None));
@@ -492,11 +563,23 @@ def helper(session):
             vec![
                 (6, "pip install pytest==8.0.0".to_string()),
                 (7, "pip install -r requirements.txt".to_string()),
-                (8, "pytest ".to_string()),
+                (8, "pytest".to_string()),
                 (11, "pip install ruff".to_string()),
                 (12, "ruff check".to_string()),
             ]
         );
         assert_eq!(tox.tox_scripts(Some(&["docs".to_string()])).len(), 4);
+        let factors = read_tox_ini(
+            "[testenv]\ndeps =\n    -r{toxinidir}/requirements/test.txt\n    3.12,pypy3: hypothesis\n    lint: pre-commit\nusedevelop = True\n",
+        );
+        assert_eq!(
+            lines(&factors.tox_scripts(Some(&["3.12-unit".to_string()]))),
+            vec![
+                (3, "pip install -rrequirements/test.txt".to_string()),
+                (4, "pip install hypothesis".to_string()),
+                (6, "pip install -e .".to_string()),
+            ]
+        );
+        assert_eq!(factors.tox_scripts(None).len(), 4);
     }
 }

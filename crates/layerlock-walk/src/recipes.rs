@@ -54,6 +54,19 @@ pub(crate) struct RecipeCall {
     pub(crate) computed: Option<String>,
 }
 
+impl RecipeCall {
+    fn new(tool: Tool) -> Self {
+        Self {
+            tool,
+            dir: None,
+            file: None,
+            goals: Vec::new(),
+            vars: BTreeMap::new(),
+            computed: None,
+        }
+    }
+}
+
 /// Options of make that take a value.
 const MAKE_VALUE_OPTIONS: &[&str] = &[
     "-C",
@@ -130,14 +143,7 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
             &["-f", "--justfile"],
         ),
     };
-    let mut call = RecipeCall {
-        tool,
-        dir: None,
-        file: None,
-        goals: Vec::new(),
-        vars: BTreeMap::new(),
-        computed: None,
-    };
+    let mut call = RecipeCall::new(tool);
     let mut i = 1;
     let mut options_done = false;
     while let Some(arg) = args.get(i) {
@@ -248,14 +254,7 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
 /// sessions selected; every one when the selection is computed or made by
 /// keyword, tag or label.
 fn session_call(tool: Tool, args: &[Arg]) -> RecipeCall {
-    let mut call = RecipeCall {
-        tool,
-        dir: None,
-        file: None,
-        goals: Vec::new(),
-        vars: BTreeMap::new(),
-        computed: None,
-    };
+    let mut call = RecipeCall::new(tool);
     let all = || vec![layerlock_ci::nox::ALL.to_string()];
     let mut i = 1;
     let mut selecting = false;

@@ -1560,10 +1560,11 @@ impl<V: Visitor> Scanner<'_, V> {
     /// processes of its own runs commands the walk does not read.
     fn python_program(&self, args: &[Arg], place: &Place) -> Option<String> {
         let first = crate::wrappers::program(args.first()?)?;
-        let python = first == "python"
-            || first
-                .strip_prefix("python")
-                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        let python = ["python", "pypy"].iter().any(|stem| {
+            first
+                .strip_prefix(stem)
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        });
         if !python {
             return None;
         }

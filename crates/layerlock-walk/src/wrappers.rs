@@ -331,6 +331,18 @@ fn plain_wrapper(args: &[Arg]) -> Option<usize> {
             }
             args.iter().position(|a| a.is("-c") || a.is("--command"))? + 1
         }
+        // `pyenv exec python3.12 -m pip …`, `asdf exec pip …`, `mise exec --
+        // pip …`, `rye run pip …`.
+        "pyenv" | "asdf" | "rtx" | "mise" | "rye" => {
+            if !matches!(args.get(1)?.value.as_deref()?, "exec" | "x" | "run") {
+                return None;
+            }
+            let dashes = args.iter().position(|a| a.is("--"));
+            match dashes {
+                Some(at) => at + 1,
+                None => 2,
+            }
+        }
         // `timeout [options] DURATION COMMAND`.
         "timeout" => options_then(&["-s", "--signal", "-k", "--kill-after"]) + 1,
         "nice" => options_then(&["-n", "--adjustment"]),
@@ -575,6 +587,10 @@ mod tests {
         );
         assert_eq!(inner("uv --directory x run pip install y"), "pip install y");
         assert_eq!(inner("poetry run pytest -q"), "pytest -q");
+        assert_eq!(
+            inner("pyenv exec python3.12 -m pip install x"),
+            "python3.12 -m pip install x"
+        );
         assert_eq!(inner("conda run -n ci pip install z"), "pip install z");
         assert_eq!(inner("hatch run test:cov"), "hatch run test:cov");
         assert_eq!(inner("uv run -m pytest"), "uv run -m pytest");

@@ -295,3 +295,37 @@ fn a_script_the_job_writes_and_runs_is_read_at_its_heredoc() {
     );
     assert_eq!(report["summary"]["not_followed"], 0);
 }
+
+#[test]
+fn tox_factors_pyenv_and_retried_commands() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - uses: nick-fields/retry@v4\n        with:\n          max_attempts: 3\n          command: tox -e 3.12-unit\n"
+            ),
+        ),
+        (
+            "tox.ini",
+            "[testenv]\ndeps =\n    -r{toxinidir}/requirements/test.txt\n    3.12: hypothesis==6.100.0\n    lint: pre-commit\nusedevelop = True\n",
+        ),
+        ("requirements/test.txt", "pytest==8.3.4\n"),
+        (
+            "Dockerfile",
+            "FROM python:3.12\nRUN pyenv exec pypy3.11 -m pip install --no-deps -e .\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            f(".github/workflows/ci.yml", 9, JOB, "unpinned"),
+            f("Dockerfile", 2, IMAGE, "unpinned"),
+            f("tox.ini", 3, JOB, "pinned"),
+            f("tox.ini", 4, JOB, "pinned"),
+            // `lint: pre-commit` is not for 3.12-unit.
+            f("tox.ini", 6, JOB, "unpinned"),
+        ],
+        "{report:#}"
+    );
+}

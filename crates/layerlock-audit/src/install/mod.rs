@@ -72,12 +72,13 @@ use layerlock_walk::{
     RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
 };
 
+/// `python`, `python3.12`, `py`, `pypy3.11`.
 fn is_python(name: &str) -> bool {
-    name == "python"
-        || name == "py"
-        || name
-            .strip_prefix("python")
-            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    name == "py"
+        || ["python", "pypy"].iter().any(|stem| {
+            name.strip_prefix(stem)
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
 }
 
 fn is_pip(name: &str) -> bool {
@@ -763,6 +764,7 @@ mod tests {
             Some(Class::Pinned)
         );
         assert_eq!(class("uv run pytest"), None);
+        assert_eq!(class("pypy3.11 -m pip install x"), Some(Class::Unpinned));
         assert_eq!(class("pip install pkg==${VERSION}"), Some(Class::RunTime));
         assert_eq!(class("pip install $WHEEL"), Some(Class::RunTime));
         assert_eq!(class("pip install -r $REQS"), Some(Class::RunTime));
