@@ -48,6 +48,11 @@ pub struct Makefile {
 /// How deep prerequisites are followed.
 const MAX_DEPTH: usize = 32;
 
+/// What a make function, or an expansion past the limits, comes to: a
+/// variable the shell does not know, so nothing built from it passes as
+/// pinned.
+const UNKNOWN: &str = "${make_function}";
+
 /// How many variable references one expansion may follow: `X = $(X)$(X)`
 /// would otherwise double at every level.
 const MAX_REFERENCES: usize = 4096;
@@ -367,7 +372,7 @@ fn reference(
     depth: usize,
 ) -> String {
     if *budget == 0 || depth >= MAX_DEPTH {
-        return String::new();
+        return UNKNOWN.to_string();
     }
     *budget -= 1;
     if let Some(command) = inner.strip_prefix("shell ") {
@@ -377,9 +382,9 @@ fn reference(
         );
     }
     if inner.contains([' ', '\t', ',']) {
-        // Another function (`$(if …)`, `$(wildcard …)`): nothing is known of
-        // what it gives.
-        return String::new();
+        // Another function (`$(if …)`, `$(strip …)`): what it gives is not
+        // known here, and the shell sees a value known only at run time.
+        return UNKNOWN.to_string();
     }
     match inner {
         "MAKE" => return "make".to_string(),
@@ -420,7 +425,11 @@ impl Makefile {
         let mut vars = self.vars.clone();
         vars.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
         let goals: Vec<String> = if goals.is_empty() {
-            self.default_goal.iter().cloned().collect()
+            // `.DEFAULT_GOAL := ci` outranks the first rule.
+            match self.vars.get(".DEFAULT_GOAL") {
+                Some(goal) => goal.split_whitespace().map(str::to_string).collect(),
+                None => self.default_goal.iter().cloned().collect(),
+            }
         } else {
             goals.to_vec()
         };
@@ -579,10 +588,16 @@ endif
     fn functions_and_the_shell() {
         let text = "V := $(shell cat VERSION)\nall:\n\tpip install x==$(V) $(if $(CI),--quiet)\n";
         let (scripts, _) = read(text).unwrap().scripts(&[], &BTreeMap::new());
-        assert_eq!(scripts[0].text, " pip install x==$(cat VERSION) ");
+        assert_eq!(
+            scripts[0].text,
+            " pip install x==$(cat VERSION) ${make_function}"
+        );
         let mut set = BTreeMap::new();
         set.insert("V".to_string(), "1.0".to_string());
         let (scripts, _) = read(text).unwrap().scripts(&[], &set);
-        assert_eq!(scripts[0].text, " pip install x==1.0 ");
+        assert_eq!(scripts[0].text, " pip install x==1.0 ${make_function}");
+        let goal = ".DEFAULT_GOAL := ci\nlint:\n\truff check\nci:\n\tpip install torch\n";
+        let (scripts, _) = read(goal).unwrap().scripts(&[], &BTreeMap::new());
+        assert_eq!(scripts[0].text, " pip install torch");
     }
 }

@@ -21,6 +21,9 @@ pub struct Step {
     /// tox's factor conditions (`py312,lint: pytest`): the step holds for
     /// an environment whose name has one of them; empty for all.
     pub factors: Vec<String>,
+    /// A tox `deps` line: an environment with `deps` of its own does not
+    /// take `[testenv]`'s.
+    pub deps: bool,
 }
 
 /// Sessions (nox) or environments (tox) and their steps, in file order.
@@ -156,6 +159,7 @@ pub fn read_noxfile(text: &str) -> Environments {
                             column: column + 1,
                         },
                         factors: Vec::new(),
+                        deps: false,
                     });
                 }
             }
@@ -168,7 +172,13 @@ pub fn read_noxfile(text: &str) -> Environments {
 /// `session.install(` and `session.run(` on a line: (byte column, which).
 fn calls(line: &str) -> Vec<(usize, &'static str)> {
     let mut out = Vec::new();
-    for name in ["install", "run", "run_install"] {
+    for name in [
+        "install",
+        "conda_install",
+        "run",
+        "run_always",
+        "run_install",
+    ] {
         let pattern = format!("session.{name}(");
         let mut from = 0;
         while let Some(at) = line[from..].find(&pattern) {
@@ -301,6 +311,9 @@ fn step(call: &str, text: &str) -> Option<String> {
         .collect();
     match call {
         "install" => (!words.is_empty()).then(|| format!("pip install {}", words.join(" "))),
+        "conda_install" => {
+            (!words.is_empty()).then(|| format!("conda install {}", words.join(" ")))
+        }
         _ => {
             // `session.run("pip", "install", …)`, `("uv", "pip", "install",
             // …)`, `("python", "-m", "pip", "install", …)`.
@@ -382,6 +395,7 @@ pub fn read_tox_ini(text: &str) -> Environments {
                 column: column + 1,
             },
             factors,
+            deps: key.as_deref() == Some("deps"),
         };
         if section == "testenv" {
             base.push(step);
@@ -459,12 +473,19 @@ impl Environments {
                     .map(|d| d.iter().map(String::as_str).collect()),
                 Some(names) => Some(names.iter().map(String::as_str).collect()),
             };
+            // An environment that sets `deps` itself replaces the base's.
+            let own_deps = |env: &str| {
+                self.sessions.iter().any(|(n, steps)| {
+                    !n.is_empty() && matches(env, n) && steps.iter().any(|s| s.deps)
+                })
+            };
             let steps = steps
                 .iter()
                 .filter(|s| {
-                    names
-                        .as_ref()
-                        .is_none_or(|n| n.iter().any(|e| applies(&s.factors, e)))
+                    names.as_ref().is_none_or(|n| {
+                        n.iter()
+                            .any(|e| applies(&s.factors, e) && !(s.deps && own_deps(e)))
+                    })
                 })
                 .cloned()
                 .collect();
@@ -509,6 +530,7 @@ def lint(session):
         "black~=25.0",
     )
     session.run("python", "-m", "pip", "install", *EXTRA)
+    session.run_always("pip", "install", "rich")
 
 @nox.session(name="docs-build")
 def docs(session):
@@ -543,14 +565,15 @@ def helper(session):
                     17,
                     "python -m pip install \"$(python-expression)\"".to_string()
                 ),
+                (18, "pip install rich".to_string()),
             ]
         );
         assert_eq!(
             lines(&nox.scripts(Some(&["docs-build".to_string()]))),
-            vec![(21, "pip install sphinx==7.2.6".to_string())]
+            vec![(22, "pip install sphinx==7.2.6".to_string())]
         );
         assert_eq!(nox.scripts(Some(&["test-3.12".to_string()])).len(), 1);
-        assert_eq!(nox.scripts(None).len(), 4);
+        assert_eq!(nox.scripts(None).len(), 5);
     }
 
     #[test]
@@ -568,7 +591,16 @@ def helper(session):
                 (12, "ruff check".to_string()),
             ]
         );
-        assert_eq!(tox.tox_scripts(Some(&["docs".to_string()])).len(), 4);
+        assert_eq!(tox.tox_scripts(Some(&["docs".to_string()])).len(), 2);
+        // `[testenv:lint]` has deps of its own: the base's are not its.
+        assert_eq!(
+            lines(&tox.tox_scripts(Some(&["lint".to_string()]))),
+            vec![
+                (8, "pytest".to_string()),
+                (11, "pip install ruff".to_string()),
+                (12, "ruff check".to_string()),
+            ]
+        );
         let factors = read_tox_ini(
             "[testenv]\ndeps =\n    -r{toxinidir}/requirements/test.txt\n    3.12,pypy3: hypothesis\n    lint: pre-commit\nusedevelop = True\n",
         );

@@ -47,6 +47,33 @@ impl Arrays {
         true
     }
 
+    /// `NAME[i]=value` (`name` as written, with its subscript): that
+    /// element changes. An index not known makes every element unknown. A
+    /// name that is no array known here is `false`.
+    pub(crate) fn assign_element(
+        &mut self,
+        name: &str,
+        value: Option<String>,
+        at: (usize, usize),
+    ) -> bool {
+        let Some((base, rest)) = name.split_once('[') else {
+            return false;
+        };
+        let Some(elements) = self.values.get_mut(base) else {
+            return false;
+        };
+        match rest.trim_end_matches(']').parse::<usize>() {
+            Ok(index) if index < MAX_ELEMENTS => {
+                if elements.len() <= index {
+                    elements.resize(index + 1, Element { value: None, at });
+                }
+                elements[index] = Element { value, at };
+            }
+            _ => elements.iter_mut().for_each(|e| e.value = None),
+        }
+        true
+    }
+
     /// The elements `"${NAME[@]}"` (or `${NAME[*]}`) stands for, when `raw`
     /// is one and the array is known.
     pub(crate) fn expand(&self, raw: &str) -> Option<&[Element]> {
@@ -134,5 +161,20 @@ mod tests {
         assert!(arrays.expand("${args[*]}").unwrap().is_empty());
         assert!(arrays.expand("$args").is_none());
         assert!(!arrays.assign("x", "plain", false, (4, 1)));
+        assert!(arrays.assign("a", "(pip install torch==2.0)", false, (5, 1)));
+        assert!(arrays.assign_element("a[2]", Some("torch".to_string()), (6, 1)));
+        assert_eq!(
+            arrays.expand("${a[@]}").unwrap()[2].value.as_deref(),
+            Some("torch")
+        );
+        assert!(arrays.assign_element("a[$i]", None, (7, 1)));
+        assert!(
+            arrays
+                .expand("${a[@]}")
+                .unwrap()
+                .iter()
+                .all(|e| e.value.is_none())
+        );
+        assert!(!arrays.assign_element("b[0]", None, (8, 1)));
     }
 }

@@ -4,6 +4,9 @@
 
 use layerlock_shell::{Command, Loop};
 
+/// A loop variable's value for one pass (`None`: unset, not known).
+pub(crate) type Binding = Vec<(String, Option<String>)>;
+
 /// At most this many values of one loop are tried, and this many passes
 /// over one command in all (loops nest).
 const MAX_VALUES: usize = 16;
@@ -11,8 +14,11 @@ const MAX_PASSES: usize = 64;
 
 /// The variable bindings to read `command` with: one pass per combination
 /// of the values of the loops around it whose variables it uses; a single
-/// pass with none when it uses none.
-pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, String)>> {
+/// pass with none when it uses none. A value not known (a computed word
+/// of the list, or one past the limits) is `None`: the variable is unset
+/// for that pass, so the command is read as computed, never as the
+/// variable's earlier value.
+pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Binding> {
     let uses = |name: &str| {
         command
             .words
@@ -21,7 +27,7 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, Stri
             .chain(command.stdout.iter())
             .any(|w| w.variables.iter().any(|v| v == name))
     };
-    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    let mut out: Vec<Binding> = vec![Vec::new()];
     if loops.is_empty() {
         return out;
     }
@@ -29,18 +35,25 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, Stri
         .iter()
         .filter(|l| l.contains(command.line, command.column) && uses(&l.name))
     {
-        let values: Vec<&String> = l.values.iter().flatten().take(MAX_VALUES).collect();
-        if values.is_empty() {
-            continue;
+        let mut values: Vec<Option<&String>> = l
+            .values
+            .iter()
+            .flatten()
+            .take(MAX_VALUES)
+            .map(Some)
+            .collect();
+        let unknown = l.values.iter().any(Option::is_none)
+            || l.values.len() > MAX_VALUES
+            || out.len() * (values.len() + 1) > MAX_PASSES;
+        if unknown || values.is_empty() {
+            values.truncate(MAX_PASSES / out.len().max(1) - 1);
+            values.push(None);
         }
         let mut next = Vec::new();
         for pass in &out {
             for value in &values {
-                if next.len() == MAX_PASSES {
-                    break;
-                }
                 let mut pass = pass.clone();
-                pass.push((l.name.clone(), (*value).clone()));
+                pass.push((l.name.clone(), value.cloned()));
                 next.push(pass);
             }
         }
@@ -53,7 +66,7 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Vec<(String, Stri
 mod tests {
     use super::*;
 
-    fn bindings(text: &str) -> Vec<Vec<Vec<(String, String)>>> {
+    fn bindings(text: &str) -> Vec<Vec<Binding>> {
         let script = layerlock_shell::parse(text).unwrap();
         script
             .commands
@@ -66,12 +79,20 @@ mod tests {
     fn each_literal_value_is_a_pass() {
         let got =
             bindings("for v in 3.11 3.12; do\n  .venv$v/bin/pip install x\n  echo done\ndone\n");
-        let pair = |v: &str| vec![("v".to_string(), v.to_string())];
+        let pair = |v: &str| vec![("v".to_string(), Some(v.to_string()))];
         assert_eq!(got[0], vec![pair("3.11"), pair("3.12")]);
         assert_eq!(got[1], vec![Vec::new()]);
         let nested = bindings("for a in x y; do for b in 1 2; do pip install $a==$b; done; done\n");
         assert_eq!(nested[0].len(), 4);
         let computed = bindings("for f in $FILES; do pip install $f; done\n");
-        assert_eq!(computed[0], vec![Vec::new()]);
+        assert_eq!(computed[0], vec![vec![("f".to_string(), None)]]);
+        let many: Vec<String> = (0..20).map(|i| format!("p{i}==1")).collect();
+        let long = bindings(&format!(
+            "for v in {}; do pip install $v; done\n",
+            many.join(" ")
+        ));
+        // 16 values, then one pass with the value unknown.
+        assert_eq!(long[0].len(), 17);
+        assert_eq!(long[0][16], vec![("v".to_string(), None)]);
     }
 }

@@ -208,17 +208,24 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
                 || (tool == Tool::Make && name.starts_with("-C") && name.len() > 2)
             {
                 call.dir = value().or_else(|| {
-                    let next = args.get(i)?.value.clone();
+                    let next = args.get(i)?;
                     i += 1;
-                    next
+                    // `-C "$SUB"`: which directory is known only at run time.
+                    if next.value.is_none() && call.computed.is_none() {
+                        call.computed = Some(next.raw.clone());
+                    }
+                    next.value.clone()
                 });
             } else if file_names.contains(&name)
                 || (tool == Tool::Make && name.starts_with("-f") && name.len() > 2)
             {
                 call.file = value().or_else(|| {
-                    let next = args.get(i)?.value.clone();
+                    let next = args.get(i)?;
                     i += 1;
-                    next
+                    if next.value.is_none() && call.computed.is_none() {
+                        call.computed = Some(next.raw.clone());
+                    }
+                    next.value.clone()
                 });
             } else if value_options.contains(&name) && attached.is_none() {
                 // make's `-j` takes an optional number.

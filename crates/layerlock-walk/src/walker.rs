@@ -279,6 +279,8 @@ struct Scanner<'a, V: Visitor> {
     scripts: HashMap<PathBuf, Rc<ScriptFile>>,
     /// ... and Makefiles and justfiles.
     recipe_files: HashMap<PathBuf, Rc<RecipeFile>>,
+    /// Calls followed so far, over every path (see [`MAX_FOLLOWED`]).
+    followed: usize,
     /// Dockerfiles CI builds (`docker build -f FILE CONTEXT`), with their
     /// context when given: read after the tree, whatever their names.
     built: Vec<(PathBuf, Option<PathBuf>)>,
@@ -295,6 +297,10 @@ struct ScriptFile {
     parsed: Result<Parsed, layerlock_shell::ShellError>,
     shown: Rc<str>,
 }
+
+/// Calls of scripts and recipes one walk follows, over all its paths: the
+/// 2,500 pipelines of shared chains in `bench/audit.py` follow 80,000.
+const MAX_FOLLOWED: usize = 200_000;
 
 /// What a call runs: a script, or recipes of a Makefile or justfile.
 struct Callee {
@@ -757,7 +763,10 @@ impl<V: Visitor> Scanner<'_, V> {
         }) {
             // The loop variables this pass reads the command with.
             for (name, value) in binding {
-                vars.values.insert(name, value);
+                match value {
+                    Some(value) => vars.values.insert(name, value),
+                    None => vars.values.remove(&name),
+                };
             }
             let inside = scoped.as_ref().is_some_and(|(ctx, _)| {
                 command.context.len() > ctx.len() && command.context.starts_with(ctx)
@@ -793,6 +802,10 @@ impl<V: Visitor> Scanner<'_, V> {
                     // command's is the assignment's.
                     let at = run.pos(command.line, command.column);
                     if arrays.assign(name, &word.raw, append, (at.line, at.column)) {
+                        continue;
+                    }
+                    let value = self.word_value(word, &vars.values, &here);
+                    if arrays.assign_element(name, value, (at.line, at.column)) {
                         continue;
                     }
                     if let Some(v) = self.word_value(word, &vars.values, &here) {
@@ -978,6 +991,14 @@ impl<V: Visitor> Scanner<'_, V> {
                     self.call_function(run, &call, &location, args[1..].to_vec());
                 } else if let Some(recipe) = recipes::recipe_call(inner) {
                     self.recipe_call(run, &recipe, &site_place, &vars, &site, &via);
+                } else if let Some(raw) = computed_installer(inner) {
+                    let mut items = Vec::new();
+                    let why = format!(
+                        "the program of `{} install …` is known only at run time, so what it installs was not read",
+                        raw.trim_matches('"')
+                    );
+                    self.visitor.not_followed(&why, &site, &mut items);
+                    self.keep(items, &via);
                 } else if let Some(raw) = computed_script(inner) {
                     let mut items = Vec::new();
                     let why = format!(
@@ -1682,6 +1703,24 @@ impl<V: Visitor> Scanner<'_, V> {
         {
             return;
         }
+        // Paths multiply: a script (or recipe) calling the next one twice,
+        // 25 deep, is 2^25 paths. Past the budget the walk stops and says
+        // so, failing closed.
+        self.followed += 1;
+        if self.followed > MAX_FOLLOWED {
+            if self.followed == MAX_FOLLOWED + 1 {
+                let at = &call.context.call_site;
+                self.error(
+                    &at.path,
+                    at.line,
+                    at.column,
+                    format!(
+                        "the walk followed {MAX_FOLLOWED} calls of scripts and recipes (paths multiply here); the rest was not followed"
+                    ),
+                );
+            }
+            return;
+        }
         if let Some(recipes) = &call.context.recipes {
             self.follow_recipes(call, recipes, path, stack);
             return;
@@ -2140,6 +2179,24 @@ fn is_activation(path: &str) -> bool {
         && (dir.ends_with("bin") || dir.ends_with("Scripts"))
 }
 
+/// `$PIP install x`, `"${UV}" pip install x` with the program held in a
+/// variable nothing sets: the program as written.
+fn computed_installer(args: &[Arg]) -> Option<String> {
+    let first = args.first()?;
+    if first.value.is_some() || crate::wrappers::program(first).is_some() {
+        return None;
+    }
+    let words: Vec<&str> = args[1..3.min(args.len())]
+        .iter()
+        .map(|a| a.value.as_deref().unwrap_or(""))
+        .collect();
+    matches!(
+        words.as_slice(),
+        ["install" | "sync" | "add", ..] | ["pip", "install" | "sync"]
+    )
+    .then(|| first.raw.clone())
+}
+
 /// The script operand of `bash X`, `source X`, `. X` when it is computed
 /// (`bash $dir/run-$NAME.sh`), as written.
 fn computed_script(args: &[Arg]) -> Option<String> {
@@ -2169,6 +2226,7 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         scripts: HashMap::new(),
         recipe_files: HashMap::new(),
         built: Vec::new(),
+        followed: 0,
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
     };

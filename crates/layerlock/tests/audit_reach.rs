@@ -329,3 +329,66 @@ fn tox_factors_pyenv_and_retried_commands() {
         "{report:#}"
     );
 }
+
+/// Found by an adversarial pass: each of these passed as pinned or
+/// hash-locked, went unnoted, or never ended.
+#[test]
+fn values_the_audit_cannot_know_never_pass_as_pins() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: |\n          v=torch==2.0\n          for v in $(cat reqs.txt); do pip install $v; done\n          uv lock --upgrade && uv sync --frozen\n          make -f \"$MK\" test\n          $PIP install rich\n          args=(pip install torch==2.0); args[2]=torch; \"${{args[@]}}\"\n          make\n"
+            ),
+        ),
+        (
+            "Makefile",
+            ".DEFAULT_GOAL := ci\nlint:\n\tuvx ruff@0.8.0 check\nci:\n\tpip install $(strip torch)==1.0\n",
+        ),
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("uv.lock", ""),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 8, JOB, "run-time"),
+            f(w, 9, JOB, "unpinned"),
+            f(w, 9, JOB, "hash-locked"),
+            f(w, 10, NOTE, ""),
+            f(w, 11, NOTE, ""),
+            f(w, 12, JOB, "unpinned"),
+            f("Makefile", 5, JOB, "run-time"),
+        ],
+        "{report:#}"
+    );
+}
+
+#[test]
+fn paths_that_multiply_stop_at_a_budget_and_say_so() {
+    let mut makefile = String::new();
+    for i in 0..24 {
+        makefile.push_str(&format!(
+            "t{i}:\n\t$(MAKE) t{}\n\t$(MAKE) t{}\n",
+            i + 1,
+            i + 1
+        ));
+    }
+    makefile.push_str("t24:\n\tpip install x\n");
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!("{WORKFLOW_HEAD}    steps:\n      - run: make t0\n"),
+        ),
+        ("Makefile", &makefile),
+    ]);
+    let (code, stdout, _) = run(work.layerlock(&["audit", ".", "--format", "json"]));
+    assert_eq!(code, 2, "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let message = report["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("calls of scripts and recipes"),
+        "{message}"
+    );
+}

@@ -465,6 +465,7 @@ fn uv(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     match args.get(i)?.value.as_deref()? {
         "sync" => projects::uv_sync("sync", args, files),
         "run" => uv_run(args, files),
+        "lock" => projects::relock("uv lock", &args[i + 1..]),
         _ => {
             let (tool, rest, conda) = uv_subcommand(args)?;
             judge(tool, &rest, conda, files)

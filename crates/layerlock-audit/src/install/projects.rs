@@ -167,6 +167,34 @@ pub(super) fn uv_sync(sub: &str, args: &[Arg], files: &dyn RequirementFiles) -> 
     }
 }
 
+/// `uv lock`, `poetry lock`, `pdm lock`, `pipenv lock`: nothing is
+/// installed yet, but the lock is made again from what resolves now, so the
+/// `--frozen` install after it is no better than a resolution. A check
+/// (`--check`, `--locked`, `--dry-run`) changes nothing.
+pub(super) fn relock(tool: &str, args: &[Arg]) -> Option<Install> {
+    if has(
+        args,
+        &[
+            "--check",
+            "--locked",
+            "--frozen",
+            "--dry-run",
+            "--check-exists",
+            "--help",
+            "-h",
+        ],
+    ) {
+        return None;
+    }
+    install(
+        tool,
+        Class::Unpinned,
+        format!(
+            "{tool} resolves the project afresh, so what a later install of the lock installs is what resolves now"
+        ),
+    )
+}
+
 /// Specs given on the command line (`poetry add x`, `pipenv install x`):
 /// classified as pip's are. `None` when there are none.
 fn specs(tool: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
@@ -266,6 +294,7 @@ fn poetry(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>>
             Class::Unpinned,
             "poetry update resolves the dependencies afresh".to_string(),
         ),
+        "lock" => relock("poetry lock", rest),
         _ => return None,
     })
 }
@@ -304,6 +333,7 @@ fn pdm(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>> {
             Class::Unpinned,
             "pdm update resolves the dependencies afresh".to_string(),
         ),
+        "lock" => relock("pdm lock", rest),
         _ => return None,
     })
 }
@@ -343,6 +373,7 @@ fn pipenv(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>>
             Class::Unpinned,
             format!("pipenv {sub} resolves the dependencies afresh"),
         ),
+        "lock" => relock("pipenv lock", rest),
         _ => return None,
     })
 }
@@ -758,7 +789,10 @@ mod tests {
             class("poetry run pip install x", &poetry),
             Some(Class::Unpinned)
         );
-        assert_eq!(class("poetry lock", &poetry), None);
+        assert_eq!(class("poetry lock", &poetry), Some(Class::Unpinned));
+        assert_eq!(class("poetry lock --check", &poetry), None);
+        assert_eq!(class("uv lock --upgrade", &poetry), Some(Class::Unpinned));
+        assert_eq!(class("uv lock --check", &poetry), None);
         let pdm = tree(&["pyproject.toml", "pdm.lock"]);
         assert_eq!(class("pdm install", &pdm), Some(Class::MayResolve));
         assert_eq!(
