@@ -27,6 +27,6 @@ pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
 pub use via::Via;
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
 pub use wrappers::{
-    Container, RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
-    strip_wrappers, unwrap,
+    Container, RUN_VALUE_OPTIONS, is_python, program, project_runner, run_command_start,
+    strip_to_runner, strip_wrappers, unwrap,
 };

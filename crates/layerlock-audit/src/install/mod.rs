@@ -72,13 +72,9 @@ use layerlock_walk::{
     RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
 };
 
-/// `python`, `python3.12`, `py`, `pypy3.11`.
+/// `python`, `python3.12`, `pypy3.11`, and Windows' `py` launcher.
 fn is_python(name: &str) -> bool {
-    name == "py"
-        || ["python", "pypy"].iter().any(|stem| {
-            name.strip_prefix(stem)
-                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        })
+    name == "py" || layerlock_walk::is_python(name)
 }
 
 fn is_pip(name: &str) -> bool {

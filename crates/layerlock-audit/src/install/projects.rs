@@ -197,7 +197,7 @@ pub(super) fn relock(tool: &str, args: &[Arg]) -> Option<Install> {
 
 /// Specs given on the command line (`poetry add x`, `pipenv install x`):
 /// classified as pip's are. `None` when there are none.
-fn specs(tool: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
+fn specs(tool: &str, args: &[Arg]) -> Option<Install> {
     let mut worst: Option<(Class, String)> = None;
     let mut i = 0;
     while let Some(a) = args.get(i) {
@@ -216,7 +216,6 @@ fn specs(tool: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option<Insta
         }
         i += 1;
     }
-    let _ = files;
     worst.map(|(class, why)| Install {
         tool: tool.to_string(),
         class,
@@ -288,7 +287,7 @@ fn poetry(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>>
             // poetry 1.8+ refuses a lock that does not match the project.
             from_lock(&tool, lock, Some("poetry refuses a stale poetry.lock"), "")
         }
-        "add" => specs("poetry add", rest, files),
+        "add" => specs("poetry add", rest),
         "update" => install(
             "poetry update",
             Class::Unpinned,
@@ -327,7 +326,7 @@ fn pdm(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>> {
             Some("pdm sync installs the lock only"),
             "",
         ),
-        "add" => specs("pdm add", rest, files),
+        "add" => specs("pdm add", rest),
         "update" => install(
             "pdm update",
             Class::Unpinned,
@@ -345,7 +344,7 @@ fn pipenv(args: &[Arg], files: &dyn RequirementFiles) -> Option<Option<Install>>
     let lock = || project_lock(files, None, "Pipfile", "Pipfile.lock", true);
     Some(match sub {
         "install" => {
-            if let Some(named) = specs("pipenv install", rest, files) {
+            if let Some(named) = specs("pipenv install", rest) {
                 return Some(Some(named));
             }
             let strict = if has(rest, &["--deploy"]) {
@@ -587,7 +586,7 @@ fn pre_commit(first: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option
             format!("`{config}` could not be read, so nothing proves what its hooks install"),
         ));
     };
-    let repos = match read_pre_commit(&text) {
+    let repos = match layerlock_ci::pre_commit::read(&text) {
         Ok(repos) => repos,
         Err(e) => {
             return Some(install(
@@ -626,12 +625,6 @@ fn pre_commit(first: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option
         format!("every hook of {shown} is pinned to a commit"),
     ));
     Some(install(&tool, class, why))
-}
-
-fn read_pre_commit(
-    text: &str,
-) -> Result<Vec<layerlock_ci::pre_commit::HookRepo>, layerlock_ci::ModelError> {
-    layerlock_ci::pre_commit::read(text)
 }
 
 /// `python setup.py install|develop`: setuptools installs `install_requires`

@@ -1197,12 +1197,7 @@ impl<V: Visitor> Scanner<'_, V> {
     /// processes of its own runs commands the walk does not read.
     fn python_program(&self, args: &[Arg], place: &Place) -> Option<String> {
         let first = crate::wrappers::program(args.first()?)?;
-        let python = ["python", "pypy"].iter().any(|stem| {
-            first
-                .strip_prefix(stem)
-                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        });
-        if !python {
+        if !crate::wrappers::is_python(first) {
             return None;
         }
         let script = args[1..]
