@@ -27,16 +27,16 @@ mod commands;
 mod discovery;
 mod docker;
 mod recipe_files;
+mod state;
 
 use commands::{
     WORKSPACE_VARS, computed_installer, computed_script, heredoc_target, is_activation,
-    is_lone_variable, is_positional, program_lookup, script_call, set_positional,
-    track_env_and_cwd,
+    is_lone_variable, is_positional, program_lookup, script_call,
 };
 use discovery::{Kind, kind_of, walk_dir};
 use recipe_files::RecipeFile;
+use state::ScriptState;
 
-use crate::arrays::Arrays;
 use crate::frame::{self, Analysis, Call, Event, Frame, Frames, Inherited, MAX_CHAIN, Mapping};
 use crate::path_map::PathMap;
 use crate::paths::{Here, confined_file, eval_dir, normalize, strip_quotes};
@@ -330,6 +330,20 @@ impl Run<'_> {
     }
 }
 
+/// One command of a run as the walker follows it: its arguments (and
+/// those of the program it runs inside wrappers), where it runs, and where
+/// it is reported.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    run: &'a Run<'a>,
+    command: &'a layerlock_shell::Command,
+    args: &'a [Arg],
+    inner: &'a [Arg],
+    place: &'a Place,
+    location: &'a Location,
+    via: &'a Hops,
+}
+
 impl<V: Visitor> Scanner<'_, V> {
     fn relative(&self, path: &Path) -> String {
         self.options.shown(path)
@@ -578,332 +592,241 @@ impl<V: Visitor> Scanner<'_, V> {
     }
 
     fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
-        let mut vars = Vars {
-            values: run.env.clone(),
-            set_here: BTreeSet::new(),
-        };
-        // The script's arguments (`shift` drops the first ones), and the
-        // variables made from them (`CMDS=("$@")`), whose values may not be
-        // known exactly but are one of the arguments.
-        let mut positional = run.positional.clone();
-        set_positional(&mut vars.values, &positional, run.call_site.is_some());
-        let mut derived: BTreeSet<String> = ["@", "*"].iter().map(|s| s.to_string()).collect();
-        derived.extend((1..=9).map(|i| i.to_string()));
-        let mut place = run.place.clone();
-        let mut previous: Option<Vec<Arg>> = None;
-        // Variables a container command sets (`docker run -e CMDS=…`) for
-        // the shell string it runs: (its context, the variables).
-        let mut scoped: Option<(Vec<Context>, BTreeMap<String, String>)> = None;
-        // Arrays the script builds (`args=(uv run …)`), run as `"${args[@]}"`.
-        let mut arrays = Arrays::default();
-        // Files a heredoc was written to: path → (body, its first line).
-        let mut written: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
-        // Variables the rules asked for.
-        let reads = RefCell::new(BTreeSet::new());
+        let mut state = ScriptState::new(run);
+        let root = &self.options.root;
         for (command, binding) in parsed.commands.iter().flat_map(|command| {
             crate::loops::passes(&parsed.loops, command)
                 .into_iter()
                 .map(move |pass| (command, pass))
         }) {
-            // The loop variables this pass reads the command with.
-            for (name, value) in binding {
-                match value {
-                    Some(value) => vars.values.insert(name, value),
-                    None => vars.values.remove(&name),
-                };
-            }
-            let inside = scoped.as_ref().is_some_and(|(ctx, _)| {
-                command.context.len() > ctx.len() && command.context.starts_with(ctx)
-            });
-            let outer_vars = if inside {
-                scoped.as_ref().map(|(_, extra)| {
-                    let saved = vars.clone();
-                    for (k, v) in extra {
-                        vars.set(k.clone(), v.clone());
-                    }
-                    saved
-                })
-            } else {
-                scoped = None;
-                None
-            };
+            state.enter(command, binding);
             // Assignments and `cd` outside a command substitution change
             // what later commands see (in a subshell or `bash -c` string
             // only until it ends, which is not modelled).
             let top = !command.context.contains(&Context::Substitution);
-            let here = Here {
-                root: &self.options.root,
-                script: run.script.as_deref(),
-                cwd: place.cwd.as_deref(),
-            };
-            for (name, word) in &command.assignments {
-                if top && command.words.is_empty() {
-                    if word.variables.iter().any(|v| derived.contains(v)) {
-                        derived.insert(name.clone());
-                    }
-                    let append = command.text.contains(&format!("{name}+=("));
-                    // Assignment words carry no place of their own: the
-                    // command's is the assignment's.
-                    let at = run.pos(command.line, command.column);
-                    if arrays.assign(name, &word.raw, append, (at.line, at.column)) {
-                        continue;
-                    }
-                    let value = self.word_value(word, &vars.values, &here);
-                    if arrays.assign_element(name, value, (at.line, at.column)) {
-                        continue;
-                    }
-                    if let Some(v) = self.word_value(word, &vars.values, &here) {
-                        vars.set(name.clone(), v);
-                    }
-                }
-            }
-            let mut args: Vec<Arg> = Vec::new();
-            for word in &command.words {
-                let at = run.pos(word.line, word.column);
-                if word.is_all_arguments() && run.call_site.is_some() && !word.raw.contains("\"$*")
-                {
-                    // `"$@"` stands for every argument the script was given.
-                    args.extend(positional.iter().cloned());
-                    continue;
-                }
-                if let Some(elements) = arrays.expand(&word.raw) {
-                    // `"${args[@]}"`: each element is a word of its own.
-                    args.extend(elements.iter().map(|element| Arg {
-                        value: element.value.clone(),
-                        raw: word.raw.clone(),
-                        at: Some(element.at),
-                        script_at: Some((word.line, word.column)),
-                    }));
-                    continue;
-                }
-                let value = self.word_value(word, &vars.values, &here);
-                // An unquoted expansion is split into words: `$PIP_CMD
-                // install x` with PIP_CMD="uv pip" runs `uv pip install x`.
-                let unquoted = word.value.is_none() && !word.raw.contains(['"', '\'']);
-                match value {
-                    Some(v) if unquoted && v.split_whitespace().count() > 1 => {
-                        for part in v.split_whitespace() {
-                            args.push(Arg {
-                                value: Some(part.to_string()),
-                                raw: word.raw.clone(),
-                                at: Some((at.line, at.column)),
-                                script_at: Some((word.line, word.column)),
-                            });
-                        }
-                    }
-                    value => args.push(Arg {
-                        value,
-                        raw: word.raw.clone(),
-                        at: Some((at.line, at.column)),
-                        script_at: Some((word.line, word.column)),
-                    }),
-                }
-            }
             if top {
-                track_env_and_cwd(&args, &mut vars, &mut place.cwd, self.options);
-                // Only an unconditional `shift` is known to have run (an
-                // option loop's `shift 2` depends on what the options are).
-                if !command.conditional && args.first().is_some_and(|a| a.is("shift")) {
-                    let n = args
-                        .get(1)
-                        .and_then(|a| a.value.as_deref())
-                        .map_or(Some(1), |n| n.parse::<usize>().ok());
-                    if let Some(n) = n {
-                        positional.drain(..n.min(positional.len()));
-                        set_positional(&mut vars.values, &positional, run.call_site.is_some());
-                    }
-                }
+                state.assign(command, run, root, &|w, v, h| self.word_value(w, v, h));
             }
-            let options = self.options;
-            let (inner, containers) = unwrap(&args);
-            // A command is reported at the program it runs: `pip` in `A=1
-            // sudo -E docker exec "$C" \⏎ pip install x`, not at `A=1`;
-            // at a project runner, which installs too (`uv run` syncs), in
-            // `uv run --with x \⏎ pytest`.
-            let runner = crate::wrappers::strip_to_runner(&args);
-            let shown = if crate::wrappers::project_runner(runner).is_some() {
-                runner
-            } else {
-                inner
+            let args = state.args(command, run, root, &|w, v, h| self.word_value(w, v, h));
+            if top {
+                state.track(command, &args, self.options);
+            }
+            let container_env = self.command(run, command, &args, &mut state, runners);
+            state.leave(command, args, container_env);
+        }
+        self.analysis.read(&state.reads.into_inner());
+    }
+
+    /// One command, with the arguments it runs with: tell the visitor,
+    /// then follow what it runs (functions, recipes, scripts, strings,
+    /// Dockerfiles) or say why it cannot be followed. Returns the
+    /// variables a container command sets for the string it runs.
+    fn command(
+        &mut self,
+        run: &Run<'_>,
+        command: &layerlock_shell::Command,
+        args: &[Arg],
+        state: &mut ScriptState,
+        runners: &Runners,
+    ) -> BTreeMap<String, String> {
+        let options = self.options;
+        let (inner, containers) = unwrap(args);
+        // A command is reported at the program it runs: `pip` in `A=1
+        // sudo -E docker exec "$C" \⏎ pip install x`, not at `A=1`;
+        // at a project runner, which installs too (`uv run` syncs), in
+        // `uv run --with x \⏎ pytest`.
+        let runner = crate::wrappers::strip_to_runner(args);
+        let shown = if crate::wrappers::project_runner(runner).is_some() {
+            runner
+        } else {
+            inner
+        };
+        let pos = match shown.first().and_then(|a| a.at) {
+            Some((line, column)) => yaml::Pos { line, column },
+            None => run.pos(command.line, command.column),
+        };
+        let mut location = Location {
+            path: run.file.clone(),
+            line: pos.line,
+            column: pos.column,
+        };
+        // A command made of the script's arguments (`docker exec C
+        // "$@"`) is written where the script was called.
+        let mut via = std::borrow::Cow::Borrowed(&run.via);
+        if let (Some(site), Some(first)) = (&run.call_site, inner.first())
+            && let Some((line, column)) = first.at
+            && run.positional.contains(first)
+        {
+            let via = via.to_mut();
+            via.pop();
+            via.push(format!("{}:{}", location.path, location.line));
+            location = Location {
+                path: site.path.clone(),
+                line,
+                column,
             };
-            let pos = match shown.first().and_then(|a| a.at) {
-                Some((line, column)) => yaml::Pos { line, column },
-                None => run.pos(command.line, command.column),
-            };
-            let mut location = Location {
-                path: run.file.clone(),
-                line: pos.line,
-                column: pos.column,
-            };
-            // A command made of the script's arguments (`docker exec C
-            // "$@"`) is written where the script was called.
-            let mut via = std::borrow::Cow::Borrowed(&run.via);
-            if let (Some(site), Some(first)) = (&run.call_site, inner.first())
-                && let Some((line, column)) = first.at
-                && run.positional.contains(first)
-            {
-                let via = via.to_mut();
-                via.pop();
-                via.push(format!("{}:{}", location.path, location.line));
-                location = Location {
-                    path: site.path.clone(),
-                    line,
-                    column,
-                };
-            }
-            let site_place = self.container_place(&place, &containers, &vars.values);
-            let container_env: BTreeMap<String, String> = containers
-                .iter()
-                .flat_map(|c| &c.env)
-                .filter_map(|(k, v)| {
-                    let value = v.clone().or_else(|| {
-                        self.analysis.read([k]);
-                        vars.values.get(k).cloned()
-                    })?;
-                    Some((k.clone(), value))
-                })
-                .collect();
-            let files = Files {
-                options,
-                place: &site_place,
-                vars: &vars.values,
-                reads: &reads,
-            };
-            let site = CommandSite {
-                args: &args,
-                text: &command.text,
-                location: location.clone(),
-                phase: run.phase,
-                files: &files,
-                cwd: site_place.cwd.as_deref(),
-                root: &options.root,
-                previous: previous.as_deref(),
-                mapped_paths: options.path_map.len(),
-            };
-            let mut items = Vec::new();
-            self.result.commands += 1;
-            self.visitor.command(&site, &mut items);
-            self.keep(items, &via);
-            if let Some(word) = &command.stdout {
-                self.analysis.read(&word.variables);
-            }
-            if let (Some(body), Some(line)) = (&command.heredoc, command.stdin_line)
-                && let Some(target) = heredoc_target(command, inner, &vars.values)
-            {
-                let path = self.place_path(&site_place, &target);
-                written.insert(path, (body.clone(), line));
-            }
-            // `${COMMANDS[$node]}` or `eval "$cmd"` with a value made from
-            // the arguments but not known exactly: it is one of them, so each
-            // argument that is a command line is run.
-            let from_arguments = |w: &layerlock_shell::Word| {
-                w.value.is_none() && w.variables.iter().any(|v| derived.contains(v))
-            };
-            let runs_argument = command.words.first().is_some_and(|w| {
-                from_arguments(w)
-                    && !w.is_all_arguments()
-                    && inner.first().is_some_and(|a| a.value.is_none())
-            }) || (args.first().is_some_and(|a| a.is("eval"))
-                && command.words.iter().any(from_arguments)
-                && args[1..].iter().any(|a| a.value.is_none()));
-            if runs_argument && run.call_site.is_some() && self.within_chain(run) {
-                let lines = positional
-                    .iter()
-                    .filter(|a| a.value.as_deref().is_some_and(|v| v.contains(' ')));
-                for arg in lines {
-                    self.argument_string(run, arg, &location, &place);
-                }
-            }
-            if self.within_chain(run) {
-                self.nested_string(run, &args, &location);
-                self.generated_dockerfile(run, command, inner, &site_place, &written);
-                let call = if matches!(command.context.last(), Some(Context::Substitution)) {
-                    None
-                } else {
-                    script_call(inner)
-                };
-                if let Some((name, body)) = args
-                    .first()
-                    .and_then(|a| a.value.as_deref())
-                    .and_then(|name| runners.get_key_value(name))
-                {
-                    let call = FunctionCall {
-                        name,
-                        body,
-                        runners,
-                    };
-                    self.call_function(run, &call, &location, args[1..].to_vec());
-                } else if let Some(recipe) = recipes::recipe_call(inner) {
-                    self.recipe_call(run, &recipe, &site_place, &vars, &site, &via);
-                } else if let Some(raw) = computed_installer(inner) {
-                    let mut items = Vec::new();
-                    let why = format!(
-                        "the program of `{} install …` is known only at run time, so what it installs was not read",
-                        raw.trim_matches('"')
-                    );
-                    self.visitor.not_followed(&why, &site, &mut items);
-                    self.keep(items, &via);
-                } else if let Some(raw) = computed_script(inner) {
-                    let mut items = Vec::new();
-                    let why = format!(
-                        "the script `{}` is named by a value known only at run time, so its commands were not read",
-                        raw.trim_matches('"')
-                    );
-                    self.visitor.not_followed(&why, &site, &mut items);
-                    self.keep(items, &via);
-                } else if let Some(why) = self.python_program(inner, &site_place) {
-                    let mut items = Vec::new();
-                    self.visitor.not_followed(&why, &site, &mut items);
-                    self.keep(items, &via);
-                } else if let Some((call, call_args)) = call {
-                    match options.locate(&call, &site_place) {
-                        // A virtual environment's activation script is made
-                        // by the job (`uv venv`, `python -m venv`): nothing
-                        // of the repository's is missing.
-                        None if is_activation(&call) => {}
-                        None => match written.get(&self.place_path(&site_place, &call)) {
-                            // `cat > ci.sh <<EOF … EOF`, then `bash ci.sh`.
-                            Some((body, line)) => {
-                                let (body, line) = (body.clone(), *line);
-                                self.written_script(run, &body, line, &site_place);
-                            }
-                            None => {
-                                let mut items = Vec::new();
-                                self.visitor.missing_script(&call, &site, &mut items);
-                                self.keep(items, &via);
-                            }
-                        },
-                        Some(real) => {
-                            let child_place = Place {
-                                cwd: site_place.cwd.clone(),
-                                image: site_place.image.clone(),
-                            };
-                            let callee = Callee {
-                                script: real,
-                                recipes: None,
-                            };
-                            self.call(run, callee, &location, child_place, call_args, &vars);
-                        }
-                    }
-                }
-            } else if script_call(inner).is_some()
-                || recipes::recipe_call(inner).is_some()
-                || args.first().is_some_and(|a| a.is("eval"))
-            {
-                // Reported with the whole chain of each path (see `replay`).
-                self.analysis
-                    .events
-                    .push(Event::TooDeep(location.clone(), run.via.clone()));
-            }
-            previous = Some(args);
-            if let Some(saved) = outer_vars {
-                vars = saved;
-            }
-            if !container_env.is_empty() {
-                scoped = Some((command.context.clone(), container_env));
+        }
+        let site_place = self.container_place(&state.place, &containers, &state.vars.values);
+        let container_env: BTreeMap<String, String> = containers
+            .iter()
+            .flat_map(|c| &c.env)
+            .filter_map(|(k, v)| {
+                let value = v.clone().or_else(|| {
+                    self.analysis.read([k]);
+                    state.vars.values.get(k).cloned()
+                })?;
+                Some((k.clone(), value))
+            })
+            .collect();
+        let files = Files {
+            options,
+            place: &site_place,
+            vars: &state.vars.values,
+            reads: &state.reads,
+        };
+        let site = CommandSite {
+            args,
+            text: &command.text,
+            location: location.clone(),
+            phase: run.phase,
+            files: &files,
+            cwd: site_place.cwd.as_deref(),
+            root: &options.root,
+            previous: state.previous.as_deref(),
+            mapped_paths: options.path_map.len(),
+        };
+        let mut items = Vec::new();
+        self.result.commands += 1;
+        self.visitor.command(&site, &mut items);
+        self.keep(items, &via);
+        if let Some(word) = &command.stdout {
+            self.analysis.read(&word.variables);
+        }
+        if let (Some(body), Some(line)) = (&command.heredoc, command.stdin_line)
+            && let Some(target) = heredoc_target(command, inner, &state.vars.values)
+        {
+            let path = self.place_path(&site_place, &target);
+            state.written.insert(path, (body.clone(), line));
+        }
+        if state.runs_an_argument(command, args, inner) && self.within_chain(run) {
+            let lines: Vec<Arg> = state.command_arguments().cloned().collect();
+            for arg in &lines {
+                self.argument_string(run, arg, &location, &state.place);
             }
         }
-        self.analysis.read(&reads.into_inner());
+        let at = At {
+            run,
+            command,
+            args,
+            inner,
+            place: &site_place,
+            location: &location,
+            via: &via,
+        };
+        if self.within_chain(run) {
+            self.follow_command(&at, &site, state, runners);
+        } else if script_call(inner).is_some()
+            || recipes::recipe_call(inner).is_some()
+            || args.first().is_some_and(|a| a.is("eval"))
+        {
+            // Reported with the whole chain of each path (see `replay`).
+            self.analysis
+                .events
+                .push(Event::TooDeep(location.clone(), run.via.clone()));
+        }
+        container_env
+    }
+
+    /// What a command runs that the walk reads too: shell strings,
+    /// Dockerfiles it writes, functions, recipes, scripts; or why it cannot
+    /// be read.
+    fn follow_command(
+        &mut self,
+        at: &At<'_>,
+        site: &CommandSite<'_>,
+        state: &ScriptState,
+        runners: &Runners,
+    ) {
+        let At {
+            run,
+            command,
+            args,
+            inner,
+            place: site_place,
+            location,
+            via,
+        } = *at;
+        self.nested_string(run, args, location);
+        self.generated_dockerfile(run, command, inner, site_place, &state.written);
+        let call = if matches!(command.context.last(), Some(Context::Substitution)) {
+            None
+        } else {
+            script_call(inner)
+        };
+        if let Some((name, body)) = args
+            .first()
+            .and_then(|a| a.value.as_deref())
+            .and_then(|name| runners.get_key_value(name))
+        {
+            let call = FunctionCall {
+                name,
+                body,
+                runners,
+            };
+            self.call_function(run, &call, location, args[1..].to_vec());
+        } else if let Some(recipe) = recipes::recipe_call(inner) {
+            self.recipe_call(run, &recipe, site_place, &state.vars, site, via);
+        } else if let Some(raw) = computed_installer(inner) {
+            let mut items = Vec::new();
+            let why = format!(
+                "the program of `{} install …` is known only at run time, so what it installs was not read",
+                raw.trim_matches('"')
+            );
+            self.visitor.not_followed(&why, site, &mut items);
+            self.keep(items, via);
+        } else if let Some(raw) = computed_script(inner) {
+            let mut items = Vec::new();
+            let why = format!(
+                "the script `{}` is named by a value known only at run time, so its commands were not read",
+                raw.trim_matches('"')
+            );
+            self.visitor.not_followed(&why, site, &mut items);
+            self.keep(items, via);
+        } else if let Some(why) = self.python_program(inner, site_place) {
+            let mut items = Vec::new();
+            self.visitor.not_followed(&why, site, &mut items);
+            self.keep(items, via);
+        } else if let Some((call, call_args)) = call {
+            match self.options.locate(&call, site_place) {
+                // A virtual environment's activation script is made
+                // by the job (`uv venv`, `python -m venv`): nothing
+                // of the repository's is missing.
+                None if is_activation(&call) => {}
+                None => match state.written.get(&self.place_path(site_place, &call)) {
+                    // `cat > ci.sh <<EOF … EOF`, then `bash ci.sh`.
+                    Some((body, line)) => {
+                        let (body, line) = (body.clone(), *line);
+                        self.written_script(run, &body, line, site_place);
+                    }
+                    None => {
+                        let mut items = Vec::new();
+                        self.visitor.missing_script(&call, site, &mut items);
+                        self.keep(items, via);
+                    }
+                },
+                Some(real) => {
+                    let child_place = Place {
+                        cwd: site_place.cwd.clone(),
+                        image: site_place.image.clone(),
+                    };
+                    let callee = Callee {
+                        script: real,
+                        recipes: None,
+                    };
+                    self.call(run, callee, location, child_place, call_args, &state.vars);
+                }
+            }
+        }
     }
 
     /// What the visitor made of a command, for the frame.
