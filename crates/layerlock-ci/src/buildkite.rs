@@ -172,6 +172,7 @@ impl Walker<'_> {
                 env: all_env,
                 working_dir: working_dir.clone(),
                 mounts: Vec::new(),
+                shell: None,
             });
         }
     }

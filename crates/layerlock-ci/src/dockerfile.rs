@@ -340,6 +340,8 @@ struct Stage {
     mounts: Vec<Mount>,
     workdir: String,
     env: BTreeMap<String, String>,
+    /// The program of `SHELL ["/bin/bash", "-c"]`; `/bin/sh` when unset.
+    shell: Option<String>,
 }
 
 struct Reader {
@@ -459,6 +461,10 @@ impl Reader {
                 });
             }
             "COPY" | "ADD" => self.copy(rest),
+            "SHELL" => {
+                let argv = serde_json::from_str::<Vec<String>>(rest.trim());
+                self.stage().shell = argv.ok().and_then(|argv| argv.into_iter().next());
+            }
             "RUN" => self.run(ins, escape, rest),
             "ONBUILD" => {
                 // `ONBUILD RUN …` runs when a child image is built.
@@ -658,6 +664,7 @@ impl Reader {
             env: stage.env.clone(),
             working_dir: Some(stage.workdir.clone()),
             mounts: mounts.clone(),
+            shell: Some(stage.shell.clone().unwrap_or_else(|| "/bin/sh".to_string())),
         };
         let first_line = ins.first + 1;
         if body.starts_with('[')

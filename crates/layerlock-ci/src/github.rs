@@ -30,7 +30,7 @@ fn steps(
     steps: &Node,
     job: &str,
     env: &BTreeMap<String, String>,
-    dir: Option<&str>,
+    dir: RunDefaults<'_>,
     out: &mut Vec<Script>,
 ) {
     for step in steps.items() {
@@ -40,7 +40,7 @@ fn steps(
             out.push(Script {
                 env,
                 job: Some(job.to_string()),
-                working_dir: dir.map(str::to_string),
+                working_dir: dir.working_dir.map(str::to_string),
                 ..build
             });
             continue;
@@ -68,10 +68,44 @@ fn steps(
             working_dir: step
                 .get("working-directory")
                 .and_then(Node::as_str)
-                .or(dir)
+                .or(dir.working_dir)
                 .map(str::to_string),
             mounts: Vec::new(),
+            // `shell: sh` runs `sh -e {0}`; `bash`, `python`, a command.
+            shell: step
+                .get("shell")
+                .and_then(Node::as_str)
+                .or(dir.shell)
+                .and_then(|s| s.split_whitespace().next())
+                .map(str::to_string),
         });
+    }
+}
+
+/// A workflow's or job's `defaults: run:`: where `run:` steps run, and
+/// with which shell.
+#[derive(Clone, Copy, Default)]
+struct RunDefaults<'a> {
+    working_dir: Option<&'a str>,
+    shell: Option<&'a str>,
+}
+
+impl<'a> RunDefaults<'a> {
+    fn of(node: &'a Node) -> Self {
+        let run = node.get("defaults").and_then(|d| d.get("run"));
+        let field = |name| run.and_then(|r| r.get(name)).and_then(Node::as_str);
+        Self {
+            working_dir: field("working-directory"),
+            shell: field("shell"),
+        }
+    }
+
+    /// Each field of the job's, else the workflow's.
+    fn or(self, outer: Self) -> Self {
+        Self {
+            working_dir: self.working_dir.or(outer.working_dir),
+            shell: self.shell.or(outer.shell),
+        }
     }
 }
 
@@ -116,6 +150,7 @@ fn image_build(step: &Node) -> Option<Script> {
         env: BTreeMap::new(),
         working_dir: None,
         mounts: Vec::new(),
+        shell: None,
     })
 }
 
@@ -135,11 +170,7 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                 let Some(id) = id.as_str() else { continue };
                 let mut job_env = env.clone();
                 env_of(job.get("env"), &mut job_env);
-                let dir = job
-                    .get("defaults")
-                    .and_then(|d| d.get("run"))
-                    .and_then(|r| r.get("working-directory"))
-                    .and_then(Node::as_str);
+                let dir = RunDefaults::of(job).or(RunDefaults::of(doc));
                 if let Some(s) = job.get("steps") {
                     steps(s, id, &job_env, dir, &mut out);
                 }
@@ -147,7 +178,7 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
         }
         if let Some(s) = doc.get("runs").and_then(|r| r.get("steps")) {
             let name = doc.get("name").and_then(Node::as_str).unwrap_or("action");
-            steps(s, name, &env, None, &mut out);
+            steps(s, name, &env, RunDefaults::default(), &mut out);
         }
     }
     out

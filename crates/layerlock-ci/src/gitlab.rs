@@ -158,6 +158,7 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                     env: env.clone(),
                     working_dir: None,
                     mounts: Vec::new(),
+                    shell: None,
                 });
             }
         }

@@ -50,6 +50,9 @@ pub struct Justfile {
     vars: BTreeMap<String, String>,
     /// The first recipe: what `just` alone runs.
     first: Option<String>,
+    /// The shell of its recipe lines: `set shell := ["bash", "-c"]`, or
+    /// just's own `sh`.
+    shell: String,
 }
 
 /// How deep dependencies are followed.
@@ -62,7 +65,10 @@ pub fn read(text: &str) -> Result<Justfile, ModelError> {
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
-    let mut file = Justfile::default();
+    let mut file = Justfile {
+        shell: "sh".to_string(),
+        ..Justfile::default()
+    };
     let mut current: Option<String> = None;
     for (i, line) in lines.iter().enumerate() {
         let number = i + 1;
@@ -91,6 +97,10 @@ pub fn read(text: &str) -> Result<Justfile, ModelError> {
             continue;
         }
         current = None;
+        if let Some(shell) = shell_setting(trimmed) {
+            file.shell = shell;
+            continue;
+        }
         if trimmed.starts_with("set ")
             || trimmed.starts_with("import ")
             || trimmed.starts_with("mod ")
@@ -320,7 +330,7 @@ impl Justfile {
             let dep: Vec<String> = dep.iter().map(|w| interpolate(w, &values)).collect();
             self.visit(&dep, done, out, depth + 1);
         }
-        out.extend(body_scripts(&recipe.body, &values));
+        out.extend(body_scripts(&recipe.body, &values, &self.shell));
         for dep in &recipe.after {
             let dep: Vec<String> = dep.iter().map(|w| interpolate(w, &values)).collect();
             self.visit(&dep, done, out, depth + 1);
@@ -328,10 +338,23 @@ impl Justfile {
     }
 }
 
+/// `set shell := ["bash", "-uc"]`: the program.
+fn shell_setting(line: &str) -> Option<String> {
+    let rest = line
+        .strip_prefix("set")?
+        .trim_start()
+        .strip_prefix("shell")?;
+    let list = rest.trim_start().strip_prefix(":=")?.trim();
+    let first = list.strip_prefix('[')?.trim_start();
+    let quote = first.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let name = first[1..].split(quote).next()?;
+    Some(name.to_string())
+}
+
 /// A recipe body: one script per line, or, under a shebang, the whole body
 /// as one script (a shell's) or the shebang's own command (another
 /// interpreter's).
-fn body_scripts(body: &[BodyLine], values: &BTreeMap<String, String>) -> Vec<Script> {
+fn body_scripts(body: &[BodyLine], values: &BTreeMap<String, String>, shell: &str) -> Vec<Script> {
     let script = |text: String, line: usize| Script {
         text,
         layout: Layout::Lines {
@@ -342,6 +365,7 @@ fn body_scripts(body: &[BodyLine], values: &BTreeMap<String, String>) -> Vec<Scr
         env: BTreeMap::new(),
         working_dir: None,
         mounts: Vec::new(),
+        shell: Some(shell.to_string()),
     };
     let Some(first) = body.first() else {
         return Vec::new();

@@ -489,6 +489,13 @@ impl Makefile {
                     env: BTreeMap::new(),
                     working_dir: None,
                     mounts: Vec::new(),
+                    // make runs each line with `$(SHELL) -c`, `/bin/sh`
+                    // unless the Makefile sets it.
+                    shell: Some(
+                        vars.get("SHELL")
+                            .map(|s| expand(s, vars, &auto))
+                            .unwrap_or_else(|| "/bin/sh".to_string()),
+                    ),
                 });
             }
         }

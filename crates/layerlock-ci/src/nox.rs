@@ -85,6 +85,7 @@ impl Environments {
                 env: BTreeMap::new(),
                 working_dir: None,
                 mounts: Vec::new(),
+                shell: None,
             })
             .collect()
     }

@@ -189,6 +189,10 @@ pub struct Script {
     pub working_dir: Option<String>,
     /// Image paths that hold files of the build context (Dockerfiles).
     pub mounts: Vec<crate::dockerfile::Mount>,
+    /// The shell that runs the text, when the file says (`shell: sh` in a
+    /// workflow, a Dockerfile's `SHELL`, or `/bin/sh` for its `RUN`); it
+    /// decides part of the grammar.
+    pub shell: Option<String>,
 }
 
 /// A CI file that could be parsed only in part, or not at all.

@@ -6,6 +6,7 @@
 use crate::command::Context;
 use crate::cursor::{ends_word, is_meta};
 use crate::error::ShellError;
+use crate::grammar::Grammar;
 use crate::parser::{ListEnd, LoopHead, Parser, Step, Until};
 use crate::simple::Pending;
 use crate::word_builder::WordBuilder;
@@ -143,7 +144,10 @@ impl Parser<'_> {
             self.finish(cmd, ctx);
         }
         let open = self.pos;
-        if self.peek_ahead(1) == Some('(') && self.arith_closes(self.logical_index(2)) {
+        if self.grammar == Grammar::Bash
+            && self.peek_ahead(1) == Some('(')
+            && self.arith_closes(self.logical_index(2))
+        {
             self.advance(2);
             let mut scratch = WordBuilder::default();
             self.arithmetic_body(open, &mut scratch, ctx)?;

@@ -332,7 +332,7 @@ impl Parser<'_> {
         let mut inner = ctx.to_vec();
         inner.push(Context::Substitution);
         let depth = self.depth + 1;
-        let found = self.nested(|p| parse_source(&body, p.lines, &inner, depth))?;
+        let found = self.nested(|p| parse_source(&body, p.lines, &inner, depth, p.grammar))?;
         self.finished.extend(found);
         b.substitution();
         b.expansion(self.src, open, self.pos);

@@ -12,6 +12,7 @@ mod compound;
 mod cursor;
 mod error;
 mod expansion;
+mod grammar;
 mod heredoc;
 mod parser;
 mod redirect;
@@ -25,6 +26,7 @@ mod word_reader;
 
 pub use command::{Command, Context, Function, Loop, Script};
 pub use error::ShellError;
-pub use script::parse;
+pub use grammar::Grammar;
+pub use script::{parse, parse_as};
 pub use shell_invocation::{ShellRun, shell_run};
 pub use word::Word;

@@ -4,6 +4,7 @@
 
 use crate::command::{Command, Context};
 use crate::error::ShellError;
+use crate::grammar::Grammar;
 use crate::heredoc::Heredocs;
 use crate::simple::{Pending, RawCommand};
 use crate::source::{LineMap, Source};
@@ -37,6 +38,8 @@ pub(crate) struct Parser<'s> {
     /// How many `if`, `while`, `until`, `for` and `case` the cursor is in:
     /// a command there may run or not.
     pub(crate) conditional: usize,
+    /// Bash's or a POSIX shell's reading of `((`.
+    pub(crate) grammar: Grammar,
 }
 
 /// `for NAME in WORDS`: the name, each word's static value (`None` when
@@ -76,7 +79,7 @@ pub(crate) enum ListEnd {
 }
 
 impl<'s> Parser<'s> {
-    pub(crate) fn new(src: &'s Source, lines: &'s LineMap, depth: usize) -> Self {
+    pub(crate) fn new(src: &'s Source, lines: &'s LineMap, depth: usize, grammar: Grammar) -> Self {
         Self {
             src,
             lines,
@@ -92,6 +95,7 @@ impl<'s> Parser<'s> {
             open_loops: Vec::new(),
             loops: Vec::new(),
             conditional: 0,
+            grammar,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::command::{Command, Context, Function, Loop, Script};
 use crate::error::ShellError;
+use crate::grammar::Grammar;
 use crate::heredoc::HeredocBody;
 use crate::parser::{LoopHead, Parser, Until};
 use crate::shell_invocation::{ShellInput, shell_input};
@@ -15,6 +16,13 @@ use crate::word_builder::RawWord;
 /// but valid-enough text; fails only on an unterminated quote, substitution,
 /// expansion or heredoc (or absurd nesting).
 pub fn parse(text: &str) -> Result<Script, ShellError> {
+    parse_as(text, Grammar::Bash)
+}
+
+/// [`parse`], as the shell of `grammar` reads the text (a POSIX shell's
+/// `((` opens two subshells). Shell strings inside it (`sh -c '…'`) are
+/// read with the grammar of the shell they are given to.
+pub fn parse_as(text: &str, grammar: Grammar) -> Result<Script, ShellError> {
     let lines = LineMap::new(text);
     let src = Source::root(text);
     let mut functions = Vec::new();
@@ -22,7 +30,7 @@ pub fn parse(text: &str) -> Result<Script, ShellError> {
     let mut found = run(
         &src,
         &lines,
-        0,
+        (0, grammar),
         Some((&mut functions, &mut loops)),
         |parser| parser.parse_list(Until::End, &[]).map(|_| ()),
     )?;
@@ -65,8 +73,9 @@ pub(crate) fn parse_source(
     lines: &LineMap,
     ctx: &[Context],
     depth: usize,
+    grammar: Grammar,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
-    run(src, lines, depth, None, |parser| {
+    run(src, lines, (depth, grammar), None, |parser| {
         parser.parse_list(Until::End, ctx).map(|_| ())
     })
 }
@@ -77,20 +86,22 @@ fn parse_heredoc_text(
     lines: &LineMap,
     ctx: &[Context],
     depth: usize,
+    grammar: Grammar,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
-    run(src, lines, depth, None, |parser| {
+    run(src, lines, (depth, grammar), None, |parser| {
         parser.scan_expansions(ctx)
     })
 }
 
+/// Reads `src` at a nesting depth, with a grammar.
 fn run(
     src: &Source,
     lines: &LineMap,
-    depth: usize,
+    (depth, grammar): (usize, Grammar),
     spans_out: Option<Spans<'_>>,
     read: impl FnOnce(&mut Parser<'_>) -> Result<(), ShellError>,
 ) -> Result<Vec<(usize, Command)>, ShellError> {
-    let mut parser = Parser::new(src, lines, depth);
+    let mut parser = Parser::new(src, lines, depth, grammar);
     read(&mut parser)?;
     parser.check_heredocs_closed()?;
     let Parser {
@@ -140,6 +151,7 @@ fn run(
         src,
         lines,
         depth,
+        grammar,
         out: &mut finished,
     };
     for (i, raw) in commands.iter().enumerate() {
@@ -162,6 +174,7 @@ struct Assembler<'a> {
     src: &'a Source,
     lines: &'a LineMap,
     depth: usize,
+    grammar: Grammar,
     out: &'a mut Vec<(usize, Command)>,
 }
 
@@ -236,7 +249,14 @@ impl Assembler<'_> {
         if let Some((kind, script)) = nested {
             let mut ctx = raw.context.clone();
             ctx.push(kind);
-            if let Ok(found) = parse_source(&script, self.lines, &ctx, self.depth + 1) {
+            // `sh -c '…'` is read as sh reads it, whatever reads the outer
+            // text; a heredoc fed to `bash` as bash reads it.
+            let grammar = raw
+                .words
+                .iter()
+                .find_map(|w| Grammar::of_program(w.word.value.as_deref()?))
+                .unwrap_or(self.grammar);
+            if let Ok(found) = parse_source(&script, self.lines, &ctx, self.depth + 1, grammar) {
                 self.out.extend(found);
             }
         }
@@ -246,7 +266,14 @@ impl Assembler<'_> {
             && !fed_to_shell
         {
             let text = Source::nested(body.chars.clone(), body.origins.clone(), origin);
-            if let Ok(found) = parse_heredoc_text(&text, self.lines, &raw.context, self.depth + 1) {
+            let found = parse_heredoc_text(
+                &text,
+                self.lines,
+                &raw.context,
+                self.depth + 1,
+                self.grammar,
+            );
+            if let Ok(found) = found {
                 self.out.extend(found);
             }
         }

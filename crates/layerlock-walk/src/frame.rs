@@ -71,6 +71,10 @@ pub(crate) struct Context {
     pub(crate) caller_layout: Rc<Mapping>,
     /// For a Makefile or justfile: the recipes run. `None` for a script.
     pub(crate) recipes: Option<Rc<Recipes>>,
+    /// The shell the call names (`sh x.sh`), and the caller's own: with the
+    /// script's shebang they decide its grammar.
+    pub(crate) shell: Option<layerlock_shell::Grammar>,
+    pub(crate) caller_grammar: layerlock_shell::Grammar,
 }
 
 /// The recipes a `make` or `just` call runs.

@@ -392,3 +392,42 @@ fn paths_that_multiply_stop_at_a_budget_and_say_so() {
         "{message}"
     );
 }
+
+#[test]
+fn the_shell_that_runs_a_script_decides_its_grammar() {
+    // A POSIX shell (dash is Debian's and Ubuntu's `/bin/sh`) reads `((…))`
+    // as two subshells, so the install runs; bash reads it as arithmetic,
+    // even in `set -o posix` mode.
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: sh ci/both.sh\n      - run: bash ci/both.sh\n      - run: ./ci/posix.sh\n      - run: ((pip install c==1))\n        shell: sh\n      - run: ((pip install d==1))\n      - run: bash -c '((pip install e==1))'; sh -c '((pip install f==1))'\n"
+            ),
+        ),
+        (
+            "ci/both.sh",
+            "#!/bin/bash\nset -o posix\n((pip install a==1))\n",
+        ),
+        ("ci/posix.sh", "#!/bin/sh\n((pip install b==1))\n"),
+        (
+            "Dockerfile",
+            "FROM python:3.12\nRUN ((pip install g==1))\nSHELL [\"/bin/bash\", \"-c\"]\nRUN ((pip install h==1))\n",
+        ),
+        ("Makefile", "test:\n\t((pip install i==1))\n"),
+        (".gitlab-ci.yml", "t:\n  script:\n    - make test\n"),
+    ]);
+    let (found, _) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 9, JOB, "pinned"),
+            f(w, 12, JOB, "pinned"),
+            f("Dockerfile", 2, IMAGE, "pinned"),
+            f("Makefile", 2, JOB, "pinned"),
+            f("ci/both.sh", 3, JOB, "pinned"),
+            f("ci/posix.sh", 2, JOB, "pinned"),
+        ]
+    );
+}

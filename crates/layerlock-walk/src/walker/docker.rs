@@ -126,6 +126,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 outer: outer.clone(),
                 file: run.file.clone(),
                 script: None,
+                grammar: super::grammar_of(&script.text, script.shell.as_deref()),
                 phase: Phase::JobTime,
                 env: script.env.clone(),
                 own_env: true,

@@ -21,7 +21,7 @@ use crate::frame::Recipes;
 use layerlock_ci::dockerfile::{self, Mount};
 use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
-use layerlock_shell::{Context, ShellRun};
+use layerlock_shell::{Context, Grammar, ShellRun};
 
 mod commands;
 mod discovery;
@@ -210,8 +210,9 @@ struct Scanner<'a, V: Visitor> {
     options: &'a ScanOptions,
     result: Walked,
     visitor: &'a mut V,
-    /// Scripts called from many jobs are read and parsed once.
-    scripts: HashMap<PathBuf, Rc<ScriptFile>>,
+    /// Scripts called from many jobs are read and parsed once (for each
+    /// grammar they are run with).
+    scripts: HashMap<(PathBuf, Grammar), Rc<ScriptFile>>,
     /// ... and Makefiles and justfiles.
     recipe_files: HashMap<PathBuf, Rc<RecipeFile>>,
     /// Calls followed so far, over every path (see [`MAX_FOLLOWED`]).
@@ -241,6 +242,8 @@ const MAX_FOLLOWED: usize = 200_000;
 struct Callee {
     script: PathBuf,
     recipes: Option<Rc<Recipes>>,
+    /// The shell the call names (`sh x.sh`, `source x.sh`), if it names one.
+    shell: Option<Grammar>,
 }
 
 /// A run's variables, and which of them it set itself: a script it calls
@@ -301,6 +304,8 @@ struct Run<'a> {
     file: Rc<str>,
     /// The script file itself, when the text is a whole file.
     script: Option<PathBuf>,
+    /// The grammar of the shell that runs the text.
+    grammar: Grammar,
     phase: Phase,
     env: BTreeMap<String, String>,
     /// `env` is the run's own (a generated Dockerfile's `ARG` and `ENV`),
@@ -479,6 +484,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 env: BTreeMap::new(),
                 working_dir: None,
                 mounts: Vec::new(),
+                shell: None,
             }]),
             Kind::Yaml => {
                 let docs = match yaml::parse(&text) {
@@ -536,6 +542,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 outer: Vec::new(),
                 file: Rc::clone(&file),
                 script: (kind == Kind::Shell).then(|| path.to_path_buf()),
+                grammar: grammar_of(&script.text, script.shell.as_deref()),
                 phase: script.phase,
                 env: script.env.clone(),
                 own_env: false,
@@ -574,7 +581,7 @@ impl<V: Visitor> Scanner<'_, V> {
     }
 
     fn run(&mut self, run: &Run<'_>) {
-        match layerlock_shell::parse(run.text) {
+        match layerlock_shell::parse_as(run.text, run.grammar) {
             Ok(parsed) => {
                 let runners = runner_functions(&parsed);
                 self.run_parsed(run, &parsed, &runners);
@@ -822,6 +829,7 @@ impl<V: Visitor> Scanner<'_, V> {
                     let callee = Callee {
                         script: real,
                         recipes: None,
+                        shell: shell_of_call(inner, run.grammar),
                     };
                     self.call(run, callee, location, child_place, call_args, &state.vars);
                 }
@@ -860,6 +868,7 @@ impl<V: Visitor> Scanner<'_, V> {
             outer: run.outer.clone(),
             file: run.file.clone(),
             script: run.script.clone(),
+            grammar: run.grammar,
             phase: run.phase,
             env: run.env.clone(),
             own_env: run.own_env,
@@ -985,7 +994,7 @@ impl<V: Visitor> Scanner<'_, V> {
         let (Some(text), Some(written)) = (&arg.value, in_caller(run, arg, location)) else {
             return;
         };
-        self.run_string(run, text, written, place.clone(), location);
+        self.run_string(run, text, written, place.clone(), location, run.grammar);
     }
 
     /// A script the job wrote with a heredoc and then runs: its body, at
@@ -1007,6 +1016,7 @@ impl<V: Visitor> Scanner<'_, V> {
             outer,
             file: run.file.clone(),
             script: run.script.clone(),
+            grammar: Grammar::of_shebang(body).unwrap_or(run.grammar),
             phase: run.phase,
             env: run.env.clone(),
             own_env: run.own_env,
@@ -1029,6 +1039,7 @@ impl<V: Visitor> Scanner<'_, V> {
         written: Written,
         place: Place,
         location: &Location,
+        grammar: Grammar,
     ) {
         let mut stack = run.stack.clone();
         stack.push(PathBuf::from(format!("<string at {location}>")));
@@ -1038,6 +1049,7 @@ impl<V: Visitor> Scanner<'_, V> {
             outer: written.outer,
             file: written.file,
             script: run.script.clone(),
+            grammar,
             phase: run.phase,
             env: run.env.clone(),
             own_env: run.own_env,
@@ -1113,7 +1125,14 @@ impl<V: Visitor> Scanner<'_, V> {
                     via: run.via.clone(),
                 }
             });
-        self.run_string(run, &text, written, run.place.clone(), location);
+        // `sh -c "$cmd"` is read as sh reads it; `eval` as the script's
+        // own shell does.
+        let grammar = args
+            .iter()
+            .find_map(|a| Grammar::of_program(a.value.as_deref()?))
+            .filter(|_| !is_eval)
+            .unwrap_or(run.grammar);
+        self.run_string(run, &text, written, run.place.clone(), location, grammar);
     }
 
     /// `python x.py` (not `-m`, `-c`): a program in the tree that starts
@@ -1191,6 +1210,8 @@ impl<V: Visitor> Scanner<'_, V> {
             call_site: location.clone(),
             caller_layout: Rc::new((run.layout.clone(), run.outer.clone())),
             recipes: callee.recipes,
+            shell: callee.shell,
+            caller_grammar: run.grammar,
         };
         self.analysis.events.push(Event::Call(Box::new(Call {
             at: format!("{}:{}", location.path, location.line).into(),
@@ -1241,7 +1262,8 @@ impl<V: Visitor> Scanner<'_, V> {
             return;
         }
         let real = &call.context.script;
-        let file = match self.scripts.get(real) {
+        let grammar = self.call_grammar(&call.context);
+        let file = match self.scripts.get(&(real.clone(), grammar)) {
             Some(file) => Rc::clone(file),
             None => {
                 let shown = self.relative(real);
@@ -1253,7 +1275,7 @@ impl<V: Visitor> Scanner<'_, V> {
                     }
                 };
                 let text = String::from_utf8_lossy(&bytes).into_owned();
-                let parsed = layerlock_shell::parse(&text).map(Parsed::new);
+                let parsed = layerlock_shell::parse_as(&text, grammar).map(Parsed::new);
                 if let Err(e) = &parsed {
                     // Reported once, however many jobs call the script.
                     self.error(
@@ -1268,7 +1290,8 @@ impl<V: Visitor> Scanner<'_, V> {
                     parsed,
                     shown: shown.into(),
                 });
-                self.scripts.insert(real.clone(), Rc::clone(&file));
+                self.scripts
+                    .insert((real.clone(), grammar), Rc::clone(&file));
                 file
             }
         };
@@ -1288,6 +1311,7 @@ impl<V: Visitor> Scanner<'_, V> {
                 outer: Vec::new(),
                 file: Rc::clone(&file.shown),
                 script: Some(real.clone()),
+                grammar,
                 phase: call.context.phase,
                 env: env.clone(),
                 own_env: false,
@@ -1300,6 +1324,27 @@ impl<V: Visitor> Scanner<'_, V> {
             };
             scanner.run_parsed(&run, &parsed.script, &parsed.runners);
         });
+    }
+
+    /// The grammar a called script is read with: the shell the call
+    /// names, else its shebang's, else the caller's (a shell runs a script
+    /// without one itself).
+    fn call_grammar(&self, context: &frame::Context) -> Grammar {
+        if let Some(named) = context.shell {
+            return named;
+        }
+        let first_line = fs_err::File::open(&context.script).ok().and_then(|f| {
+            use std::io::{BufRead, Read};
+            let mut line = String::new();
+            std::io::BufReader::new(f.take(512))
+                .read_line(&mut line)
+                .ok()?;
+            Some(line)
+        });
+        first_line
+            .as_deref()
+            .and_then(Grammar::of_shebang)
+            .unwrap_or(context.caller_grammar)
     }
 
     /// Enter a followed call for one path with `key` on the stack: its
@@ -1383,6 +1428,24 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
         }
     }
     out
+}
+
+/// The grammar a text is read with: its shebang's, else that of the shell
+/// that runs it, else bash's.
+fn grammar_of(text: &str, shell: Option<&str>) -> Grammar {
+    Grammar::of_shebang(text)
+        .or_else(|| shell.and_then(|s| Grammar::of_program(s.split_whitespace().next()?)))
+        .unwrap_or_default()
+}
+
+/// The shell a script call names: `sh x.sh` (sh, whatever the shebang),
+/// `source x.sh` (the caller's own). `./x.sh` names none: its shebang says.
+fn shell_of_call(args: &[Arg], caller: Grammar) -> Option<Grammar> {
+    let first = args.first()?.value.as_deref()?;
+    if first == "source" || first == "." {
+        return Some(caller);
+    }
+    Grammar::of_program(first)
 }
 
 /// Where a shell string is written, and how its text maps there.

@@ -163,6 +163,7 @@ impl<V: Visitor> Scanner<'_, V> {
         let callee = Callee {
             script: real,
             recipes: Some(recipes),
+            shell: None,
         };
         self.call(run, callee, &site.location, child, Vec::new(), vars);
     }
@@ -238,6 +239,7 @@ impl<V: Visitor> Scanner<'_, V> {
                     outer: Vec::new(),
                     file: Rc::clone(&file.shown),
                     script: None,
+                    grammar: super::grammar_of(&script.text, script.shell.as_deref()),
                     phase: call.context.phase,
                     env: env.clone(),
                     own_env: false,

@@ -263,6 +263,7 @@ mod tests {
             outer: Vec::new(),
             file: Rc::from("ci.sh"),
             script: None,
+            grammar: layerlock_shell::Grammar::Bash,
             phase: Phase::JobTime,
             env: BTreeMap::new(),
             own_env: false,
