@@ -40,7 +40,10 @@ fn steps(
             out.push(Script {
                 env,
                 job: Some(job.to_string()),
-                working_dir: dir.working_dir.map(str::to_string),
+                working_dir: build
+                    .working_dir
+                    .clone()
+                    .or_else(|| dir.working_dir.map(str::to_string)),
                 ..build
             });
             continue;
@@ -109,6 +112,63 @@ impl<'a> RunDefaults<'a> {
     }
 }
 
+/// `uses: docker/bake-action` with `files:` and `targets:` (lists, one per
+/// line or comma-separated): the `docker buildx bake` it runs. A value
+/// with `${{ … }}` stays a variable, so the walker says it is computed.
+fn bake_build(step: &Node, uses: &Node) -> Script {
+    let with = step.get("with");
+    let list = |name: &str| -> Vec<String> {
+        let Some(value) = with.and_then(|w| w.get(name)) else {
+            return Vec::new();
+        };
+        let items: Vec<String> = match value.as_str() {
+            Some(text) => text
+                .split(['\n', ','])
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+                .collect(),
+            None => value
+                .items()
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+        };
+        items
+            .into_iter()
+            .map(|v| {
+                if v.contains("${{") {
+                    "$COMPUTED".to_string()
+                } else {
+                    crate::script::quote(&v)
+                }
+            })
+            .collect()
+    };
+    let mut text = String::from("docker buildx bake");
+    for file in list("files") {
+        text.push_str(" -f ");
+        text.push_str(&file);
+    }
+    for target in list("targets") {
+        text.push(' ');
+        text.push_str(&target);
+    }
+    Script {
+        text,
+        layout: Layout::Folded { start: uses.pos() },
+        job: None,
+        phase: Phase::JobTime,
+        env: BTreeMap::new(),
+        working_dir: with
+            .and_then(|w| w.get("workdir"))
+            .and_then(Node::as_str)
+            .map(str::to_string),
+        mounts: Vec::new(),
+        shell: None,
+    }
+}
+
 /// Actions whose `with: command:` is a shell script they run.
 const COMMAND_ACTIONS: &[&str] = &[
     "nick-fields/retry",
@@ -123,12 +183,6 @@ const COMMAND_ACTIONS: &[&str] = &[
 fn image_build(step: &Node) -> Option<Script> {
     let uses = step.get("uses")?;
     let action = uses.as_str()?.split('@').next()?;
-    if !matches!(
-        action,
-        "docker/build-push-action" | "redhat-actions/buildah-build"
-    ) {
-        return None;
-    }
     let with = step.get("with");
     let field = |names: &[&str]| {
         names
@@ -136,6 +190,15 @@ fn image_build(step: &Node) -> Option<Script> {
             .find_map(|n| with?.get(n)?.as_str())
             .filter(|v| !v.contains("${{"))
     };
+    if action == "docker/bake-action" {
+        return Some(bake_build(step, uses));
+    }
+    if !matches!(
+        action,
+        "docker/build-push-action" | "redhat-actions/buildah-build"
+    ) {
+        return None;
+    }
     let file = field(&["file", "dockerfiles", "containerfiles"])?;
     let context = field(&["context"]).unwrap_or(".");
     Some(Script {

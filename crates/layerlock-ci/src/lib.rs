@@ -1,9 +1,10 @@
 //! CI file models with source positions: Buildkite pipelines, GitHub Actions
 //! workflows and composite actions, GitLab CI, Dockerfiles, and the files CI
 //! reaches through them (Makefiles, justfiles, noxfiles, tox.ini, conda
-//! environments, pre-commit configs). No I/O: callers pass text and get back
+//! environments, pre-commit configs, bake and Compose files). No I/O: callers pass text and get back
 //! the shell scripts each job or recipe runs, with where they are.
 
+pub mod bake;
 pub mod buildkite;
 pub mod conda_env;
 pub mod dockerfile;

@@ -56,7 +56,8 @@ pub fn dockerfile(data: &[u8]) {
 
 /// The build-tool files the walker follows into: the first byte picks the
 /// reader (Makefile, justfile, noxfile, tox.ini, conda environment,
-/// pre-commit config), the rest is the file; the goals asked of it come
+/// pre-commit config, bake file in HCL or JSON, Compose file), the rest is
+/// the file; the goals asked of it come
 /// from its own words, as a CI command names them.
 pub fn recipes(data: &[u8]) {
     let Some((&kind, rest)) = data.split_first() else {
@@ -68,7 +69,7 @@ pub fn recipes(data: &[u8]) {
         .take(4)
         .map(|w| w.trim_end_matches(':').to_string())
         .collect();
-    let scripts = match kind % 6 {
+    let scripts = match kind % 9 {
         0 => match layerlock_ci::make::read(&text) {
             Ok(make) => make.scripts(&goals, &Default::default()).0,
             Err(e) => {
@@ -94,6 +95,14 @@ pub fn recipes(data: &[u8]) {
         3 => layerlock_ci::nox::read_tox_ini(&text).selected(&goals, true),
         4 => {
             let _ = black_box(layerlock_ci::conda_env::read(&text));
+            return;
+        }
+        6..=8 => {
+            let name =
+                ["docker-bake.hcl", "docker-bake.json", "compose.yaml"][usize::from(kind % 9 - 6)];
+            if let Ok(file) = black_box(layerlock_ci::bake::BuildFile::read(name, &text)) {
+                black_box(file.select(&goals));
+            }
             return;
         }
         _ => {

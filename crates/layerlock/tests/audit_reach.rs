@@ -431,3 +431,50 @@ fn the_shell_that_runs_a_script_decides_its_grammar() {
         ]
     );
 }
+
+#[test]
+fn images_a_bake_or_compose_file_names_are_read_as_builds() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: docker buildx bake -f ci/docker-bake.hcl\n      - run: cd ci && docker compose up -d --build\n      - uses: docker/bake-action@v5\n        with:\n          files: ci/other.json\n          targets: ${{{{ matrix.t }}}}\n      - run: docker buildx bake -f ci/missing.hcl\n"
+            ),
+        ),
+        (
+            "ci/docker-bake.hcl",
+            "variable \"KIND\" {\n  default = \"gpu\"\n}\ngroup \"default\" {\n  targets = [\"app\"]\n}\ntarget \"base\" {\n  context = \"images\"\n}\ntarget \"app\" {\n  inherits = [\"base\"]\n  dockerfile = \"${KIND}/image\"\n}\n",
+        ),
+        (
+            "ci/images/gpu/image",
+            "FROM python:3.12\nCOPY req.txt /r.txt\nRUN pip install -r /r.txt\n",
+        ),
+        ("ci/images/req.txt", "torch==2.5.1\n"),
+        (
+            "ci/compose.yml",
+            "services:\n  db:\n    image: postgres\n  tests:\n    build:\n      context: ..\n      dockerfile: docker/tests.image\n",
+        ),
+        (
+            "docker/tests.image",
+            "FROM python:3.12\nRUN pip install pytest\n",
+        ),
+        // A target known only at run time may be any: `x` is read.
+        (
+            "ci/other.json",
+            "{\"target\": {\"x\": {\"dockerfile\": \"x.image\"}}}\n",
+        ),
+        ("ci/x.image", "FROM python:3.12\nRUN pip install x==1\n"),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 12, NOTE, ""),
+            f("ci/images/gpu/image", 3, IMAGE, "pinned"),
+            f("ci/x.image", 2, IMAGE, "pinned"),
+            f("docker/tests.image", 2, IMAGE, "unpinned"),
+        ],
+        "{report:#}"
+    );
+}

@@ -244,3 +244,295 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
     }
     Some(build)
 }
+
+/// What `docker buildx bake` or `docker compose build` builds: the files
+/// that define the images (given with `-f`, else the defaults where the
+/// command runs) and the targets or services named.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct BuildFiles {
+    tool: BuildTool,
+    files: Vec<String>,
+    targets: Vec<String>,
+    /// A file known only at run time, as written.
+    computed: Option<String>,
+    /// A target known only at run time: every target may be built.
+    any_target: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BuildTool {
+    Bake,
+    Compose,
+}
+
+impl BuildTool {
+    /// The files each reads when none is given, in its order.
+    fn defaults(self) -> &'static [&'static str] {
+        match self {
+            Self::Bake => &[
+                "compose.yaml",
+                "compose.yml",
+                "docker-compose.yml",
+                "docker-compose.yaml",
+                "docker-bake.json",
+                "docker-bake.hcl",
+                "docker-bake.override.json",
+                "docker-bake.override.hcl",
+            ],
+            Self::Compose => &[
+                "compose.yaml",
+                "compose.yml",
+                "docker-compose.yaml",
+                "docker-compose.yml",
+            ],
+        }
+    }
+}
+
+/// `docker buildx bake [-f F] [TARGET…]`, `docker bake`, and `docker
+/// compose [-f F] build|up|run|create [SERVICE…]` (`docker-compose` too):
+/// each builds images from a file that names their Dockerfiles (`up` and
+/// `run` build what is missing, which in CI is everything).
+pub(super) fn build_files(args: &[Arg]) -> Option<BuildFiles> {
+    let words: Vec<Option<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
+    let first = (*words.first()?)?;
+    let program = first.rsplit('/').next().unwrap_or(first);
+    let (tool, start) = match (
+        program,
+        words.get(1).copied().flatten(),
+        words.get(2).copied().flatten(),
+    ) {
+        ("docker", Some("buildx"), Some("bake")) => (BuildTool::Bake, 3),
+        ("docker", Some("bake"), _) => (BuildTool::Bake, 2),
+        ("docker" | "podman", Some("compose"), _) => (BuildTool::Compose, 2),
+        ("docker-compose" | "podman-compose", _, _) => (BuildTool::Compose, 1),
+        _ => return None,
+    };
+    // Options that take a value, of the tool (and of compose's global part).
+    const VALUE: &[&str] = &[
+        "--set",
+        "--progress",
+        "--metadata-file",
+        "--builder",
+        "--allow",
+        "--call",
+        "--provenance",
+        "--sbom",
+        "-p",
+        "--project-name",
+        "--project-directory",
+        "--profile",
+        "--env-file",
+        "--ansi",
+        "--parallel",
+        "--build-arg",
+        "--ssh",
+        "--scale",
+        "--pull",
+        "--timeout",
+        "-t",
+        "-e",
+        "--env",
+        "-w",
+        "--workdir",
+        "-u",
+        "--user",
+        "--name",
+        "--entrypoint",
+        "-v",
+        "--volume",
+        "--label",
+        "-l",
+    ];
+    let mut out = BuildFiles {
+        tool,
+        files: Vec::new(),
+        targets: Vec::new(),
+        computed: None,
+        any_target: false,
+    };
+    let mut subcommand = tool == BuildTool::Bake;
+    let mut i = start;
+    while i < words.len() {
+        let Some(w) = words[i] else {
+            out.any_target |= subcommand;
+            i += 1;
+            continue;
+        };
+        if let Some(file) = w.strip_prefix("--file=") {
+            out.files.push(file.to_string());
+        } else if w == "-f" || w == "--file" {
+            match words.get(i + 1).copied() {
+                Some(Some(file)) => out.files.push(file.to_string()),
+                Some(None) => {
+                    out.computed.get_or_insert_with(|| args[i + 1].raw.clone());
+                }
+                None => {}
+            }
+            i += 1;
+        } else if w.starts_with('-') {
+            if VALUE.contains(&w) {
+                i += 1;
+            }
+        } else if !subcommand {
+            // Compose: the subcommand, then its services.
+            if !matches!(w, "build" | "up" | "run" | "create") {
+                return None;
+            }
+            subcommand = true;
+        } else {
+            out.targets.push(w.to_string());
+            // `compose run SERVICE COMMAND…`: the rest is the command.
+            if tool == BuildTool::Compose
+                && words.get(1..).is_some_and(|w| w.contains(&Some("run")))
+            {
+                break;
+            }
+        }
+        i += 1;
+    }
+    subcommand.then_some(out)
+}
+
+impl<V: Visitor> Scanner<'_, V> {
+    /// The Dockerfiles a bake or Compose call builds, read as CI builds
+    /// them. What cannot be known (a computed file, target, Dockerfile or
+    /// context; a file that is not in the tree or cannot be read) is
+    /// returned as the reason it was not followed.
+    pub(super) fn build_file_images(&mut self, build: &BuildFiles, place: &Place) -> Vec<String> {
+        let mut why = Vec::new();
+        if let Some(raw) = &build.computed {
+            why.push(format!(
+                "the build file `{}` is known only at run time, so the images it builds were not read",
+                raw.trim_matches('"')
+            ));
+            return why;
+        }
+        let files: Vec<PathBuf> = if build.files.is_empty() {
+            let found =
+                build.tool.defaults().iter().find_map(|name| {
+                    confined_file(&self.place_path(place, name), &self.options.root)
+                });
+            found.into_iter().collect()
+        } else {
+            let mut files = Vec::new();
+            for file in &build.files {
+                match confined_file(&self.place_path(place, file), &self.options.root) {
+                    Some(real) => files.push(real),
+                    None => why.push(format!(
+                        "the build file `{file}` is not in the tree, so the images it builds were not read"
+                    )),
+                }
+            }
+            files
+        };
+        if files.is_empty() && why.is_empty() {
+            why.push("no bake or Compose file is where this command runs, so the images it builds were not read".to_string());
+        }
+        for real in files {
+            let shown = self.relative(&real);
+            let model = crate::read::read_bounded(&real, &self.options.root)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string()))
+                .and_then(|text| {
+                    layerlock_ci::bake::BuildFile::read(&shown, &text).map_err(|e| e.message)
+                });
+            let model = match model {
+                Ok(model) => model,
+                Err(e) => {
+                    why.push(format!(
+                        "`{shown}` could not be read ({e}), so the images it builds were not read"
+                    ));
+                    continue;
+                }
+            };
+            let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+            // A target known only at run time may be any of them.
+            let selected = if build.any_target {
+                model.targets.iter().collect()
+            } else {
+                model.select(&build.targets)
+            };
+            for target in selected {
+                let (Some(context), Some(dockerfile)) = (&target.context, &target.dockerfile)
+                else {
+                    why.push(format!(
+                        "the Dockerfile or context of `{}` in {shown}:{} is computed, so its image was not read",
+                        target.name, target.line
+                    ));
+                    continue;
+                };
+                let context = crate::paths::normalize(&dir.join(context));
+                let file = crate::paths::normalize(&context.join(dockerfile));
+                match confined_file(&file, &self.options.root) {
+                    Some(file) if !self.built.iter().any(|(p, _)| *p == file) => {
+                        let context = (context.is_dir() && context.starts_with(&self.options.root))
+                            .then_some(context);
+                        self.built.push((file, context));
+                    }
+                    Some(_) => {}
+                    None => why.push(format!(
+                        "the Dockerfile of `{}` in {shown}:{} is not in the tree, so its image was not read",
+                        target.name, target.line
+                    )),
+                }
+            }
+        }
+        why
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(text: &str) -> Vec<Arg> {
+        text.split_whitespace()
+            .map(|w| {
+                if w.starts_with('$') {
+                    Arg {
+                        value: None,
+                        raw: w.to_string(),
+                        at: None,
+                        script_at: None,
+                    }
+                } else {
+                    Arg::lit(w)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bake_and_compose_calls_name_their_files_and_targets() {
+        let b = build_files(&args(
+            "docker buildx bake -f ci/bake.hcl --set *.platform=x app tests",
+        ))
+        .unwrap();
+        assert_eq!(
+            (b.tool, b.files.clone(), b.targets.clone()),
+            (
+                BuildTool::Bake,
+                vec!["ci/bake.hcl".to_string()],
+                vec!["app".to_string(), "tests".to_string()]
+            )
+        );
+        let c = build_files(&args("docker compose -f ci/compose.yml up -d --build web")).unwrap();
+        assert_eq!(
+            (c.tool, c.files, c.targets),
+            (
+                BuildTool::Compose,
+                vec!["ci/compose.yml".to_string()],
+                vec!["web".to_string()]
+            )
+        );
+        let r = build_files(&args("docker-compose run --rm tests pytest -x")).unwrap();
+        assert_eq!(r.targets, ["tests"]);
+        assert!(build_files(&args("docker compose down")).is_none());
+        assert!(build_files(&args("docker compose logs web")).is_none());
+        let target = build_files(&args("docker buildx bake $TARGET")).unwrap();
+        assert!(target.any_target && target.computed.is_none());
+        let file = build_files(&args("docker buildx bake -f $FILE")).unwrap();
+        assert_eq!(file.computed.as_deref(), Some("$FILE"));
+    }
+}

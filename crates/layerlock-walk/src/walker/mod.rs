@@ -765,6 +765,13 @@ impl<V: Visitor> Scanner<'_, V> {
         } = *at;
         self.nested_string(run, args, location);
         self.generated_dockerfile(run, command, inner, site_place, &state.written);
+        if let Some(build) = docker::build_files(inner) {
+            for why in self.build_file_images(&build, site_place) {
+                let mut items = Vec::new();
+                self.visitor.not_followed(&why, site, &mut items);
+                self.keep(items, via);
+            }
+        }
         let call = if matches!(command.context.last(), Some(Context::Substitution)) {
             None
         } else {
