@@ -12,6 +12,34 @@ pub struct Script {
     pub functions: Vec<Function>,
     /// `for NAME in WORDS; do … done` loops of the text, in source order.
     pub loops: Vec<Loop>,
+    /// `if … fi` of the text, in source order (nested ones after the one
+    /// holding them).
+    pub ifs: Vec<If>,
+}
+
+/// An `if`: its span from `if` to `fi`, and the spans of the bodies that may
+/// run (after `then`, after `else`), in order. With an `else`, one of them
+/// always runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct If {
+    pub start: (usize, usize),
+    pub end: (usize, usize),
+    pub arms: Vec<((usize, usize), (usize, usize))>,
+    pub has_else: bool,
+}
+
+impl If {
+    /// Whether a command at (line, column) is inside the `if`.
+    pub fn contains(&self, line: usize, column: usize) -> bool {
+        (line, column) > self.start && (line, column) < self.end
+    }
+
+    /// The body a command at (line, column) is in; `None` in a condition.
+    pub fn arm(&self, line: usize, column: usize) -> Option<usize> {
+        self.arms
+            .iter()
+            .position(|(start, end)| (line, column) >= *start && (line, column) < *end)
+    }
 }
 
 /// A `for` loop: its variable, the values of its words (`None` where a word

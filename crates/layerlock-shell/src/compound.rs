@@ -7,7 +7,7 @@ use crate::command::Context;
 use crate::cursor::{ends_word, is_meta};
 use crate::error::ShellError;
 use crate::grammar::Grammar;
-use crate::parser::{ListEnd, LoopHead, Parser, Step, Until};
+use crate::parser::{IfSpan, ListEnd, LoopHead, Parser, Step, Until};
 use crate::simple::Pending;
 use crate::word_builder::WordBuilder;
 
@@ -46,6 +46,23 @@ impl Parser<'_> {
             }
             "if" => {
                 self.conditional += 1;
+                let start = self.origin(self.pos);
+                self.open_ifs.push(IfSpan {
+                    start,
+                    ..IfSpan::default()
+                });
+                self.pos = end;
+                Step::Next
+            }
+            "then" | "else" | "elif" => {
+                let (here, after) = (self.origin(self.pos), self.origin(end));
+                if let Some(open) = self.open_ifs.last_mut() {
+                    open.close_arm(here);
+                    if word != "elif" {
+                        open.open_arm = Some(after);
+                    }
+                    open.has_else |= word == "else";
+                }
                 self.pos = end;
                 Step::Next
             }
@@ -55,7 +72,7 @@ impl Parser<'_> {
                 self.pos = end;
                 Step::Next
             }
-            "then" | "else" | "elif" | "do" | "!" => {
+            "do" | "!" => {
                 self.pos = end;
                 Step::Next
             }
@@ -66,6 +83,13 @@ impl Parser<'_> {
             }
             "fi" | "done" => {
                 self.conditional = self.conditional.saturating_sub(1);
+                if word == "fi"
+                    && let Some(mut open) = self.open_ifs.pop()
+                {
+                    open.close_arm(self.origin(self.pos));
+                    open.end = self.origin(end);
+                    self.ifs.push(open);
+                }
                 if word == "done"
                     && let Some(Some(head)) = self.open_loops.pop()
                 {

@@ -24,7 +24,7 @@ mod word;
 mod word_builder;
 mod word_reader;
 
-pub use command::{Command, Context, Function, Loop, Script};
+pub use command::{Command, Context, Function, If, Loop, Script};
 pub use error::ShellError;
 pub use grammar::Grammar;
 pub use script::{parse, parse_as};

@@ -35,11 +35,35 @@ pub(crate) struct Parser<'s> {
     /// the root text.
     pub(crate) open_loops: Vec<Option<LoopHead>>,
     pub(crate) loops: Vec<(LoopHead, usize)>,
+    /// `if`s open now, innermost last, and those read, as offsets in the
+    /// root text.
+    pub(crate) open_ifs: Vec<IfSpan>,
+    pub(crate) ifs: Vec<IfSpan>,
     /// How many `if`, `while`, `until`, `for` and `case` the cursor is in:
     /// a command there may run or not.
     pub(crate) conditional: usize,
     /// Bash's or a POSIX shell's reading of `((`.
     pub(crate) grammar: Grammar,
+}
+
+/// An `if` as offsets: where it starts and ends, its bodies, the body open
+/// now, and whether it has an `else`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IfSpan {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) arms: Vec<(usize, usize)>,
+    pub(crate) open_arm: Option<usize>,
+    pub(crate) has_else: bool,
+}
+
+impl IfSpan {
+    /// The body open now ends at `at`.
+    pub(crate) fn close_arm(&mut self, at: usize) {
+        if let Some(start) = self.open_arm.take() {
+            self.arms.push((start, at));
+        }
+    }
 }
 
 /// `for NAME in WORDS`: the name, each word's static value (`None` when
@@ -94,6 +118,8 @@ impl<'s> Parser<'s> {
             functions: Vec::new(),
             open_loops: Vec::new(),
             loops: Vec::new(),
+            open_ifs: Vec::new(),
+            ifs: Vec::new(),
             conditional: 0,
             grammar,
         }

@@ -2,11 +2,11 @@
 //! commands, parses the scripts run by `bash -c` strings and by heredocs fed
 //! to a shell, and lists every command in source order.
 
-use crate::command::{Command, Context, Function, Loop, Script};
+use crate::command::{Command, Context, Function, If, Loop, Script};
 use crate::error::ShellError;
 use crate::grammar::Grammar;
 use crate::heredoc::HeredocBody;
-use crate::parser::{LoopHead, Parser, Until};
+use crate::parser::{IfSpan, LoopHead, Parser, Until};
 use crate::shell_invocation::{ShellInput, shell_input};
 use crate::simple::RawCommand;
 use crate::source::{LineMap, Source};
@@ -27,14 +27,16 @@ pub fn parse_as(text: &str, grammar: Grammar) -> Result<Script, ShellError> {
     let src = Source::root(text);
     let mut functions = Vec::new();
     let mut loops = Vec::new();
+    let mut ifs = Vec::new();
     let mut found = run(
         &src,
         &lines,
         (0, grammar),
-        Some((&mut functions, &mut loops)),
+        Some((&mut functions, &mut loops, &mut ifs)),
         |parser| parser.parse_list(Until::End, &[]).map(|_| ()),
     )?;
     loops.sort_by_key(|(head, _): &(LoopHead, usize)| head.start);
+    ifs.sort_by_key(|span: &IfSpan| span.start);
     // A substitution's commands end before the command holding them, and
     // nested scripts are parsed last: order by where each command starts.
     found.sort_by_key(|(origin, _)| *origin);
@@ -58,6 +60,19 @@ pub fn parse_as(text: &str, grammar: Grammar) -> Result<Script, ShellError> {
                 end: lines.position(end),
             })
             .collect(),
+        ifs: ifs
+            .into_iter()
+            .map(|span| If {
+                start: lines.position(span.start),
+                end: lines.position(span.end),
+                arms: span
+                    .arms
+                    .iter()
+                    .map(|(s, e)| (lines.position(*s), lines.position(*e)))
+                    .collect(),
+                has_else: span.has_else,
+            })
+            .collect(),
     })
 }
 
@@ -65,6 +80,7 @@ pub fn parse_as(text: &str, grammar: Grammar) -> Result<Script, ShellError> {
 type Spans<'a> = (
     &'a mut Vec<(String, usize, usize)>,
     &'a mut Vec<(LoopHead, usize)>,
+    &'a mut Vec<IfSpan>,
 );
 
 /// Every command of `src` (nested ones included) with its root offset.
@@ -110,11 +126,13 @@ fn run(
         heredocs,
         functions,
         loops,
+        ifs,
         ..
     } = parser;
-    if let Some((functions_out, loops_out)) = spans_out {
+    if let Some((functions_out, loops_out, ifs_out)) = spans_out {
         *functions_out = functions;
         *loops_out = loops;
+        *ifs_out = ifs;
     }
     let slots = heredocs.into_bodies();
     let bodies: Vec<Option<&HeredocBody>> = commands

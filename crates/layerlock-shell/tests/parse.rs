@@ -621,3 +621,21 @@ fn functions_and_conditional_commands_are_marked() {
     assert!(conditional.contains(&("shift".to_string(), false)));
     assert!(conditional.contains(&("retry pip install x".to_string(), false)));
 }
+
+#[test]
+fn if_spans_and_their_bodies() {
+    let text = "if [ -n \"$CI\" ]; then\n  a=1\nelif x; then\n  a=2\nelse\n  a=3\nfi\nif y; then b=1; fi\necho $a\n";
+    let script = layerlock_shell::parse(text).unwrap();
+    assert_eq!(script.ifs.len(), 2);
+    let first = &script.ifs[0];
+    assert!(first.has_else && first.arms.len() == 3);
+    let arm = |line: usize| {
+        let c = script.commands.iter().find(|c| c.line == line).unwrap();
+        first.arm(c.line, c.column)
+    };
+    assert_eq!((arm(2), arm(4), arm(6)), (Some(0), Some(1), Some(2)));
+    assert_eq!(arm(3), None, "an elif's condition is no body");
+    assert!(!script.ifs[1].has_else && script.ifs[1].arms.len() == 1);
+    let echo = script.commands.last().unwrap();
+    assert!(!first.contains(echo.line, echo.column));
+}

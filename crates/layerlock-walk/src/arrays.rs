@@ -74,14 +74,32 @@ impl Arrays {
         true
     }
 
+    /// The elements of array `name`, if it is one.
+    pub(crate) fn get(&self, name: &str) -> Option<&Vec<Element>> {
+        self.values.get(name)
+    }
+
+    /// Make `name` these elements, or no array.
+    pub(crate) fn set(&mut self, name: &str, elements: Option<Vec<Element>>) {
+        match elements {
+            Some(elements) => self.values.insert(name.to_string(), elements),
+            None => self.values.remove(name),
+        };
+    }
+
+    /// The name of the array `raw` expands whole (`"${NAME[@]}"`), if it
+    /// is one.
+    pub(crate) fn expanded_name(raw: &str) -> Option<&str> {
+        let text = raw.trim_matches('"');
+        text.strip_prefix("${")?
+            .strip_suffix("[@]}")
+            .or_else(|| text.strip_prefix("${")?.strip_suffix("[*]}"))
+    }
+
     /// The elements `"${NAME[@]}"` (or `${NAME[*]}`) stands for, when `raw`
     /// is one and the array is known.
     pub(crate) fn expand(&self, raw: &str) -> Option<&[Element]> {
-        let text = raw.trim_matches('"');
-        let name = text
-            .strip_prefix("${")?
-            .strip_suffix("[@]}")
-            .or_else(|| text.strip_prefix("${")?.strip_suffix("[*]}"))?;
+        let name = Self::expanded_name(raw)?;
         self.values.get(name).map(Vec::as_slice)
     }
 }

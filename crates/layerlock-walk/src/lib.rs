@@ -4,6 +4,7 @@
 //! steps) see commands through [`Visitor`] and never read files themselves.
 
 mod arrays;
+mod branches;
 mod frame;
 pub mod git;
 mod inventory;

@@ -478,3 +478,28 @@ fn images_a_bake_or_compose_file_names_are_read_as_builds() {
         "{report:#}"
     );
 }
+
+#[test]
+fn values_an_if_sets_are_read_for_every_branch() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!("{WORKFLOW_HEAD}    steps:\n      - run: bash ci/test.sh\n"),
+        ),
+        (
+            "ci/test.sh",
+            "#!/bin/bash\nif [ -n \"$CI\" ]; then\n  runner=(pip install torch)\nelse\n  runner=(true)\nfi\n\"${runner[@]}\"\nV=1.0\nif [ \"$X\" = y ]; then V=2.0; fi\npip install pkg==$V\nif [ \"$X\" = y ]; then W=3.0; fi\npip install other==$W\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            // A command run from an array is reported where it is written.
+            f("ci/test.sh", 3, JOB, "unpinned"),
+            f("ci/test.sh", 10, JOB, "pinned"),
+            f("ci/test.sh", 12, JOB, "run-time"),
+        ],
+        "{report:#}"
+    );
+}

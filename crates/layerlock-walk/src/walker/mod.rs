@@ -599,7 +599,7 @@ impl<V: Visitor> Scanner<'_, V> {
     }
 
     fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
-        let mut state = ScriptState::new(run);
+        let mut state = ScriptState::new(run, &parsed.ifs);
         let root = &self.options.root;
         for (command, binding) in parsed.commands.iter().flat_map(|command| {
             crate::loops::passes(&parsed.loops, command)
@@ -618,7 +618,20 @@ impl<V: Visitor> Scanner<'_, V> {
             if top {
                 state.track(command, &args, self.options);
             }
-            let container_env = self.command(run, command, &args, &mut state, runners);
+            // Read once for each value an earlier `if` may have left.
+            let passes = state.branch_passes(command);
+            let container_env = if passes.len() > 1 {
+                let mut env = BTreeMap::new();
+                for pass in passes {
+                    let saved = state.apply(&pass);
+                    let args = state.args(command, run, root, &|w, v, h| self.word_value(w, v, h));
+                    env = self.command(run, command, &args, &mut state, runners);
+                    state.set_values(&saved);
+                }
+                env
+            } else {
+                self.command(run, command, &args, &mut state, runners)
+            };
             state.leave(command, args, container_env);
         }
         self.analysis.read(&state.reads.into_inner());
@@ -1428,6 +1441,12 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
                     .loops
                     .iter()
                     .filter(|l| function.contains(l.start.0, l.start.1))
+                    .cloned()
+                    .collect(),
+                ifs: parsed
+                    .ifs
+                    .iter()
+                    .filter(|i| function.contains(i.start.0, i.start.1))
                     .cloned()
                     .collect(),
             };

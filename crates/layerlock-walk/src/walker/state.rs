@@ -14,6 +14,7 @@ use layerlock_shell::{Command, Context, Word};
 use super::commands::{set_positional, track_env_and_cwd};
 use super::{Run, ScanOptions, Vars};
 use crate::arrays::Arrays;
+use crate::branches::{Branches, Value};
 use crate::loops::Binding;
 use crate::paths::Here;
 use crate::place::Place;
@@ -41,6 +42,8 @@ pub(super) struct ScriptState {
     outer: Option<Vars>,
     /// Arrays built so far (`args=(uv run …)`), run as `"${args[@]}"`.
     arrays: Arrays,
+    /// Variables the bodies of an `if` set to different values.
+    branches: Branches,
     /// Files a heredoc was written to: path → (body, its first line).
     pub(super) written: BTreeMap<PathBuf, (String, usize)>,
     /// Variables the rules asked for, for the frame's validity.
@@ -51,7 +54,7 @@ pub(super) struct ScriptState {
 }
 
 impl ScriptState {
-    pub(super) fn new(run: &Run<'_>) -> Self {
+    pub(super) fn new(run: &Run<'_>, ifs: &[layerlock_shell::If]) -> Self {
         let mut vars = Vars {
             values: run.env.clone(),
             set_here: BTreeSet::new(),
@@ -69,6 +72,7 @@ impl ScriptState {
             scoped: None,
             outer: None,
             arrays: Arrays::default(),
+            branches: Branches::new(ifs),
             written: BTreeMap::new(),
             reads: RefCell::new(BTreeSet::new()),
             called,
@@ -122,16 +126,65 @@ impl ScriptState {
             if word.variables.iter().any(|v| self.derived.contains(v)) {
                 self.derived.insert(name.clone());
             }
+            let before = self.value_of(name);
             let append = command.text.contains(&format!("{name}+=("));
-            if self.arrays.assign(name, &word.raw, append, at) {
-                continue;
+            if !self.arrays.assign(name, &word.raw, append, at) {
+                let v = value(word, &self.vars.values, &here);
+                if self.arrays.assign_element(name, v.clone(), at) {
+                    continue;
+                }
+                match v {
+                    Some(v) => self.vars.set(name.clone(), v),
+                    // Not known: no earlier value holds any more.
+                    None => {
+                        self.vars.values.remove(name);
+                    }
+                }
             }
-            let v = value(word, &self.vars.values, &here);
-            if self.arrays.assign_element(name, v.clone(), at) {
-                continue;
-            }
-            if let Some(v) = v {
-                self.vars.set(name.clone(), v);
+            let after = self.value_of(name);
+            self.branches.assigned(name, command, before, after);
+        }
+    }
+
+    /// A variable's value now.
+    fn value_of(&self, name: &str) -> Value {
+        match (self.arrays.get(name), self.vars.values.get(name)) {
+            (Some(elements), _) => Value::Array(elements.clone()),
+            (None, Some(v)) => Value::Scalar(v.clone()),
+            (None, None) => Value::Unset,
+        }
+    }
+
+    /// The readings of a command whose variables depend on the branch an
+    /// earlier `if` took (see `branches.rs`).
+    pub(super) fn branch_passes(&self, command: &Command) -> Vec<Vec<(String, Value)>> {
+        self.branches.passes(command)
+    }
+
+    /// Give the variables a reading's values; returns what they were.
+    pub(super) fn apply(&mut self, pass: &[(String, Value)]) -> Vec<(String, Value)> {
+        let saved = pass
+            .iter()
+            .map(|(name, _)| (name.clone(), self.value_of(name)))
+            .collect();
+        self.set_values(pass);
+        saved
+    }
+
+    pub(super) fn set_values(&mut self, values: &[(String, Value)]) {
+        for (name, value) in values {
+            match value {
+                Value::Unset => {
+                    self.arrays.set(name, None);
+                    self.vars.values.remove(name);
+                }
+                Value::Scalar(v) => {
+                    self.arrays.set(name, None);
+                    self.vars.values.insert(name.clone(), v.clone());
+                }
+                Value::Array(elements) => {
+                    self.arrays.set(name, Some(elements.clone()));
+                }
             }
         }
     }
@@ -289,7 +342,7 @@ mod tests {
     fn last_args(text: &str) -> (ScriptState, Vec<Option<String>>) {
         let run = run_of(text);
         let parsed = layerlock_shell::parse(text).unwrap();
-        let mut state = ScriptState::new(&run);
+        let mut state = ScriptState::new(&run, &parsed.ifs);
         let root = PathBuf::from("/repo");
         let options = ScanOptions {
             root: root.clone(),
@@ -335,7 +388,7 @@ mod tests {
         let text = "CMD=\"$1\"\n$CMD\n";
         let run = run_of(text);
         let parsed = layerlock_shell::parse(text).unwrap();
-        let mut state = ScriptState::new(&run);
+        let mut state = ScriptState::new(&run, &parsed.ifs);
         let root = PathBuf::from("/repo");
         state.assign(&parsed.commands[0], &run, &root, &|_, _, _| None);
         let command = &parsed.commands[1];
