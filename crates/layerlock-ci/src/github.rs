@@ -48,41 +48,72 @@ fn steps(
             });
             continue;
         }
-        // Actions that run the command they are given (`nick-fields/retry`'s
-        // `command:`) run it as `run:` would.
-        let run = step.get("run").or_else(|| {
-            let action = step.get("uses")?.as_str()?.split('@').next()?;
-            COMMAND_ACTIONS
-                .contains(&action)
-                .then(|| step.get("with")?.get("command"))
-                .flatten()
-        });
-        let Some(Node::Scalar { value, pos, style }) = run else {
-            continue;
-        };
+        // Actions that run the commands they are given (`nick-fields/retry`'s
+        // `command:`, an `install-cmd:`) run them as `run:` would.
+        let mut runs: Vec<&Node> = step.get("run").into_iter().collect();
+        runs.extend(command_inputs(step));
         let mut env = env.clone();
         env_of(step.get("env"), &mut env);
-        out.push(Script {
-            text: value.clone(),
-            layout: Layout::for_yaml(*pos, *style),
-            job: Some(job.to_string()),
-            phase: Phase::JobTime,
-            env,
-            working_dir: step
-                .get("working-directory")
-                .and_then(Node::as_str)
-                .or(dir.working_dir)
-                .map(str::to_string),
-            mounts: Vec::new(),
-            // `shell: sh` runs `sh -e {0}`; `bash`, `python`, a command.
-            shell: step
-                .get("shell")
-                .and_then(Node::as_str)
-                .or(dir.shell)
-                .and_then(|s| s.split_whitespace().next())
-                .map(str::to_string),
-        });
+        for run in runs {
+            let Node::Scalar { value, pos, style } = run else {
+                continue;
+            };
+            out.push(Script {
+                text: value.clone(),
+                layout: Layout::for_yaml(*pos, *style),
+                job: Some(job.to_string()),
+                phase: Phase::JobTime,
+                env: env.clone(),
+                working_dir: step
+                    .get("working-directory")
+                    .and_then(Node::as_str)
+                    .or(dir.working_dir)
+                    .map(str::to_string),
+                mounts: Vec::new(),
+                // `shell: sh` runs `sh -e {0}`; `bash`, `python`, a command.
+                shell: step
+                    .get("shell")
+                    .and_then(Node::as_str)
+                    .or(dir.shell)
+                    .and_then(|s| s.split_whitespace().next())
+                    .map(str::to_string),
+            });
+        }
     }
+}
+
+/// The inputs of a `uses:` step that are shell commands: `command:` of the
+/// actions known to run theirs, and any input named like a command
+/// (`command`, `commands`, `run`, or ending in `-cmd`, `-command`,
+/// `-commands`, `-run`, with `_` too). Not `actions/github-script`'s
+/// `script:` (JavaScript).
+fn command_inputs(step: &Node) -> Vec<&Node> {
+    let Some(action) = step
+        .get("uses")
+        .and_then(Node::as_str)
+        .and_then(|u| u.split('@').next())
+    else {
+        return Vec::new();
+    };
+    let Some(with) = step.get("with") else {
+        return Vec::new();
+    };
+    let commandish = |key: &str| {
+        let key = key.to_ascii_lowercase().replace('_', "-");
+        matches!(key.as_str(), "command" | "commands" | "run")
+            || ["-cmd", "-command", "-commands", "-run"]
+                .iter()
+                .any(|s| key.ends_with(s))
+    };
+    with.entries()
+        .iter()
+        .filter(|(key, _)| {
+            key.as_str().is_some_and(|k| {
+                (k == "command" && COMMAND_ACTIONS.contains(&action)) || commandish(k)
+            })
+        })
+        .map(|(_, value)| value)
+        .collect()
 }
 
 /// A workflow's or job's `defaults: run:`: where `run:` steps run, and

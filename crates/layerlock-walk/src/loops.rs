@@ -2,6 +2,8 @@
 //! loop that uses the loop's variable is read once for each of the loop's
 //! literal values.
 
+use std::path::{Path, PathBuf};
+
 use layerlock_shell::{Command, Loop};
 
 /// A loop variable's value for one pass (`None`: unset, not known).
@@ -60,6 +62,69 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Binding> {
         out = next;
     }
     out
+}
+
+/// The loops with their glob words (`for t in tests/*-test.sh`) expanded
+/// to the files they match where the script runs (`dir`): sorted, as the
+/// shell sorts them, and inside `root`. A word whose directory part is
+/// not plain, or that matches nothing, stays as written (bash without
+/// `nullglob`). Only the last segment may hold the pattern.
+pub(crate) fn expand_globs(loops: &[Loop], dir: &Path, root: &Path) -> Vec<Loop> {
+    loops
+        .iter()
+        .map(|l| {
+            let mut values = Vec::new();
+            for value in &l.values {
+                match value.as_deref().filter(|v| layerlock_ci::glob::is_glob(v)) {
+                    Some(pattern) => match glob_files(pattern, dir, root) {
+                        Some(found) if !found.is_empty() => {
+                            values.extend(found.into_iter().map(Some));
+                        }
+                        _ => values.push(value.clone()),
+                    },
+                    None => values.push(value.clone()),
+                }
+            }
+            Loop {
+                values,
+                ..l.clone()
+            }
+        })
+        .collect()
+}
+
+/// At most this many entries of a directory are looked at for one glob.
+const MAX_ENTRIES: usize = 4096;
+
+fn glob_files(pattern: &str, dir: &Path, root: &Path) -> Option<Vec<String>> {
+    let (parent, name) = match pattern.rsplit_once('/') {
+        Some((parent, name)) => (Some(parent), name),
+        None => (None, pattern),
+    };
+    if parent.is_some_and(layerlock_ci::glob::is_glob) {
+        return None;
+    }
+    let base = match parent {
+        Some(p) if p.starts_with('/') => PathBuf::from(p),
+        Some(p) => dir.join(p),
+        None => dir.to_path_buf(),
+    };
+    let base = crate::paths::normalize(&base);
+    if !base.starts_with(root) {
+        return None;
+    }
+    let mut out: Vec<String> = fs_err::read_dir(&base)
+        .ok()?
+        .take(MAX_ENTRIES)
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.') && layerlock_ci::glob::fnmatch(name, n))
+        .map(|n| match parent {
+            Some(p) => format!("{p}/{n}"),
+            None => n,
+        })
+        .collect();
+    out.sort();
+    Some(out)
 }
 
 #[cfg(test)]

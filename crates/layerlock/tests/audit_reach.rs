@@ -503,3 +503,35 @@ fn values_an_if_sets_are_read_for_every_branch() {
         "{report:#}"
     );
 }
+
+#[test]
+fn action_inputs_shell_programs_loop_globs_and_branch_archives() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - uses: some/setup-venv@v1\n        with:\n          python-version: \"3.12\"\n          install-cmd: uv sync --frozen\n      - run: tools/setup.bash\n      - run: tools/bootstrap\n      - run: for t in tests/*-test.sh; do $t; done\n      - run: pip install https://github.com/a/b/archive/main.zip\n      - uses: actions/github-script@v7\n        with:\n          script: console.log('pip install x')\n"
+            ),
+        ),
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("uv.lock", "version = 1\n"),
+        ("tools/setup.bash", "pip install a==1\n"),
+        ("tools/bootstrap", "#!/usr/bin/env bash\npip install b==1\n"),
+        ("tests/one-test.sh", "pip install c==1\n"),
+        ("tests/two-test.sh", "pip install d\n"),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 9, JOB, "hash-locked"),
+            f(w, 13, JOB, "unpinned"),
+            f("tests/one-test.sh", 1, JOB, "pinned"),
+            f("tests/two-test.sh", 1, JOB, "unpinned"),
+            f("tools/bootstrap", 2, JOB, "pinned"),
+            f("tools/setup.bash", 1, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+}

@@ -184,7 +184,61 @@ fn url_pinned(url: &str) -> bool {
         };
         return rev.len() >= 40 && rev.chars().all(|c| c.is_ascii_hexdigit());
     }
+    if let Some(rev) = archive_ref(url) {
+        return fixed_ref(rev);
+    }
     url.ends_with(".whl") || url.ends_with(".tar.gz") || url.ends_with(".zip")
+}
+
+/// The revision a code host's archive URL is made from, whatever it is:
+/// `…/archive/main.zip`, `…/archive/refs/heads/dev.tar.gz`,
+/// `…/-/archive/v1.0/x-v1.0.tar.gz` (GitLab), `…/tarball/main`,
+/// `codeload.github.com/o/r/zip/refs/heads/main`. Tags keep their
+/// `refs/tags/` so they read as tags.
+fn archive_ref(url: &str) -> Option<&str> {
+    let path = url.split_once("://")?.1;
+    let rest = if let Some((_, rest)) = path.split_once("/-/archive/") {
+        rest.split('/').next()?
+    } else if let Some((_, rest)) = path.split_once("/archive/") {
+        rest.trim_end_matches(".tar.gz")
+            .trim_end_matches(".tar.bz2")
+            .trim_end_matches(".zip")
+            .trim_end_matches(".tgz")
+    } else if let Some((_, rest)) = path
+        .split_once("/tarball/")
+        .or_else(|| path.split_once("/zipball/"))
+    {
+        rest
+    } else if path.starts_with("codeload.github.com/") {
+        let mut parts = path.splitn(5, '/');
+        parts.nth(4)?
+    } else {
+        return None;
+    };
+    Some(rest)
+}
+
+/// Whether an archive's revision is fixed: a full commit, or a tag (named
+/// `refs/tags/…`, or shaped like a version: `v1.2`, `1.2.3`). A branch
+/// (`main`, `refs/heads/…`) moves.
+fn fixed_ref(rev: &str) -> bool {
+    if rev.starts_with("refs/heads/") {
+        return false;
+    }
+    if rev
+        .strip_prefix("refs/tags/")
+        .is_some_and(|tag| !tag.is_empty())
+    {
+        return true;
+    }
+    let commit = rev.len() >= 40 && rev.chars().all(|c| c.is_ascii_hexdigit());
+    let version = rev
+        .strip_prefix('v')
+        .unwrap_or(rev)
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit());
+    commit || version
 }
 
 /// Classify one requirement argument.
@@ -715,6 +769,30 @@ mod tests {
 
     fn class(text: &str) -> Option<Class> {
         classify(&words(text), &NoFiles).map(|i| i.class)
+    }
+
+    #[test]
+    fn archives_of_a_branch_move_and_of_a_commit_or_tag_do_not() {
+        let pinned = |url: &str| url_pinned(url);
+        assert!(!pinned("https://github.com/a/b/archive/main.zip"));
+        assert!(!pinned(
+            "https://github.com/a/b/archive/refs/heads/v2.tar.gz"
+        ));
+        assert!(!pinned(
+            "https://gitlab.com/a/b/-/archive/master/b-master.tar.gz"
+        ));
+        assert!(!pinned("https://github.com/a/b/tarball/develop"));
+        assert!(!pinned(
+            "https://codeload.github.com/a/b/zip/refs/heads/main"
+        ));
+        assert!(pinned("https://github.com/a/b/archive/v1.2.3.tar.gz"));
+        assert!(pinned(
+            "https://github.com/a/b/archive/refs/tags/release.zip"
+        ));
+        assert!(pinned(
+            "https://github.com/a/b/archive/0123456789abcdef0123456789abcdef01234567.zip"
+        ));
+        assert!(pinned("https://files.example.org/pkgs/b-1.0.tar.gz"));
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub(super) fn script_call(args: &[Arg]) -> Option<(String, Vec<Arg>)> {
     if first == "source" || first == "." {
         return Some((args.get(1)?.value.clone()?, args.get(2..)?.to_vec()));
     }
-    if first.ends_with(".sh") || first.starts_with("./") {
+    if first.ends_with(".sh") || first.ends_with(".bash") || first.starts_with("./") {
         return Some((first.to_string(), args[1..].to_vec()));
     }
     None

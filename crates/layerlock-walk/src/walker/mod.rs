@@ -601,8 +601,10 @@ impl<V: Visitor> Scanner<'_, V> {
     fn run_parsed(&mut self, run: &Run<'_>, parsed: &layerlock_shell::Script, runners: &Runners) {
         let mut state = ScriptState::new(run, &parsed.ifs);
         let root = &self.options.root;
+        let dir = run.place.cwd.as_deref().unwrap_or(root);
+        let loops = crate::loops::expand_globs(&parsed.loops, dir, root);
         for (command, binding) in parsed.commands.iter().flat_map(|command| {
-            crate::loops::passes(&parsed.loops, command)
+            crate::loops::passes(&loops, command)
                 .into_iter()
                 .map(move |pass| (command, pass))
         }) {
@@ -788,7 +790,7 @@ impl<V: Visitor> Scanner<'_, V> {
         let call = if matches!(command.context.last(), Some(Context::Substitution)) {
             None
         } else {
-            script_call(inner)
+            script_call(inner).or_else(|| self.shell_program(inner, site_place))
         };
         if let Some((name, body)) = args
             .first()
@@ -1157,6 +1159,18 @@ impl<V: Visitor> Scanner<'_, V> {
 
     /// `python x.py` (not `-m`, `-c`): a program in the tree that starts
     /// processes of its own runs commands the walk does not read.
+    /// `/opt/setup/run-tests` or `tools/setup.bash`: a program in the tree
+    /// run by its path whose shebang names a shell is a script call.
+    fn shell_program(&self, args: &[Arg], place: &Place) -> Option<(String, Vec<Arg>)> {
+        let first = args.first()?.value.as_deref()?;
+        if !first.contains('/') {
+            return None;
+        }
+        let real = self.options.locate(first, place)?;
+        shebang_of(&real)?;
+        Some((first.to_string(), args[1..].to_vec()))
+    }
+
     fn python_program(&self, args: &[Arg], place: &Place) -> Option<String> {
         let first = crate::wrappers::program(args.first()?)?;
         if !crate::wrappers::is_python(first) {
@@ -1353,18 +1367,7 @@ impl<V: Visitor> Scanner<'_, V> {
         if let Some(named) = context.shell {
             return named;
         }
-        let first_line = fs_err::File::open(&context.script).ok().and_then(|f| {
-            use std::io::{BufRead, Read};
-            let mut line = String::new();
-            std::io::BufReader::new(f.take(512))
-                .read_line(&mut line)
-                .ok()?;
-            Some(line)
-        });
-        first_line
-            .as_deref()
-            .and_then(Grammar::of_shebang)
-            .unwrap_or(context.caller_grammar)
+        shebang_of(&context.script).unwrap_or(context.caller_grammar)
     }
 
     /// Enter a followed call for one path with `key` on the stack: its
@@ -1462,6 +1465,21 @@ fn grammar_of(text: &str, shell: Option<&str>) -> Grammar {
     Grammar::of_shebang(text)
         .or_else(|| shell.and_then(|s| Grammar::of_program(s.split_whitespace().next()?)))
         .unwrap_or_default()
+}
+
+/// The shell a file's shebang names (its first 512 bytes are read; only a
+/// regular file is opened, so a FIFO cannot hold the walk).
+fn shebang_of(path: &Path) -> Option<Grammar> {
+    use std::io::{BufRead, Read};
+    if !fs_err::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = fs_err::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(512))
+        .read_line(&mut line)
+        .ok()?;
+    Grammar::of_shebang(&line)
 }
 
 /// The shell a script call names: `sh x.sh` (sh, whatever the shebang),
