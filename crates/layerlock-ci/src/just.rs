@@ -338,6 +338,9 @@ impl Justfile {
     }
 }
 
+/// Ends a shebang recipe's body given as a heredoc.
+const BODY_END: &str = "LAYERLOCK_RECIPE_BODY";
+
 /// `set shell := ["bash", "-uc"]`: the program.
 fn shell_setting(line: &str) -> Option<String> {
     let rest = line
@@ -384,10 +387,20 @@ fn body_scripts(body: &[BodyLine], values: &BTreeMap<String, String>, shell: &st
             Some("bash" | "sh" | "dash" | "zsh")
         );
         if !shell {
-            return vec![script(
-                format!("{}{}", " ".repeat(indent), interpolate(command, values)),
-                first.line,
-            )];
+            // just runs the body as a file given to the interpreter; here it
+            // is the interpreter's standard input, so what reads the file
+            // (`uv run --script` and its inline metadata) reads it.
+            let mut text = format!(
+                "{}{} - <<'{BODY_END}'\n",
+                " ".repeat(indent),
+                interpolate(command, values)
+            );
+            for l in &body[1..] {
+                text.push_str(l.text.get(indent..).unwrap_or(l.text.trim_start()));
+                text.push('\n');
+            }
+            text.push_str(BODY_END);
+            return vec![script(text, first.line)];
         }
         let mut text = String::new();
         let mut line = first.line;
@@ -520,7 +533,14 @@ report:
                 "    #!/usr/bin/env bash\n    set -e\n    pip install x".to_string()
             )
         );
-        assert_eq!(t[4], (22, "    uv run --script".to_string()));
+        // The body is the interpreter's standard input.
+        assert_eq!(
+            t[4],
+            (
+                22,
+                format!("    uv run --script - <<'{BODY_END}'\nprint('hi')\n{BODY_END}")
+            )
+        );
         assert_eq!(run(&[]), vec![(3, "     just --list".to_string())]);
     }
 

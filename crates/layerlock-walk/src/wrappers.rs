@@ -448,7 +448,8 @@ pub fn run_command_start(args: &[Arg], mut i: usize) -> Option<usize> {
         if v == "--" {
             return Some(i + 1);
         }
-        if !v.starts_with('-') {
+        // `-` is the script on standard input (`uv run -`).
+        if !v.starts_with('-') || v == "-" {
             break;
         }
         if v == "-m" || v == "--module" {

@@ -535,3 +535,33 @@ fn action_inputs_shell_programs_loop_globs_and_branch_archives() {
         "{report:#}"
     );
 }
+
+#[test]
+fn a_scripts_inline_metadata_says_what_uv_run_installs() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: just version\n      - run: uv run tools/check.py\n      - run: uv run tools/plain.py\n"
+            ),
+        ),
+        (
+            "justfile",
+            "version:\n    #!/usr/bin/env -S uv run --script\n    # /// script\n    # dependencies = [\"dunamai==1.22.0\"]\n    # ///\n    print(1)\n",
+        ),
+        (
+            "tools/check.py",
+            "# /// script\n# dependencies = [\"requests\"]\n# ///\nimport requests\n",
+        ),
+        ("tools/plain.py", "print(1)\n"),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            f(".github/workflows/ci.yml", 7, JOB, "unpinned"),
+            f("justfile", 2, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+}

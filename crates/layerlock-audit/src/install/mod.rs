@@ -161,6 +161,12 @@ const VALUE_OPTIONS: &[&str] = &[
     "--override-file",
 ];
 
+/// Whether a requirement string is an exact pin (`a==1.0`, a fixed URL).
+fn requirement_pinned(text: &str) -> bool {
+    layerlock_dist::paren_depth(text) <= layerlock_dist::MAX_MARKER_DEPTH
+        && Requirement::<VerbatimUrl>::from_str(text).is_ok_and(|r| exact(&r))
+}
+
 fn exact(requirement: &Requirement<VerbatimUrl>) -> bool {
     match &requirement.version_or_url {
         Some(VersionOrUrl::VersionSpecifier(_)) => {
@@ -445,7 +451,8 @@ pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     while let Some(skip) = project_runner(args) {
         let runner = &args[..skip];
         let own = match runner.first().and_then(program) {
-            Some("uv") => uv_run(&runner[1..], files),
+            // With the command it runs: a script's inline metadata counts.
+            Some("uv") => uv_run(&args[1..], files),
             Some("hatch") => projects::classify("hatch", runner, files).flatten(),
             _ => None,
         };

@@ -92,30 +92,133 @@ fn project_lock(
     }
 }
 
+/// The script `uv run` runs as a script: `--script FILE`, or a `.py` file
+/// (or standard input) whose text holds inline metadata.
+struct UvScript {
+    path: String,
+    /// Its text, when it could be read.
+    text: Option<String>,
+}
+
+fn uv_script(args: &[Arg], files: &dyn RequirementFiles) -> Option<UvScript> {
+    let flag = has(args, &["--script", "--gui-script"]);
+    let run = super::subcommand_index(args)?;
+    let operand = layerlock_walk::run_command_start(args, run + 1).and_then(|j| args.get(j));
+    let path = operand.and_then(|a| a.value.clone());
+    let text = path
+        .as_deref()
+        .and_then(|p| files.read_text(p))
+        .map(|(_, t)| t);
+    let script = path
+        .as_deref()
+        .is_some_and(|p| p.ends_with(".py") || p == "-")
+        && text
+            .as_deref()
+            .is_some_and(|t| inline_dependencies(t).is_some());
+    (flag || script).then(|| UvScript {
+        path: path.unwrap_or_else(|| operand.map_or_else(String::new, |a| a.raw.clone())),
+        text,
+    })
+}
+
+impl UvScript {
+    fn judge(&self, tool: &str, frozen: bool, files: &dyn RequirementFiles) -> Option<Install> {
+        let path = short(&self.path);
+        if frozen {
+            return install(
+                tool,
+                Class::HashLocked,
+                format!("the lock of `{path}` is installed as it is"),
+            );
+        }
+        let Some(text) = &self.text else {
+            return install(
+                tool,
+                Class::Unpinned,
+                format!(
+                    "`{path}` could not be read, so nothing proves its inline dependencies pinned"
+                ),
+            );
+        };
+        let Some(dependencies) = inline_dependencies(text) else {
+            // No inline metadata: the script runs with nothing installed.
+            return None;
+        };
+        if files.read_text(&format!("{}.lock", self.path)).is_some() {
+            return install(
+                tool,
+                Class::MayResolve,
+                format!(
+                    "the lock of `{path}` is re-made when it no longer matches, without --locked or --frozen"
+                ),
+            );
+        }
+        match dependencies.iter().find(|d| !super::requirement_pinned(d)) {
+            None if dependencies.is_empty() => None,
+            None => install(
+                tool,
+                Class::Pinned,
+                format!("the inline dependencies of `{path}` (PEP 723) are pinned"),
+            ),
+            Some(loose) => install(
+                tool,
+                Class::Unpinned,
+                format!(
+                    "the inline dependency `{}` of `{path}` (PEP 723) can resolve to any matching version",
+                    short(loose)
+                ),
+            ),
+        }
+    }
+}
+
+/// The `dependencies` of a script's inline metadata (PEP 723): the TOML of
+/// its `# /// script` block. `None` when it has no such block (or its TOML
+/// does not parse: then nothing says what it needs).
+fn inline_dependencies(text: &str) -> Option<Vec<String>> {
+    let mut lines = text.lines().skip_while(|l| l.trim_end() != "# /// script");
+    lines.next()?;
+    let mut toml_text = String::new();
+    for line in lines {
+        let line = line.trim_end();
+        if line == "# ///" {
+            let table: toml::Table = toml::from_str(&toml_text).ok()?;
+            let deps = match table.get("dependencies") {
+                None => Vec::new(),
+                Some(toml::Value::Array(items)) => items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()?,
+                Some(_) => return None,
+            };
+            return Some(deps);
+        }
+        let content = line.strip_prefix("# ").or_else(|| line.strip_prefix('#'))?;
+        toml_text.push_str(content);
+        toml_text.push('\n');
+    }
+    None
+}
+
 /// `uv sync` and the sync `uv run` does first. `args` are uv's own and the
 /// subcommand's options; `None` when nothing is synced (`--no-sync`, no
 /// project).
 pub(super) fn uv_sync(sub: &str, args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     let tool = format!("uv {sub}");
+    // `uv run`'s own options end where the command it runs starts.
+    let script = (sub == "run").then(|| uv_script(args, files)).flatten();
+    let args = match super::subcommand_index(args) {
+        Some(run) if sub == "run" => {
+            &args[..layerlock_walk::run_command_start(args, run + 1).unwrap_or(args.len())]
+        }
+        _ => args,
+    };
     let frozen = has(args, &["--frozen"]) || truthy(files, "UV_FROZEN");
     let locked = has(args, &["--locked"]) || truthy(files, "UV_LOCKED");
     // A script's inline dependencies (PEP 723) are installed with it,
     // from `SCRIPT.lock` when it is frozen or locked.
-    if has(args, &["--script", "--gui-script"]) {
-        return if frozen || locked {
-            install(
-                &tool,
-                Class::HashLocked,
-                "the script's lock is installed as it is".to_string(),
-            )
-        } else {
-            install(
-                &tool,
-                Class::MayResolve,
-                "a script's inline dependencies (PEP 723) are resolved unless --locked or --frozen"
-                    .to_string(),
-            )
-        };
+    if let Some(script) = script {
+        return script.judge(&tool, frozen || locked, files);
     }
     if sub == "run"
         && (has(args, &["--no-sync", "--no-project"])
@@ -742,8 +845,32 @@ mod tests {
         assert_eq!(class("uv run pytest", &tree(&[])), None);
         assert_eq!(
             class("uv run --script x.py", &tree(&[])),
+            Some(Class::Unpinned)
+        );
+        let meta = |deps: &str| {
+            format!(
+                "# /// script\n# requires-python = \">=3.11\"\n# dependencies = [{deps}]\n# ///\nprint(1)\n"
+            )
+        };
+        let pinned: &'static str = meta("\"dunamai==1.22.0\"").leak();
+        let loose: &'static str = meta("\"requests\"").leak();
+        let mut scripts = tree(&["pyproject.toml", "uv.lock", "b.py.lock"]);
+        scripts.files.insert("a.py", pinned);
+        scripts.files.insert("b.py", pinned);
+        scripts.files.insert("c.py", loose);
+        scripts.files.insert("plain.py", "print(1)\n");
+        assert_eq!(class("uv run a.py", &scripts), Some(Class::Pinned));
+        assert_eq!(
+            class("uv run --script b.py", &scripts),
             Some(Class::MayResolve)
         );
+        assert_eq!(
+            class("uv run --locked --script b.py", &scripts),
+            Some(Class::HashLocked)
+        );
+        assert_eq!(class("uv run c.py", &scripts), Some(Class::Unpinned));
+        // Without inline metadata, a project's `uv run` syncs the project.
+        assert_eq!(class("uv run plain.py", &scripts), Some(Class::MayResolve));
         let mut frozen = tree(&["pyproject.toml", "uv.lock"]);
         frozen.env.insert("UV_FROZEN", "1");
         assert_eq!(class("uv run pytest", &frozen), Some(Class::HashLocked));

@@ -168,6 +168,8 @@ struct Files<'a> {
     vars: &'a BTreeMap<String, String>,
     /// Variables read, for the frame's validity.
     reads: &'a RefCell<BTreeSet<String>>,
+    /// The command's standard input, when it is a heredoc: the file `-`.
+    stdin: Option<&'a str>,
 }
 
 impl RequirementFiles for Files<'_> {
@@ -199,6 +201,11 @@ impl RequirementFiles for Files<'_> {
     }
 
     fn read_text(&self, path: &str) -> Option<(String, String)> {
+        if path == "-" {
+            return self
+                .stdin
+                .map(|text| ("standard input".to_string(), text.to_string()));
+        }
         let real = self.options.locate(path, self.place)?;
         let bytes = read_bounded(&real, &self.options.root).ok()?;
         let text = String::from_utf8(bytes).ok()?;
@@ -705,6 +712,7 @@ impl<V: Visitor> Scanner<'_, V> {
             place: &site_place,
             vars: &state.vars.values,
             reads: &state.reads,
+            stdin: command.stdin.as_deref(),
         };
         let site = CommandSite {
             args,
