@@ -33,22 +33,50 @@ fn vars(node: Option<&Node>, into: &mut BTreeMap<String, String>) {
     }
 }
 
+/// A pipeline's files as GitLab merges them: the file CI starts from
+/// (index 0) and its local includes in order. A name defined in more than
+/// one is the starting file's, else the last include's.
+struct Files<'a> {
+    docs: Vec<&'a [Node]>,
+}
+
+impl<'a> Files<'a> {
+    /// A top-level key's value, and the file it is in.
+    fn get(&self, name: &str) -> Option<(usize, &'a Node)> {
+        let order = std::iter::once(0).chain((1..self.docs.len()).rev());
+        for i in order {
+            if let Some(found) = self.docs[i].iter().find_map(|d| d.get(name)) {
+                return Some((i, found));
+            }
+        }
+        None
+    }
+}
+
 /// A job's script lines: strings, lists (nested lists from anchors
 /// flattened), and `!reference [.job, key]` entries, which the YAML reader
-/// gives as a two- or three-item list of names.
-fn collect(doc: &Node, node: &Node, out: &mut Vec<(String, Layout)>, depth: usize) {
+/// gives as a two- or three-item list of names. Each with its file.
+fn collect(
+    files: &Files<'_>,
+    file: usize,
+    node: &Node,
+    out: &mut Vec<(usize, String, Layout)>,
+    depth: usize,
+) {
     match node {
         Node::Scalar { value, pos, style } => {
-            out.push((value.clone(), Layout::for_yaml(*pos, *style)))
+            out.push((file, value.clone(), Layout::for_yaml(*pos, *style)))
         }
         Node::Seq { items, .. } => {
-            if let Some(target) = reference(doc, items) {
+            if let Some((at, target)) = reference(files, items) {
                 if depth < MAX_DEPTH {
-                    collect(doc, target, out, depth + 1);
+                    collect(files, at, target, out, depth + 1);
                 }
                 return;
             }
-            items.iter().for_each(|i| collect(doc, i, out, depth));
+            items
+                .iter()
+                .for_each(|i| collect(files, file, i, out, depth));
         }
         Node::Map { .. } => {}
     }
@@ -59,19 +87,19 @@ fn collect(doc: &Node, node: &Node, out: &mut Vec<(String, Layout)>, depth: usiz
 const MAX_DEPTH: usize = 11;
 
 /// `[.job, script]` (or `[.job, rules, …]`): what it refers to.
-fn reference<'a>(doc: &'a Node, items: &[Node]) -> Option<&'a Node> {
+fn reference<'a>(files: &Files<'a>, items: &[Node]) -> Option<(usize, &'a Node)> {
     if !(2..=3).contains(&items.len()) {
         return None;
     }
     let names: Vec<&str> = items.iter().map(Node::as_str).collect::<Option<_>>()?;
-    let mut node = doc.get(names[0])?;
+    let (at, mut node) = files.get(names[0])?;
     if !names[0].starts_with('.') && !matches!(node, Node::Map { .. }) {
         return None;
     }
     for name in &names[1..] {
         node = node.get(name)?;
     }
-    Some(node)
+    Some((at, node))
 }
 
 /// The jobs `extends` names, in order (a later one overrides an earlier).
@@ -85,9 +113,14 @@ fn extended(job: &Node) -> Vec<&str> {
 
 /// A key of a job as GitLab resolves `extends`: the job's own, else that
 /// of the last template that has it (templates extend in turn).
-fn inherited<'a>(doc: &'a Node, job: &'a Node, key: &str, depth: usize) -> Option<&'a Node> {
+fn inherited<'a>(
+    files: &Files<'a>,
+    (file, job): (usize, &'a Node),
+    key: &str,
+    depth: usize,
+) -> Option<(usize, &'a Node)> {
     if let Some(own) = job.get(key) {
-        return Some(own);
+        return Some((file, own));
     }
     if depth >= MAX_DEPTH {
         return None;
@@ -95,16 +128,31 @@ fn inherited<'a>(doc: &'a Node, job: &'a Node, key: &str, depth: usize) -> Optio
     extended(job)
         .iter()
         .rev()
-        .filter_map(|name| doc.get(name))
-        .find_map(|parent| inherited(doc, parent, key, depth + 1))
+        .filter_map(|name| files.get(name))
+        .find_map(|parent| inherited(files, parent, key, depth + 1))
+}
+
+/// The templates a job extends, through its templates, that no file of
+/// the pipeline defines.
+fn missing_templates(files: &Files<'_>, job: &Node, out: &mut Vec<String>, depth: usize) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for name in extended(job) {
+        match files.get(name) {
+            Some((_, parent)) => missing_templates(files, parent, out, depth + 1),
+            None if !out.iter().any(|n| n == name) => out.push(name.to_string()),
+            None => {}
+        }
+    }
 }
 
 /// A job's variables: its templates' first (deepest first), then its own.
-fn variables(doc: &Node, job: &Node, into: &mut BTreeMap<String, String>, depth: usize) {
+fn variables(files: &Files<'_>, job: &Node, into: &mut BTreeMap<String, String>, depth: usize) {
     if depth < MAX_DEPTH {
         for name in extended(job) {
-            if let Some(parent) = doc.get(name) {
-                variables(doc, parent, into, depth + 1);
+            if let Some((_, parent)) = files.get(name) {
+                variables(files, parent, into, depth + 1);
             }
         }
     }
@@ -119,38 +167,86 @@ pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
 /// tell its kind need not parse it again). Hidden jobs (`.name`) run only
 /// through the jobs that extend them, and are reported as those jobs.
 pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
-    let mut out = Vec::new();
-    for doc in docs {
-        let mut global = BTreeMap::new();
-        vars(doc.get("variables"), &mut global);
-        let default = doc.get("default");
-        for (name, job) in doc.entries() {
-            let Some(name) = name.as_str() else { continue };
-            if RESERVED.contains(&name) || name.starts_with('.') || !matches!(job, Node::Map { .. })
-            {
-                continue;
+    pipeline(&[docs])
+        .scripts
+        .into_iter()
+        .map(|(_, script)| script)
+        .collect()
+}
+
+/// What a pipeline of several files runs.
+#[derive(Debug, Default)]
+pub struct Pipeline {
+    /// Each script with the index of the file that holds its text.
+    pub scripts: Vec<(usize, Script)>,
+    /// Jobs that extend templates no file defines: (file, line, job,
+    /// templates). Their scripts may be incomplete.
+    pub unresolved: Vec<(usize, usize, String, Vec<String>)>,
+}
+
+/// The jobs of a pipeline made of `files` (the starting file first, then
+/// its local includes, as [`local_includes`] finds them): every concrete
+/// job of any of them, with `extends` and `!reference` resolved across
+/// all.
+pub fn pipeline(files: &[&[Node]]) -> Pipeline {
+    let files = Files {
+        docs: files.to_vec(),
+    };
+    let mut out = Pipeline::default();
+    for (index, docs) in files.docs.iter().enumerate() {
+        for doc in docs.iter() {
+            jobs_of(&files, index, doc, &mut out);
+        }
+    }
+    out
+}
+
+fn jobs_of(files: &Files<'_>, index: usize, doc: &Node, out: &mut Pipeline) {
+    let root = files.docs[0];
+    let mut global = BTreeMap::new();
+    for d in root {
+        vars(d.get("variables"), &mut global);
+    }
+    let default = files.get("default").map(|(_, d)| d);
+    let top = |key: &str| files.get(key);
+    for (name, job) in doc.entries() {
+        let Some(name) = name.as_str() else { continue };
+        if RESERVED.contains(&name) || name.starts_with('.') || !matches!(job, Node::Map { .. }) {
+            continue;
+        }
+        // The starting file's definition wins over an include's.
+        if files.get(name).is_some_and(|(at, _)| at != index) {
+            continue;
+        }
+        let script = inherited(files, (index, job), "script", 0);
+        if script.is_none() && inherited(files, (index, job), "trigger", 0).is_some() {
+            continue;
+        }
+        let mut missing = Vec::new();
+        missing_templates(files, job, &mut missing, 0);
+        if !missing.is_empty() {
+            out.unresolved
+                .push((index, job.pos().line, name.to_string(), missing));
+        }
+        let mut env = global.clone();
+        variables(files, job, &mut env, 0);
+        let mut scripts = Vec::new();
+        for key in ["before_script", "script", "after_script"] {
+            let node = inherited(files, (index, job), key, 0)
+                .or_else(|| {
+                    (key != "script")
+                        .then(|| default.and_then(|d| d.get(key)).map(|n| (0, n)))
+                        .flatten()
+                })
+                .or_else(|| (key != "script").then(|| top(key)).flatten());
+            if let Some((at, node)) = node {
+                collect(files, at, node, &mut scripts, 0);
             }
-            let script = inherited(doc, job, "script", 0);
-            if script.is_none() && inherited(doc, job, "trigger", 0).is_some() {
-                continue;
-            }
-            let mut env = global.clone();
-            variables(doc, job, &mut env, 0);
-            let mut scripts = Vec::new();
-            for key in ["before_script", "script", "after_script"] {
-                let node = inherited(doc, job, key, 0)
-                    .or_else(|| {
-                        (key != "script")
-                            .then(|| default.and_then(|d| d.get(key)))
-                            .flatten()
-                    })
-                    .or_else(|| (key != "script").then(|| doc.get(key)).flatten());
-                if let Some(node) = node {
-                    collect(doc, node, &mut scripts, 0);
-                }
-            }
-            for (text, layout) in scripts {
-                out.push(Script {
+        }
+        for (file, text, layout) in scripts {
+            out.scripts.push((
+                file,
+                Script {
                     text,
                     layout,
                     job: Some(name.to_string()),
@@ -159,7 +255,70 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                     working_dir: None,
                     mounts: Vec::new(),
                     shell: None,
-                });
+                },
+            ));
+        }
+    }
+}
+
+/// One `include:` entry of a GitLab file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Include {
+    /// A file of the repository (`local:`, or a plain path): as written,
+    /// maybe a glob, maybe with `$VARIABLES`.
+    Local { path: String, line: usize },
+    /// A file elsewhere (`project:`, `remote:`, `template:`,
+    /// `component:`): what it names.
+    Elsewhere { what: String, line: usize },
+}
+
+/// The `include:` entries of a file's documents.
+pub fn includes(docs: &[Node]) -> Vec<Include> {
+    let mut out = Vec::new();
+    for doc in docs {
+        let Some(include) = doc.get("include") else {
+            continue;
+        };
+        let entries: Vec<&Node> = match include {
+            Node::Seq { items, .. } => items.iter().collect(),
+            other => vec![other],
+        };
+        for entry in entries {
+            let line = entry.pos().line;
+            match entry {
+                Node::Scalar { value, .. } if value.contains("://") => {
+                    out.push(Include::Elsewhere {
+                        what: value.clone(),
+                        line,
+                    })
+                }
+                Node::Scalar { value, .. } => out.push(Include::Local {
+                    path: value.clone(),
+                    line,
+                }),
+                Node::Map { .. } => {
+                    if let Some(path) = entry.get("local").and_then(Node::as_str) {
+                        out.push(Include::Local {
+                            path: path.to_string(),
+                            line,
+                        });
+                        continue;
+                    }
+                    let what = ["project", "remote", "template", "component"]
+                        .iter()
+                        .find_map(|k| {
+                            let v = entry.get(k)?;
+                            let file = entry
+                                .get("file")
+                                .and_then(Node::as_str)
+                                .map(|f| format!(" {f}"))
+                                .unwrap_or_default();
+                            Some(format!("{k}: {}{file}", v.as_str().unwrap_or("…")))
+                        })
+                        .unwrap_or_else(|| "an include".to_string());
+                    out.push(Include::Elsewhere { what, line });
+                }
+                Node::Seq { .. } => {}
             }
         }
     }
@@ -195,5 +354,49 @@ mod tests {
             ]
         );
         assert_eq!(scripts[0].env["PIP"], "uv pip");
+    }
+
+    #[test]
+    fn templates_and_jobs_of_local_includes_join_the_pipeline() {
+        let root = yaml::parse("include:\n  - local: ci/templates.yml\n  - project: group/shared\n    file: /ci.yml\n  - 'ci/more.yml'\nunit:\n  extends: .py\n  script:\n    - pytest\nremote:\n  extends: .shared\n").unwrap();
+        let templates =
+            yaml::parse(".py:\n  before_script:\n    - pip install -r req.txt\n").unwrap();
+        let more = yaml::parse("docs:\n  extends: .py\n  script:\n    - make docs\nunit:\n  script:\n    - overridden\n").unwrap();
+        assert_eq!(
+            includes(&root),
+            vec![
+                Include::Local {
+                    path: "ci/templates.yml".into(),
+                    line: 2
+                },
+                Include::Elsewhere {
+                    what: "project: group/shared /ci.yml".into(),
+                    line: 3
+                },
+                Include::Local {
+                    path: "ci/more.yml".into(),
+                    line: 5
+                },
+            ]
+        );
+        let pipeline = pipeline(&[&root, &templates, &more]);
+        let got: Vec<(usize, Option<&str>, &str)> = pipeline
+            .scripts
+            .iter()
+            .map(|(file, s)| (*file, s.job.as_deref(), s.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, Some("unit"), "pip install -r req.txt"),
+                (0, Some("unit"), "pytest"),
+                (1, Some("docs"), "pip install -r req.txt"),
+                (2, Some("docs"), "make docs"),
+            ]
+        );
+        assert_eq!(
+            pipeline.unresolved,
+            vec![(0, 11, "remote".to_string(), vec![".shared".to_string()])]
+        );
     }
 }

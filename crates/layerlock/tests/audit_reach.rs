@@ -565,3 +565,45 @@ fn a_scripts_inline_metadata_says_what_uv_run_installs() {
         "{report:#}"
     );
 }
+
+#[test]
+fn a_gitlab_pipeline_is_read_with_its_local_includes() {
+    let work = repo(&[
+        (
+            ".gitlab-ci.yml",
+            "include:\n  - local: ci/templates.yml\n  - local: /ci/jobs/*.yml\n  - project: group/shared\n    file: /python.yml\n  - local: $CI_EXTRA\nunit:\n  extends: .py\n  script:\n    - pytest\nshared:\n  extends: .from-shared\n",
+        ),
+        (
+            "ci/templates.yml",
+            ".py:\n  before_script:\n    - pip install -r ci/req.txt\n",
+        ),
+        ("ci/req.txt", "pytest==8.3.3\n"),
+        (
+            "ci/jobs/docs.yml",
+            "docs:\n  extends: .py\n  script:\n    - pip install sphinx\n",
+        ),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            f(".gitlab-ci.yml", 4, NOTE, ""),
+            f(".gitlab-ci.yml", 6, NOTE, ""),
+            f(".gitlab-ci.yml", 12, NOTE, ""),
+            f("ci/jobs/docs.yml", 4, JOB, "unpinned"),
+            f("ci/templates.yml", 3, JOB, "pinned"),
+            f("ci/templates.yml", 3, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+    // The template's line is reported for both jobs that extend it, the
+    // included file's job among them.
+    let jobs: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == "ci/templates.yml")
+        .map(|f| f["job"].as_str().unwrap())
+        .collect();
+    assert_eq!(jobs, ["docs", "unit"], "{report:#}");
+}

@@ -26,6 +26,7 @@ use layerlock_shell::{Context, Grammar, ShellRun};
 mod commands;
 mod discovery;
 mod docker;
+mod gitlab;
 mod recipe_files;
 mod state;
 
@@ -229,6 +230,9 @@ struct Scanner<'a, V: Visitor> {
     built: Vec<(PathBuf, Option<PathBuf>)>,
     /// ... and analysed once per context.
     frames: Frames<V::Item>,
+    /// The files the tree's `.gitlab-ci.yml` includes (read with it), once
+    /// asked.
+    gitlab_included: Option<BTreeSet<PathBuf>>,
     /// The frame being analysed.
     analysis: Analysis<V::Item>,
 }
@@ -479,8 +483,13 @@ impl<V: Visitor> Scanner<'_, V> {
                 return;
             }
         };
+        let file: Rc<str> = rel.as_str().into();
+        let mut notes = Vec::new();
+        let of_file = |scripts: Vec<Script>| -> Vec<(Rc<str>, Script)> {
+            scripts.into_iter().map(|s| (Rc::clone(&file), s)).collect()
+        };
         let scripts = match kind {
-            Kind::Dockerfile => dockerfile::scripts(&text),
+            Kind::Dockerfile => dockerfile::scripts(&text).map(of_file),
             Kind::Shell => Ok(vec![Script {
                 text: text.clone(),
                 layout: Layout::Lines {
@@ -492,7 +501,8 @@ impl<V: Visitor> Scanner<'_, V> {
                 working_dir: None,
                 mounts: Vec::new(),
                 shell: None,
-            }]),
+            }])
+            .map(of_file),
             Kind::Yaml => {
                 let docs = match yaml::parse(&text) {
                     Ok(docs) => docs,
@@ -510,16 +520,30 @@ impl<V: Visitor> Scanner<'_, V> {
                         return;
                     }
                 };
-                let lines = layerlock_ci::SourceLines::new(&text);
                 match System::detect(&rel, &docs) {
-                    Some(system) => Ok(system
-                        .scripts(&docs)
-                        .into_iter()
-                        .map(|mut script| {
-                            script.layout = script.layout.refine(&script.text, &lines);
-                            script
-                        })
-                        .collect()),
+                    Some(System::Gitlab) => {
+                        // An included file is read with the pipeline that
+                        // includes it.
+                        if !explicit && self.included_by_root_pipeline(path) {
+                            return;
+                        }
+                        let read = self.gitlab_pipeline(path, &rel, text.clone(), docs);
+                        notes = read.notes;
+                        Ok(read.scripts)
+                    }
+                    Some(system) => {
+                        let lines = layerlock_ci::SourceLines::new(&text);
+                        Ok(of_file(
+                            system
+                                .scripts(&docs)
+                                .into_iter()
+                                .map(|mut script| {
+                                    script.layout = script.layout.refine(&script.text, &lines);
+                                    script
+                                })
+                                .collect(),
+                        ))
+                    }
                     None => return,
                 }
             }
@@ -532,10 +556,14 @@ impl<V: Visitor> Scanner<'_, V> {
             }
         };
         self.result.files.insert(rel.clone());
-        let file: Rc<str> = rel.as_str().into();
-        let context = (kind == Kind::Dockerfile)
-            .then(|| context.unwrap_or_else(|| self.build_context(path, &scripts)));
-        for script in scripts {
+        self.file_notes(notes);
+        let context = (kind == Kind::Dockerfile).then(|| {
+            context.unwrap_or_else(|| {
+                let plain: Vec<Script> = scripts.iter().map(|(_, s)| s.clone()).collect();
+                self.build_context(path, &plain)
+            })
+        });
+        for (file, script) in scripts {
             let place = match &context {
                 Some(context) => self.image_place(context.clone(), &script),
                 None => Place {
@@ -1541,6 +1569,7 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         scripts: HashMap::new(),
         recipe_files: HashMap::new(),
         built: Vec::new(),
+        gitlab_included: None,
         followed: 0,
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
