@@ -18,7 +18,7 @@ pub(crate) struct Place {
     pub(crate) image: Option<Rc<Image>>,
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Image {
     pub(crate) context: PathBuf,
     pub(crate) mounts: Vec<Mount>,
@@ -40,6 +40,30 @@ impl Image {
                 .into_iter()
                 .find_map(|c| confined_file(&self.context.join(c), root))
         })
+    }
+
+    /// The same image, with commands run in `dir` (`cd dir`, `make -C
+    /// dir`), relative to the working directory or absolute.
+    pub(crate) fn in_dir(&self, dir: &str) -> Self {
+        let path = if dir.starts_with('/') {
+            dir.to_string()
+        } else {
+            format!("{}/{dir}", self.workdir)
+        };
+        Self {
+            workdir: normalize(Path::new(&path)).display().to_string(),
+            ..self.clone()
+        }
+    }
+
+    /// The place of commands run in this image's working directory: the
+    /// repository directory it holds, if it holds one (a directory of the
+    /// image that no file of the repository was copied to has none).
+    pub(crate) fn place(self) -> Place {
+        Place {
+            cwd: self.workdir_in_repo(),
+            image: Some(Rc::new(self)),
+        }
     }
 
     /// The repository directory the image's working directory holds.

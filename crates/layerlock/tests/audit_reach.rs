@@ -607,3 +607,38 @@ fn a_gitlab_pipeline_is_read_with_its_local_includes() {
         .collect();
     assert_eq!(jobs, ["docs", "unit"], "{report:#}");
 }
+
+#[test]
+fn make_in_an_image_reads_the_makefile_the_image_holds() {
+    let work = repo(&[
+        (
+            "Dockerfile",
+            "FROM python:3.12 AS kernels\nWORKDIR /usr/src\nCOPY server/Makefile-kernels Makefile\nRUN make build-kernels\nFROM python:3.12 AS mpi\nWORKDIR /opt/src/mpi\nRUN make install\nFROM python:3.12\nWORKDIR /usr/src\nCOPY backends/gpu/server server\nRUN cd server && make gen && pip install --no-deps -r requirements.txt && bash ./patch.sh\nRUN conda update -y conda\n",
+        ),
+        ("Makefile", "install:\n\tpip install -e .\n"),
+        ("server/Makefile", "gen:\n\tpip install grpcio-tools\n"),
+        (
+            "server/Makefile-kernels",
+            "build-kernels:\n\tpip install -U ninja\n",
+        ),
+        (
+            "backends/gpu/server/Makefile",
+            "gen:\n\tpip install grpcio-tools==1.62.2\n",
+        ),
+        ("backends/gpu/server/requirements.txt", "torch==2.5.1\n"),
+        ("backends/gpu/server/patch.sh", "python -m pip install .\n"),
+    ]);
+    let (found, report) = audit(&work);
+    assert_eq!(
+        found,
+        vec![
+            f("Dockerfile", 7, NOTE, ""),
+            f("Dockerfile", 11, IMAGE, "pinned"),
+            f("Dockerfile", 12, IMAGE, "unpinned"),
+            f("backends/gpu/server/Makefile", 2, IMAGE, "pinned"),
+            f("backends/gpu/server/patch.sh", 1, IMAGE, "unpinned"),
+            f("server/Makefile-kernels", 2, IMAGE, "unpinned"),
+        ],
+        "{report:#}"
+    );
+}

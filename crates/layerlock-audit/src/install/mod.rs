@@ -504,7 +504,7 @@ fn classify_command(args: &[Arg], files: &dyn RequirementFiles) -> Option<Instal
         }
     } else if matches!(first, "conda" | "mamba" | "micromamba") {
         let sub = args.get(1).and_then(|a| a.value.as_deref())?;
-        if !matches!(sub, "install" | "create") {
+        if !matches!(sub, "install" | "create" | "update" | "upgrade") {
             return None;
         }
         (format!("{first} {sub}"), args[2..].to_vec(), true)

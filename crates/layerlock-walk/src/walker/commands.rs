@@ -3,12 +3,12 @@
 //! file its heredoc is written to, and what cannot be known until it runs.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use layerlock_shell::ShellRun;
 
 use super::{ScanOptions, Vars};
 use crate::paths::normalize;
+use crate::place::Place;
 use crate::site::Arg;
 
 /// `"$cmd"`, `${CMD}`, `"$@"`, `$*` as written.
@@ -58,7 +58,7 @@ pub(super) fn heredoc_target(
 pub(super) fn track_env_and_cwd(
     args: &[Arg],
     vars: &mut Vars,
-    cwd: &mut Option<PathBuf>,
+    place: &mut Place,
     options: &ScanOptions,
 ) {
     let Some(first) = args.first().and_then(|a| a.value.as_deref()) else {
@@ -73,14 +73,23 @@ pub(super) fn track_env_and_cwd(
             }
         }
         "cd" | "pushd" => {
-            if let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) {
-                let mapped = options.path_map.map(dir);
-                *cwd = Some(normalize(
-                    &cwd.clone()
-                        .unwrap_or_else(|| options.root.clone())
-                        .join(mapped),
-                ));
+            let Some(dir) = args.get(1).and_then(|a| a.value.as_deref()) else {
+                return;
+            };
+            // In an image the directory is the image's: the repository's
+            // files are where they were copied.
+            if let Some(image) = &place.image {
+                *place = image.in_dir(dir).place();
+                return;
             }
+            let mapped = options.path_map.map(dir);
+            place.cwd = Some(normalize(
+                &place
+                    .cwd
+                    .clone()
+                    .unwrap_or_else(|| options.root.clone())
+                    .join(mapped),
+            ));
         }
         _ => {}
     }

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use layerlock_ci::dockerfile;
 use layerlock_ci::{Phase, Script};
@@ -16,18 +15,15 @@ use crate::site::Arg;
 
 impl<V: Visitor> Scanner<'_, V> {
     pub(super) fn image_place(&self, context: PathBuf, script: &Script) -> Place {
-        let image = Image {
+        Image {
             context,
             mounts: script.mounts.clone(),
             workdir: script
                 .working_dir
                 .clone()
                 .unwrap_or_else(|| "/".to_string()),
-        };
-        Place {
-            cwd: image.workdir_in_repo(),
-            image: Some(Rc::new(image)),
         }
+        .place()
     }
 
     /// A Dockerfile's build context is not written in it: take the

@@ -11,7 +11,7 @@ use layerlock_ci::Script;
 use super::{Callee, Replay, Run, Scanner, Vars, Visitor};
 use crate::frame::{Call, Recipes};
 use crate::paths::confined_file;
-use crate::place::Place;
+use crate::place::{Image, Place};
 use crate::read::read_bounded;
 use crate::recipes::{RecipeCall, Tool};
 use crate::site::CommandSite;
@@ -88,33 +88,24 @@ impl<V: Visitor> Scanner<'_, V> {
             );
             return;
         }
-        let dir = match &call.dir {
-            Some(d) => self.place_path(place, d),
-            None => place
-                .cwd
-                .clone()
-                .unwrap_or_else(|| self.options.root.clone()),
-        };
-        let found = match &call.file {
-            Some(f) => confined_file(&dir.join(f), &self.options.root),
-            None => call
-                .tool
-                .default_files()
-                .iter()
-                .find_map(|name| confined_file(&dir.join(name), &self.options.root)),
-        };
-        let Some(real) = found else {
+        let Some((real, dir, image)) = self.recipe_file_at(call, place) else {
             let what = call
                 .file
                 .clone()
                 .unwrap_or_else(|| format!("a {tool} file"));
-            not_followed(
-                self,
-                format!(
-                    "`{tool}` runs {what} in {}, which is not in the scanned tree",
-                    self.relative(&dir)
+            let at = match &place.image {
+                Some(image) => format!(
+                    "{} of the image, which holds no such file of the repository",
+                    call.dir
+                        .as_deref()
+                        .map_or_else(|| image.workdir.clone(), |d| image.in_dir(d).workdir)
                 ),
-            );
+                None => format!(
+                    "{}, which is not in the scanned tree",
+                    self.relative(&self.recipe_dir(call, place))
+                ),
+            };
+            not_followed(self, format!("`{tool}` runs {what} in {at}"));
             return;
         };
         let Some(file) = self.recipe_file(&real, call.tool) else {
@@ -158,7 +149,7 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         let child = Place {
             cwd: Some(cwd),
-            image: place.image.clone(),
+            image: image.or_else(|| place.image.clone()),
         };
         let callee = Callee {
             script: real,
@@ -170,6 +161,50 @@ impl<V: Visitor> Scanner<'_, V> {
 
     /// A Makefile or justfile, read and parsed once; a file that cannot be
     /// read or parsed is reported once.
+    /// The tool's directory in the repository, outside an image.
+    fn recipe_dir(&self, call: &RecipeCall, place: &Place) -> PathBuf {
+        match &call.dir {
+            Some(d) => self.place_path(place, d),
+            None => place
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.options.root.clone()),
+        }
+    }
+
+    /// The file a recipe call reads, the repository directory its recipes
+    /// run in, and in an image the image in that directory: there the file
+    /// is where the image's copies put it (`COPY server/Makefile-x
+    /// Makefile`), and a directory no file was copied to holds none.
+    fn recipe_file_at(
+        &self,
+        call: &RecipeCall,
+        place: &Place,
+    ) -> Option<(PathBuf, PathBuf, Option<Rc<Image>>)> {
+        let names: Vec<&str> = match &call.file {
+            Some(f) => vec![f.as_str()],
+            None => call.tool.default_files().to_vec(),
+        };
+        if let Some(image) = &place.image {
+            let image = match &call.dir {
+                Some(d) => image.in_dir(d),
+                None => (**image).clone(),
+            };
+            let real = names
+                .iter()
+                .find_map(|n| image.find(n, &self.options.root))?;
+            let dir = image
+                .workdir_in_repo()
+                .or_else(|| real.parent().map(Path::to_path_buf))?;
+            return Some((real, dir, Some(Rc::new(image))));
+        }
+        let dir = self.recipe_dir(call, place);
+        let real = names
+            .iter()
+            .find_map(|n| confined_file(&dir.join(n), &self.options.root))?;
+        Some((real, dir, None))
+    }
+
     pub(super) fn recipe_file(&mut self, real: &Path, tool: Tool) -> Option<Rc<RecipeFile>> {
         if let Some(file) = self.recipe_files.get(real) {
             return Some(Rc::clone(file));

@@ -244,7 +244,7 @@ impl ScriptState {
     /// `export`, `cd`, and an unconditional `shift` (an option loop's
     /// `shift 2` depends on what the options are).
     pub(super) fn track(&mut self, command: &Command, args: &[Arg], options: &ScanOptions) {
-        track_env_and_cwd(args, &mut self.vars, &mut self.place.cwd, options);
+        track_env_and_cwd(args, &mut self.vars, &mut self.place, options);
         if command.conditional || !args.first().is_some_and(|a| a.is("shift")) {
             return;
         }
