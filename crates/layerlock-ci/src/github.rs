@@ -248,6 +248,150 @@ fn image_build(step: &Node) -> Option<Script> {
     })
 }
 
+/// At most this many combinations of a matrix are read; past it, each
+/// value of each key is read at least once.
+const MAX_COMBINATIONS: usize = 16;
+
+/// A job's `strategy.matrix` as combinations of literal values: the
+/// product of its keys' lists (or, when that is larger than
+/// [`MAX_COMBINATIONS`], as many combinations as the longest list, so every
+/// value appears), then each `include:` entry. None when the matrix is
+/// computed (`${{ fromJSON(…) }}`) or absent; a key whose values are not
+/// literal is left out (its references stay unknown).
+fn matrix_combinations(job: &Node) -> Vec<BTreeMap<String, String>> {
+    let Some(matrix) = job.get("strategy").and_then(|s| s.get("matrix")) else {
+        return Vec::new();
+    };
+    let mut keys: Vec<(String, Vec<String>)> = Vec::new();
+    for (key, value) in matrix.entries() {
+        let Some(key) = key.as_str() else { continue };
+        if matches!(key, "include" | "exclude") {
+            continue;
+        }
+        let values: Option<Vec<String>> = value
+            .items()
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .filter(|v| !v.contains("${{"))
+                    .map(str::to_string)
+            })
+            .collect();
+        if let Some(values) = values.filter(|v| !v.is_empty()) {
+            keys.push((key.to_string(), values));
+        }
+    }
+    let product = keys
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+        .unwrap_or(usize::MAX);
+    let mut out: Vec<BTreeMap<String, String>> = Vec::new();
+    if !keys.is_empty() {
+        if product <= MAX_COMBINATIONS {
+            out.push(BTreeMap::new());
+            for (key, values) in &keys {
+                out = out
+                    .into_iter()
+                    .flat_map(|combo| {
+                        values.iter().map(move |v| {
+                            let mut combo = combo.clone();
+                            combo.insert(key.clone(), v.clone());
+                            combo
+                        })
+                    })
+                    .collect();
+            }
+        } else {
+            let rows = keys.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+            for row in 0..rows {
+                out.push(
+                    keys.iter()
+                        .map(|(k, v)| (k.clone(), v[row % v.len()].clone()))
+                        .collect(),
+                );
+            }
+        }
+    }
+    let originals = out.len();
+    for entry in matrix.get("include").map(Node::items).unwrap_or_default() {
+        let combo: BTreeMap<String, String> = entry
+            .entries()
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+            .filter(|(_, v)| !v.contains("${{"))
+            .collect();
+        if combo.is_empty() {
+            continue;
+        }
+        // GitHub adds an entry's values to every combination whose own
+        // keys it does not change; one that fits none is a combination of
+        // its own.
+        let original = |k: &String| keys.iter().any(|(key, _)| key == k);
+        let mut fitted = false;
+        for existing in out.iter_mut().take(originals) {
+            let fits = combo
+                .iter()
+                .all(|(k, v)| !original(k) || existing.get(k) == Some(v));
+            if fits && !keys.is_empty() {
+                fitted = true;
+                for (k, v) in &combo {
+                    if !original(k) {
+                        existing.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        if !fitted && out.len() < 4 * MAX_COMBINATIONS {
+            out.push(combo);
+        }
+    }
+    out
+}
+
+/// A copy of `node` with every `${{ matrix.KEY }}` of `combo` filled in.
+fn with_matrix(node: &Node, combo: &BTreeMap<String, String>) -> Node {
+    match node {
+        Node::Scalar { value, pos, style } if value.contains("matrix.") => Node::Scalar {
+            value: fill_matrix(value, combo),
+            pos: *pos,
+            style: *style,
+        },
+        Node::Scalar { .. } => node.clone(),
+        Node::Seq { items, pos } => Node::Seq {
+            items: items.iter().map(|i| with_matrix(i, combo)).collect(),
+            pos: *pos,
+        },
+        Node::Map { entries, pos } => Node::Map {
+            entries: entries
+                .iter()
+                .map(|(k, v)| (k.clone(), with_matrix(v, combo)))
+                .collect(),
+            pos: *pos,
+        },
+    }
+}
+
+/// `${{ matrix.KEY }}` (any spacing) → its value in `combo`; other
+/// expressions stay.
+fn fill_matrix(text: &str, combo: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let inner = rest[start + 3..start + len].trim();
+        out.push_str(&rest[..start]);
+        match inner.strip_prefix("matrix.").and_then(|k| combo.get(k)) {
+            Some(value) => out.push_str(value),
+            None => out.push_str(&rest[start..start + len + 2]),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn scripts(text: &str) -> Result<Vec<Script>, ModelError> {
     Ok(scripts_in(&yaml::parse(text)?))
 }
@@ -262,11 +406,28 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
         if let Some(jobs) = doc.get("jobs") {
             for (id, job) in jobs.entries() {
                 let Some(id) = id.as_str() else { continue };
-                let mut job_env = env.clone();
-                env_of(job.get("env"), &mut job_env);
                 let dir = RunDefaults::of(job).or(RunDefaults::of(doc));
-                if let Some(s) = job.get("steps") {
-                    steps(s, id, &job_env, dir, &mut out);
+                // A literal matrix: the job once for each combination, its
+                // `${{ matrix.* }}` filled in (the same script once).
+                let combos = matrix_combinations(job);
+                let copies: Vec<Node> = combos.iter().map(|c| with_matrix(job, c)).collect();
+                let jobs: Vec<&Node> = if copies.is_empty() {
+                    vec![job]
+                } else {
+                    copies.iter().collect()
+                };
+                let mut scripts = Vec::new();
+                for job in jobs {
+                    let mut job_env = env.clone();
+                    env_of(job.get("env"), &mut job_env);
+                    if let Some(s) = job.get("steps") {
+                        steps(s, id, &job_env, dir, &mut scripts);
+                    }
+                }
+                for script in scripts {
+                    if !out.contains(&script) {
+                        out.push(script);
+                    }
                 }
             }
         }
@@ -276,4 +437,28 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_matrix_fills_its_values_in() {
+        let text = "on: push\njobs:\n  t:\n    strategy:\n      matrix:\n        python-version: [\"3.11\", \"3.12\"]\n        include:\n          - torch: \"2.5.1\"\n    env:\n      PY: ${{ matrix.python-version }}\n    steps:\n      - run: make test-${{matrix.python-version}}\n      - run: pip install torch==${{ matrix.torch }}\n      - run: echo same\n";
+        let scripts = scripts(text).unwrap();
+        let texts: Vec<&str> = scripts.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "make test-3.11",
+                "pip install torch==2.5.1",
+                "echo same",
+                "make test-3.12",
+                "pip install torch==2.5.1",
+                "echo same",
+            ]
+        );
+        assert_eq!(scripts[0].env["PY"], "3.11");
+    }
 }

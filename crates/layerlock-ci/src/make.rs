@@ -53,6 +53,9 @@ const MAX_DEPTH: usize = 32;
 /// pinned.
 const UNKNOWN: &str = "${make_function}";
 
+/// Marks a goal that is a target as written (its value is computed).
+const WRITTEN: &str = "\u{0}written:";
+
 /// How many variable references one expansion may follow: `X = $(X)$(X)`
 /// would otherwise double at every level.
 const MAX_REFERENCES: usize = 4096;
@@ -402,16 +405,34 @@ fn reference(
 impl Makefile {
     /// The rule that makes `target`: an explicit rule with a recipe, else
     /// the first that names it.
-    fn rules_for(&self, target: &str) -> Vec<&Rule> {
+    fn rules_for(&self, target: &str, vars: &BTreeMap<String, String>) -> Vec<&Rule> {
         self.rules
             .iter()
-            .filter(|r| r.targets.iter().any(|t| t == target))
+            .filter(|r| {
+                r.targets.iter().any(|t| {
+                    t == target
+                        || (t.contains('$')
+                            && expand(t, vars, &Auto::default())
+                                .split_whitespace()
+                                .any(|w| w == target))
+                })
+            })
+            .collect()
+    }
+
+    /// The rules whose target is written as `raw` (`$(VENV)/bin/activate`):
+    /// how a prerequisite whose value make functions compute finds its
+    /// rule, since both are the same text.
+    fn rules_written(&self, raw: &str) -> Vec<&Rule> {
+        self.rules
+            .iter()
+            .filter(|r| r.targets.iter().any(|t| t == raw))
             .collect()
     }
 
     /// Whether a rule makes `target`.
     pub fn has_target(&self, target: &str) -> bool {
-        !self.rules_for(target).is_empty()
+        !self.rules_for(target, &self.vars).is_empty()
     }
 
     /// The recipes `make GOALS` runs, prerequisites first, each target
@@ -437,7 +458,7 @@ impl Makefile {
         let mut out = Vec::new();
         let mut unknown = Vec::new();
         for goal in &goals {
-            if !self.has_target(goal) {
+            if self.rules_for(goal, &vars).is_empty() {
                 unknown.push(goal.clone());
                 continue;
             }
@@ -457,22 +478,37 @@ impl Makefile {
         if depth > MAX_DEPTH || !done.insert(target.to_string()) {
             return;
         }
-        for rule in self.rules_for(target) {
-            let prerequisites: Vec<String> = rule
-                .prerequisites
-                .iter()
-                .flat_map(|p| {
-                    expand(p, vars, &Auto::default())
-                        .split_whitespace()
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .collect();
+        let rules = match target.strip_prefix(WRITTEN) {
+            Some(raw) => self.rules_written(raw),
+            None => self.rules_for(target, vars),
+        };
+        for rule in rules {
+            // A prerequisite whose value is computed by make functions is
+            // followed to the rule written the same way.
+            let mut prerequisites: Vec<String> = Vec::new();
+            for p in &rule.prerequisites {
+                let value = expand(p, vars, &Auto::default());
+                if value.contains(UNKNOWN) {
+                    if !self.rules_written(p).is_empty() {
+                        prerequisites.push(format!("{WRITTEN}{p}"));
+                    }
+                    continue;
+                }
+                prerequisites.extend(value.split_whitespace().map(str::to_string));
+            }
             for p in &prerequisites {
                 self.visit(p, vars, done, out, depth + 1);
             }
+            let prerequisites: Vec<String> = prerequisites
+                .into_iter()
+                .filter(|p| !p.starts_with(WRITTEN))
+                .collect();
             let auto = Auto {
-                target,
+                target: if target.starts_with(WRITTEN) {
+                    UNKNOWN
+                } else {
+                    target
+                },
                 prerequisites: &prerequisites,
             };
             for line in &rule.recipe {
@@ -606,5 +642,15 @@ endif
         let goal = ".DEFAULT_GOAL := ci\nlint:\n\truff check\nci:\n\tpip install torch\n";
         let (scripts, _) = read(goal).unwrap().scripts(&[], &BTreeMap::new());
         assert_eq!(scripts[0].text, " pip install torch");
+    }
+
+    #[test]
+    fn targets_written_with_variables_and_functions_are_made() {
+        let make = read("VENV := $(or $(VIRTUAL_ENV),.venv)\nACTIVATE = $(VENV)/bin/activate\nSTAMP = .stamp\nvenv: $(ACTIVATE) $(STAMP)\n$(ACTIVATE):\n\tuv sync --locked\n$(STAMP):\n\ttouch $@\n").unwrap();
+        let (scripts, unknown) = make.scripts(&["venv".to_string()], &BTreeMap::new());
+        let texts: Vec<&str> = scripts.iter().map(|s| s.text.trim()).collect();
+        assert_eq!(texts, ["uv sync --locked", "touch .stamp"]);
+        assert!(unknown.is_empty());
+        assert!(make.has_target(".stamp"));
     }
 }

@@ -273,6 +273,37 @@ impl MarkedEventReceiver for Builder {
 
 /// Parse every document of `text`.
 pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
+    match parse_strict(text) {
+        // libyaml (and so PyYAML and the tools that read these files)
+        // accepts a flow collection closed on a line of its own at the
+        // indentation of its key; the YAML reader here does not. Read
+        // such lines one column deeper: the same document, line for line.
+        Err(e) if e.message.contains("indentation") => {
+            let relaxed = indent_closing_brackets(text);
+            if relaxed == text {
+                return Err(e);
+            }
+            parse_strict(&relaxed).map_err(|_| e)
+        }
+        other => other,
+    }
+}
+
+/// Lines that hold only the end of a flow collection (`]`, `},`), moved
+/// one column right.
+fn indent_closing_brackets(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let content = line.trim();
+        if !content.is_empty() && content.chars().all(|c| matches!(c, ']' | '}' | ',' | ' ')) {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+fn parse_strict(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     // Pull events one by one rather than through `Parser::load`, which
@@ -297,6 +328,17 @@ pub fn parse(text: &str) -> Result<Vec<Node>, YamlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flow_list_closed_at_its_keys_indentation_is_read() {
+        let text =
+            "hooks:\n  - id: x\n    args: [\n      \"--a\",\n      \"--b\"\n    ]\n  - id: y\n";
+        assert!(parse_strict(text).is_err(), "the strict reader refuses it");
+        let docs = parse(text).unwrap();
+        let hooks = docs[0].get("hooks").unwrap().items();
+        assert_eq!(hooks[0].get("args").unwrap().items().len(), 2);
+        assert_eq!(hooks[1].get("id").unwrap().pos().line, 7);
+    }
 
     #[test]
     fn positions_styles_and_merges() {

@@ -153,6 +153,10 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
             // business: its parameter is known only at run time.
             if tool == Tool::Just && !call.goals.is_empty() {
                 call.goals.push("$JUST_ARGUMENT".to_string());
+            } else if let Some(name) = assigned_name(&arg.raw).filter(|_| tool == Tool::Make) {
+                // `ARGS=$(or $(ARGS),it/)`: the variable's value is known
+                // only at run time; the goals still are.
+                call.vars.insert(name.to_string(), format!("${{{name}}}"));
             } else if call.computed.is_none() {
                 call.computed = Some(arg.raw.clone());
             }
@@ -304,6 +308,13 @@ fn session_call(tool: Tool, args: &[Arg]) -> RecipeCall {
     call
 }
 
+/// `NAME=…` as written: the name of a variable a command line sets.
+fn assigned_name(raw: &str) -> Option<&str> {
+    let (name, _) = raw.split_once('=')?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,7 +323,7 @@ mod tests {
         let args: Vec<Arg> = text
             .split_whitespace()
             .map(|w| {
-                if w.starts_with('$') {
+                if w.contains('$') {
                     Arg {
                         value: None,
                         raw: w.to_string(),
@@ -343,6 +354,13 @@ mod tests {
             call("make $TARGET").unwrap().computed.as_deref(),
             Some("$TARGET")
         );
+        // A variable known only at run time leaves the goals known.
+        let c = call("make test ARGS=$ARGS").unwrap();
+        assert_eq!(
+            (c.goals.clone(), c.computed.clone()),
+            (vec!["test".to_string()], None)
+        );
+        assert_eq!(c.vars["ARGS"], "${ARGS}");
         let c = call("just --justfile ci/justfile test -m core --x").unwrap();
         assert_eq!(c.tool, Tool::Just);
         assert_eq!(c.file.as_deref(), Some("ci/justfile"));

@@ -642,3 +642,32 @@ fn make_in_an_image_reads_the_makefile_the_image_holds() {
         "{report:#}"
     );
 }
+
+#[test]
+fn make_targets_from_functions_matrix_values_and_unknown_make_variables() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        python-version: [\"3.11\", \"3.12\"]\n    steps:\n      - run: make test-${{{{ matrix.python-version }}}}\n      - run: make it\n"
+            ),
+        ),
+        (
+            "Makefile",
+            "VENV := $(or $(VIRTUAL_ENV),.venv)\nACTIVATE = $(VENV)/bin/activate\nvenv: $(ACTIVATE)\n$(ACTIVATE):\n\tuv sync --locked\ntest-3.11 test-3.12: venv\n\tpip install pytest==8.3.3\nit:\n\t$(MAKE) venv ARGS=$(or $(ARGS),it/)\n",
+        ),
+        ("pyproject.toml", "[project]\nname = \"x\"\n"),
+        ("uv.lock", "version = 1\n"),
+    ]);
+    let (found, report) = audit(&work);
+    let keys: std::collections::BTreeSet<Found> = found.into_iter().collect();
+    assert_eq!(
+        keys.into_iter().collect::<Vec<_>>(),
+        vec![
+            f("Makefile", 5, JOB, "hash-locked"),
+            f("Makefile", 7, JOB, "pinned"),
+        ],
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["not_followed"], 0, "{report:#}");
+}
