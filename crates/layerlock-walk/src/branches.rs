@@ -97,6 +97,9 @@ impl Branches {
     /// none when there are no such variables.
     pub(crate) fn passes(&self, command: &Command) -> Vec<Vec<(String, Value)>> {
         let mut out: Vec<Vec<(String, Value)>> = vec![Vec::new()];
+        if self.vars.is_empty() {
+            return out;
+        }
         let (line, column) = (command.line, command.column);
         let mut names: Vec<&str> = command
             .words

@@ -230,6 +230,8 @@ struct Scanner<'a, V: Visitor> {
     built: Vec<(PathBuf, Option<PathBuf>)>,
     /// ... and analysed once per context.
     frames: Frames<V::Item>,
+    /// The shell each followed script's shebang names, read once.
+    shebangs: HashMap<PathBuf, Option<Grammar>>,
     /// The files the tree's `.gitlab-ci.yml` includes (read with it), once
     /// asked.
     gitlab_included: Option<BTreeSet<PathBuf>>,
@@ -1399,11 +1401,15 @@ impl<V: Visitor> Scanner<'_, V> {
     /// The grammar a called script is read with: the shell the call
     /// names, else its shebang's, else the caller's (a shell runs a script
     /// without one itself).
-    fn call_grammar(&self, context: &frame::Context) -> Grammar {
+    fn call_grammar(&mut self, context: &frame::Context) -> Grammar {
         if let Some(named) = context.shell {
             return named;
         }
-        shebang_of(&context.script).unwrap_or(context.caller_grammar)
+        let shebang = *self
+            .shebangs
+            .entry(context.script.clone())
+            .or_insert_with(|| shebang_of(&context.script));
+        shebang.unwrap_or(context.caller_grammar)
     }
 
     /// Enter a followed call for one path with `key` on the stack: its
@@ -1570,6 +1576,7 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         recipe_files: HashMap::new(),
         built: Vec::new(),
         gitlab_included: None,
+        shebangs: HashMap::new(),
         followed: 0,
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
