@@ -3,6 +3,7 @@
 //! alone, so a tampered or half-overwritten package passes them.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -30,6 +31,8 @@ enum Job<'a> {
     File {
         dist: &'a Installed,
         line: RecordLine<'a>,
+        /// Further hashes RECORD lists for the same path; any may match.
+        also: Vec<String>,
     },
 }
 
@@ -67,7 +70,33 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
                 format!("cannot read RECORD: {e}"),
             )),
             Some(Ok(text)) => {
-                for line in record_lines(text) {
+                // A path listed twice, once with no hash, is a file the
+                // installer made again after writing the wheel's (pip lists
+                // a `.pyc` the wheel shipped, then the one it compiled over
+                // it): nothing to check, as for any line without a hash.
+                // Listed twice with hashes, either may match.
+                let lines: Vec<RecordLine<'_>> = record_lines(text).collect();
+                let mut by_path: HashMap<&str, Vec<&RecordLine<'_>>> = HashMap::new();
+                for line in &lines {
+                    by_path.entry(line.path.as_ref()).or_default().push(line);
+                }
+                let mut queued: HashSet<&str> = HashSet::new();
+                for line in &lines {
+                    let same = &by_path[line.path.as_ref()];
+                    if same.len() > 1 {
+                        let remade = same
+                            .iter()
+                            .any(|l| l.sha256.is_none() && l.other_hash.is_none());
+                        if remade || !queued.insert(line.path.as_ref()) {
+                            continue;
+                        }
+                    }
+                    let also: Vec<String> = same
+                        .iter()
+                        .skip(1)
+                        .filter_map(|l| l.sha256.as_deref().map(str::to_string))
+                        .collect();
+                    let line = line.clone();
                     if let Some(other) = &line.other_hash {
                         // Fail closed: a hash we do not check is no pass.
                         let algorithm = other.split('=').next().unwrap_or_default();
@@ -78,7 +107,7 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
                             ),
                         ));
                     } else if line.sha256.is_some() {
-                        jobs.push(Job::File { dist, line });
+                        jobs.push(Job::File { dist, line, also });
                     }
                     // A line without a hash (RECORD itself, `.pyc` files)
                     // has nothing to check.
@@ -99,9 +128,9 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
         || (FileHasher::new(), PathBuf::new()),
         |(hasher, path), job| match job {
             Job::Problem(problem) => Some(problem.clone()),
-            Job::File { dist, line } => {
-                let fast = dir_of(&dist.site).and_then(|dir| check_at(hasher, dir, line));
-                fast.unwrap_or_else(|| check_file(hasher, path, &dist.site, line))
+            Job::File { dist, line, also } => {
+                let fast = dir_of(&dist.site).and_then(|dir| check_at(hasher, dir, line, also));
+                fast.unwrap_or_else(|| check_file(hasher, path, &dist.site, line, also))
                     .map(|what| IntegrityProblem {
                         name: dist.name.clone(),
                         path: line.path.to_string(),
@@ -120,16 +149,22 @@ fn check_at(
     hasher: &mut FileHasher,
     dir: &Dir<'_>,
     line: &RecordLine<'_>,
+    also: &[String],
 ) -> Option<Option<String>> {
     let expected = line.sha256.as_deref()?;
     let (file, len) = dir.open_regular(Path::new(line.path.as_ref()))?;
     match hasher.sha256_of(file, len).ok()? {
-        Some(digest) => Some((!matches(digest, expected)).then(|| CHANGED.to_string())),
+        Some(digest) => Some((!matches_any(digest, expected, also)).then(|| CHANGED.to_string())),
         None => Some(Some(CHANGED.to_string())),
     }
 }
 
 const CHANGED: &str = "content differs from RECORD";
+
+/// Whether `digest` is `expected` or one of `also`.
+fn matches_any(digest: [u8; 32], expected: &str, also: &[String]) -> bool {
+    matches(digest, expected) || also.iter().any(|e| matches(digest, e))
+}
 
 /// Whether `digest` is the RECORD's `expected` (urlsafe base64, padding
 /// optional).
@@ -147,6 +182,7 @@ fn check_file(
     path: &mut PathBuf,
     site: &Path,
     line: &RecordLine<'_>,
+    also: &[String],
 ) -> Option<String> {
     let expected = line.sha256.as_deref()?;
     path.as_mut_os_string().clear();
@@ -165,7 +201,7 @@ fn check_file(
         return Some("not a regular file".to_string());
     }
     match hasher.sha256(path, meta.len()) {
-        Ok(Some(digest)) => (!matches(digest, expected)).then(|| CHANGED.to_string()),
+        Ok(Some(digest)) => (!matches_any(digest, expected, also)).then(|| CHANGED.to_string()),
         // Another length than a moment before: it is being changed.
         Ok(None) => Some(CHANGED.to_string()),
         Err(e) => Some(e),
@@ -185,6 +221,46 @@ mod tests {
             path: path.into(),
             what: what.into(),
         }
+    }
+
+    #[test]
+    fn a_file_the_installer_made_again_is_not_tampered() {
+        // pip's RECORD for numpy 1.26.4 lists a `.pyc` the wheel ships, then
+        // (without a hash) the one pip compiled over it.
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        install(
+            site,
+            "a",
+            &[
+                ("a/__pycache__/m.cpython-311.pyc", "wheel's"),
+                ("a/m.py", "x = 1\n"),
+            ],
+        );
+        let record = site.join("a-1.0.dist-info/RECORD");
+        let text = std::fs::read_to_string(&record).unwrap();
+        std::fs::write(
+            &record,
+            format!("a/__pycache__/m.cpython-311.pyc,,\n{text}"),
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("a/__pycache__/m.cpython-311.pyc"),
+            "compiled by pip",
+        )
+        .unwrap();
+        let options = ScanOptions {
+            provenance: false,
+            keep_records: false,
+        };
+        let (snapshot, _) = Snapshot::scan_with(&[site.to_path_buf()], options);
+        assert_eq!(check(&snapshot.dists["a"]), vec![]);
+        // Changed where nothing made it again, it is still found.
+        std::fs::write(site.join("a/m.py"), "x = 2\n").unwrap();
+        assert_eq!(
+            check(&snapshot.dists["a"]),
+            vec![problem("a", "a/m.py", "content differs from RECORD")]
+        );
     }
 
     #[test]

@@ -648,9 +648,7 @@ fn make_targets_from_functions_matrix_values_and_unknown_make_variables() {
     let work = repo(&[
         (
             ".github/workflows/ci.yml",
-            &format!(
-                "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        python-version: [\"3.11\", \"3.12\"]\n    steps:\n      - run: make test-${{{{ matrix.python-version }}}}\n      - run: make it\n"
-            ),
+            "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        python-version: [\"3.11\", \"3.12\"]\n    steps:\n      - run: make test-${{ matrix.python-version }}\n      - run: make it\n",
         ),
         (
             "Makefile",
