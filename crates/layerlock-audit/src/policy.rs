@@ -163,24 +163,38 @@ fn inline_ignore(line: &str, rule: RuleId) -> Option<String> {
 type Ignore = (String, String);
 
 /// The inline ignore of `rule` for a finding at `line` of `file`: on the
-/// line, the line above it, or above a YAML block-scalar indicator that
-/// opens the command.
+/// line; on the line above when that line is only the comment, or the YAML
+/// block-scalar indicator that opens the command (`- run: |  # …`); or
+/// on a comment line above that indicator. A comment that ends the line
+/// above covers that line's command only, not this one.
 fn ignore_comment(file: &[String], path: &str, line: usize, rule: RuleId) -> Option<Ignore> {
-    let mut candidates = [Some(line), Some(line.saturating_sub(1)), None];
-    if let Some(above) = line.checked_sub(2).and_then(|i| file.get(i)) {
-        let t = above.trim_end();
-        if t.ends_with('|') || t.ends_with('>') || t.ends_with("|-") || t.ends_with(">-") {
-            candidates[2] = Some(line.saturating_sub(2));
-        }
-    }
-    candidates
-        .into_iter()
-        .flatten()
-        .filter(|c| *c != 0)
-        .find_map(|c| {
-            let reason = file.get(c - 1).and_then(|l| inline_ignore(l, rule))?;
-            Some((reason, format!("{path}:{c}")))
+    let text = |n: usize| {
+        n.checked_sub(1)
+            .and_then(|i| file.get(i))
+            .map(String::as_str)
+    };
+    let comment_only = |n: usize| text(n).is_some_and(|t| t.trim_start().starts_with('#'));
+    let indicator = |n: usize| {
+        text(n).is_some_and(|t| {
+            let code = t.split(" #").next().unwrap_or(t).trim_end();
+            code.ends_with('|')
+                || code.ends_with('>')
+                || code.ends_with("|-")
+                || code.ends_with(">-")
         })
+    };
+    let above = line.saturating_sub(1);
+    let mut candidates = vec![line];
+    if above > 0 && (comment_only(above) || indicator(above)) {
+        candidates.push(above);
+    }
+    if above > 1 && indicator(above) && comment_only(above - 1) {
+        candidates.push(above - 1);
+    }
+    candidates.into_iter().find_map(|c| {
+        let reason = text(c).and_then(|l| inline_ignore(l, rule))?;
+        Some((reason, format!("{path}:{c}")))
+    })
 }
 
 /// Sort findings. `lines(path)` gives a scanned file's lines, for inline
@@ -267,4 +281,31 @@ pub fn apply(
         }
     }
     sorted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    fn ignored_at(text: &str, line: usize) -> Option<String> {
+        ignore_comment(&lines(text), "f", line, RuleId::JobTimeInstall).map(|(_, by)| by)
+    }
+
+    #[test]
+    fn an_ignore_covers_its_line_and_the_command_below_a_comment_line_only() {
+        let text = "pip install a  # layerlock: ignore[job-time-install] pinned elsewhere\npip install b\n# layerlock: ignore[job-time-install] the next one\npip install c\n- run: |  # layerlock: ignore[job-time-install] the block\n    pip install d\n# layerlock: ignore[job-time-install] above the block\n- run: |\n    pip install e\n";
+        assert_eq!(ignored_at(text, 1).as_deref(), Some("f:1"));
+        assert_eq!(
+            ignored_at(text, 2),
+            None,
+            "a trailing comment covers its own line only"
+        );
+        assert_eq!(ignored_at(text, 4).as_deref(), Some("f:3"));
+        assert_eq!(ignored_at(text, 6).as_deref(), Some("f:5"));
+        assert_eq!(ignored_at(text, 9).as_deref(), Some("f:7"));
+    }
 }
