@@ -584,9 +584,25 @@ pub fn layers(
                 "--layer selects layers of the config file; it cannot be combined with input files"
             );
         }
-        let (index, index_explicit) = index_settings(&args.index, None, &env.cwd, &env.cwd);
+        // A config's top-level keys are defaults for every command, with
+        // inputs on the command line as with its layers; a [[layer]]'s own
+        // keys are that layer's only.
+        let defaults = config.map(|c| &c.file.defaults);
+        let config_root = config.map_or(env.cwd.clone(), |c| c.root.clone());
+        let (index, index_explicit) = index_settings(&args.index, defaults, &config_root, &env.cwd);
         let root = display_root(&env.cwd);
         let arg = |p: &PathBuf| UserPath::from_arg(p, &env.cwd, &root);
+        let need = |value: Option<String>, flag: &str, key: &str| {
+            match config {
+            Some(c) => value.with_context(|| {
+                format!(
+                    "{flag} is required, or `{key}` at the top of {}; a layer is compiled for one target",
+                    c.path.display()
+                )
+            }),
+            None => need(value, flag, key),
+        }
+        };
         // `-o -` is stdout, as in pip-compile and uv.
         let output = output
             .filter(|o| *o != Path::new("-"))
@@ -594,26 +610,55 @@ pub fn layers(
         return Ok(vec![LayerSettings {
             name: None,
             inputs: args.inputs.iter().map(arg).collect(),
-            bases: args.bases.iter().map(arg).collect(),
-            base_env: args
-                .base_env
-                .as_ref()
-                .map(|p| interpreter_path(p, &env.cwd, &root)),
+            bases: if args.bases.is_empty() {
+                defaults
+                    .map(|d| {
+                        d.bases
+                            .iter()
+                            .map(|p| UserPath::new(p, &config_root))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                args.bases.iter().map(arg).collect()
+            },
+            base_env: match &args.base_env {
+                Some(p) => Some(interpreter_path(p, &env.cwd, &root)),
+                None => defaults
+                    .and_then(|d| d.base_env.as_deref())
+                    .map(|p| interpreter_path(Path::new(p), &config_root, &config_root)),
+            },
             format: output
                 .as_ref()
                 .map_or(LockFormat::Requirements, |o| LockFormat::from_path(&o.path)),
             output,
             python_version: need(
-                args.python_version.clone(),
+                args.python_version
+                    .clone()
+                    .or_else(|| defaults.and_then(|d| d.python_version.clone())),
                 "--python-version",
                 "python-version",
             )?,
-            platform: need(args.platform.clone(), "--platform", "platform")?,
-            owned: args.owned.clone(),
-            hashes: hashes.unwrap_or(HashesArg::All),
-            prerelease: prerelease(args.prerelease),
+            platform: need(
+                args.platform
+                    .clone()
+                    .or_else(|| defaults.and_then(|d| d.platform.clone())),
+                "--platform",
+                "platform",
+            )?,
+            owned: if args.owned.is_empty() {
+                defaults.map(|d| d.owned.clone()).unwrap_or_default()
+            } else {
+                args.owned.clone()
+            },
+            hashes: hashes
+                .or(defaults.and_then(|d| d.hashes))
+                .unwrap_or(HashesArg::All),
+            prerelease: prerelease(args.prerelease.or(defaults.and_then(|d| d.prerelease))),
             exclude_newer: args
                 .exclude_newer
+                .clone()
+                .or_else(|| defaults.and_then(|d| d.exclude_newer.clone()))
                 .as_deref()
                 .map(parse_timestamp)
                 .transpose()?,
@@ -627,7 +672,11 @@ pub fn layers(
                 config.and_then(|c| c.file.cooldown.as_ref()),
                 env,
             )?,
-            allow_missing_time: args.cooldown.allow_missing_time,
+            allow_missing_time: args.cooldown.allow_missing_time
+                || config
+                    .and_then(|c| c.file.cooldown.as_ref())
+                    .and_then(|c| c.allow_missing_time)
+                    .unwrap_or(false),
         }]);
     }
     let Some(config) = config else {

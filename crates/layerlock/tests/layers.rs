@@ -173,6 +173,33 @@ fn config_layers_compile_and_check_with_no_arguments() {
 }
 
 #[test]
+fn the_configs_top_level_keys_hold_for_inputs_on_the_command_line_too() {
+    let index = Index::start(&["layer.toml"], &[]);
+    let work = Work::new();
+    write_config(&work, &index.json());
+    // No --python-version, --platform, --index-url or --base: the config's
+    // top level gives them, as for its layers (base.txt pins lib 1.5.0).
+    let (code, stdout, stderr) = run(work.layerlock(&["compile", "requirements/extra.in"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&stdout),
+        vec!["app==1.0.0", "linuxonly==1.0.0", "util==1.0.0"]
+    );
+    // A key the config lacks is named with the config's path.
+    work.write(
+        "layerlock.toml",
+        "[[layer]]\nname = \"x\"\ninputs = [\"requirements/extra.in\"]\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["compile", "requirements/extra.in"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--python-version is required, or `python-version` at the top of"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("layerlock.toml"), "{stderr}");
+}
+
+#[test]
 fn config_in_pyproject_and_bad_config_errors() {
     let index = Index::start(&["layer.toml"], &[]);
     let work = Work::new();
