@@ -203,7 +203,20 @@ impl Walk<'_> {
             let here = format!("{}:{}", self.path, at.line);
             if let Some(first) = self.keys.get(k) {
                 let first = first.clone();
-                self.problem(at, Some(k), format!("key `{k}` is already used at {first}"));
+                // Two files checked as one pipeline may be two pipelines.
+                let other_file = first
+                    .rsplit_once(':')
+                    .is_some_and(|(file, _)| file != &*self.path);
+                let hint = if other_file {
+                    "; if the two files are separate pipelines, name each in `[steps] pipelines` (or check them apart: `layerlock steps FILE`)"
+                } else {
+                    ""
+                };
+                self.problem(
+                    at,
+                    Some(k),
+                    format!("key `{k}` is already used at {first}{hint}"),
+                );
             } else {
                 self.keys.insert(k.clone(), here);
             }

@@ -15,7 +15,7 @@ pub(crate) const MAX_SMALL_FILE: u64 = 64 * 1024 * 1024;
 /// `MAX_SMALL_FILE` bytes, and whether that is the whole file.
 pub(crate) fn read_prefix(path: &Path, limit: u64) -> Result<(Vec<u8>, bool), String> {
     // The path is looked at before it is opened: opening a FIFO blocks.
-    let meta = fs_err::metadata(path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(path).map_err(|e| io_message(path, &e))?;
     if !meta.is_file() {
         return Err(format!("{} is not a regular file", path.display()));
     }
@@ -30,13 +30,24 @@ pub(crate) fn read_prefix(path: &Path, limit: u64) -> Result<(Vec<u8>, bool), St
     // (what is appended later is not read), so a small file takes one read.
     let want = meta.len().min(limit);
     let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
-    fs_err::File::open(path)
-        .map_err(|e| e.to_string())?
+    std::fs::File::open(path)
+        .map_err(|e| io_message(path, &e))?
         .take(want)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| io_message(path, &e))?;
     let whole = meta.len() <= limit || (bytes.len() as u64) < want;
     Ok((bytes, whole))
+}
+
+/// What went wrong with `path`, in words for a user.
+pub(crate) fn io_message(path: &Path, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => format!("{} does not exist", path.display()),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("{}: permission denied", path.display())
+        }
+        _ => format!("{}: {e}", path.display()),
+    }
 }
 
 /// The bytes of a regular file of at most `MAX_SMALL_FILE` bytes.

@@ -61,6 +61,16 @@ pub enum BaseError {
     )]
     UnnamedEditable { origin: String, value: String },
     #[error(
+        "{count} base entries are not pinned with ==; a base lock pins exact versions:\n{list}\n(for packages the image provides at versions nobody wrote down, pass {owned})"
+    )]
+    NotPinnedMany {
+        count: usize,
+        /// One `  origin: requirement` line for each.
+        list: String,
+        /// `--owned a --owned b`.
+        owned: String,
+    },
+    #[error(
         "the bases disagree on {name}: {first} pins {first_version}, {second} pins {second_version}"
     )]
     Disagree {
@@ -146,6 +156,8 @@ impl Bases {
                 },
             )?;
         }
+        // Every unpinned entry is reported at once, not only the first.
+        let mut unpinned: Vec<(String, String, PackageName)> = Vec::new();
         for entry in &parsed.entries {
             if !entry.requirement.marker.evaluate(markers, &[]) {
                 continue;
@@ -171,11 +183,12 @@ impl Bases {
                         },
                     ),
                     None => {
-                        return Err(BaseError::NotPinned {
+                        unpinned.push((
                             origin,
-                            requirement: entry.requirement.to_string(),
-                            name: entry.requirement.name.clone(),
-                        });
+                            entry.requirement.to_string(),
+                            entry.requirement.name.clone(),
+                        ));
+                        continue;
                     }
                 },
             };
@@ -188,7 +201,30 @@ impl Bases {
                 },
             )?;
         }
-        Ok(())
+        match unpinned.len() {
+            0 => Ok(()),
+            1 => {
+                let (origin, requirement, name) = unpinned.remove(0);
+                Err(BaseError::NotPinned {
+                    origin,
+                    requirement,
+                    name,
+                })
+            }
+            count => Err(BaseError::NotPinnedMany {
+                count,
+                list: unpinned
+                    .iter()
+                    .map(|(origin, requirement, _)| format!("  {origin}: {requirement}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                owned: unpinned
+                    .iter()
+                    .map(|(_, _, name)| format!("--owned {name}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }),
+        }
     }
 
     /// `--owned NAME` or `--owned NAME==VERSION`: a package the image has

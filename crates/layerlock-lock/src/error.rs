@@ -34,6 +34,10 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{}: no such file (a path is relative to the working directory)", path.display())]
+    Missing { path: PathBuf },
+    #[error("{origin}: the included file {} does not exist (an include is relative to the file that names it)", path.display())]
+    MissingInclude { origin: Origin, path: PathBuf },
     #[error("{origin}: cannot read included file {}", path.display())]
     Include {
         origin: Origin,

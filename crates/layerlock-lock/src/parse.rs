@@ -89,7 +89,14 @@ pub fn read_text(path: &Path) -> Result<String, LockError> {
         path: path.to_path_buf(),
         source,
     };
-    let meta = fs_err::metadata(path).map_err(io)?;
+    // The plain error: fs_err's words ("failed to query resolved
+    // metadata") say nothing to a user.
+    let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => LockError::Missing {
+            path: path.to_path_buf(),
+        },
+        _ => io(source),
+    })?;
     if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
         return Err(LockError::NotRegular {
             path: path.to_path_buf(),
@@ -318,6 +325,10 @@ fn parse_line(
                         origin: origin.clone(),
                         path,
                         source,
+                    },
+                    LockError::Missing { path } => LockError::MissingInclude {
+                        origin: origin.clone(),
+                        path,
                     },
                     other => other,
                 })?;

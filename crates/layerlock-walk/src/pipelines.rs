@@ -196,6 +196,13 @@ pub fn pipeline_files(paths: &[PathBuf], root: &Path) -> (Vec<FileText>, Vec<Fil
             .unwrap_or(true);
         if is_pipeline {
             out.push((file, text));
+        } else if paths.contains(&file) {
+            // Named on the command line: a mistake, not a pipeline of no
+            // steps.
+            errors.push((
+                file,
+                "not a Buildkite pipeline (no `steps:` list); pass pipeline files or the folders that hold them".to_string(),
+            ));
         }
     }
     (out, errors)

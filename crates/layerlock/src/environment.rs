@@ -62,6 +62,19 @@ pub fn inspect(
     lock: &mut Lock,
     lock_path: &Path,
 ) -> Result<Interpreter> {
+    if python.is_dir() {
+        return Err(Hinted {
+            message: format!(
+                "--python {} is a directory with no bin/python in it, not a Python interpreter",
+                python.display()
+            ),
+            hints: vec![
+                "pass the interpreter (…/bin/python) or a virtual environment's directory"
+                    .to_string(),
+            ],
+        }
+        .into());
+    }
     let interpreter = Interpreter::inspect_cached(python, cache)
         .with_context(|| format!("cannot inspect the interpreter {}", python.display()))?;
     accept(interpreter, python, lock, lock_path)

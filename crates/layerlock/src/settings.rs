@@ -91,7 +91,30 @@ fn interpreter_path(path: &Path, base: &Path, root: &Path) -> UserPath {
             path: path.to_path_buf(),
         };
     }
-    UserPath::from_arg(path, base, root)
+    let mut found = UserPath::from_arg(path, base, root);
+    if let Some(python) = venv_python(&found.path) {
+        found.shown = format!("{}/{}", found.shown.trim_end_matches('/'), python.1);
+        found.path = python.0;
+    }
+    found
+}
+
+/// The interpreter of a virtual environment given by its directory (as uv
+/// takes `--python .venv`): its `bin/python`, `bin/python3` or
+/// `Scripts/python.exe`, and that part of the path.
+pub fn venv_python(dir: &Path) -> Option<(PathBuf, &'static str)> {
+    if !dir.is_dir() {
+        return None;
+    }
+    ["bin/python", "bin/python3", "Scripts/python.exe"]
+        .into_iter()
+        .map(|rel| (dir.join(rel), rel))
+        .find(|(p, _)| p.is_file())
+}
+
+/// `--python`: an interpreter, or a virtual environment's directory.
+fn python_arg(python: &Path) -> PathBuf {
+    venv_python(python).map_or_else(|| python.to_path_buf(), |(p, _)| p)
 }
 
 /// Where command-line paths are shown from: the repository the working
@@ -691,7 +714,16 @@ pub fn layers(
     }
     for wanted in &args.layers {
         if !all.iter().any(|l| l.name.as_deref() == Some(wanted)) {
-            bail!("{} has no layer named `{wanted}`", config.path.display());
+            let names: Vec<String> = all
+                .iter()
+                .filter_map(|l| l.name.as_deref())
+                .map(|n| format!("`{n}`"))
+                .collect();
+            bail!(
+                "{} has no layer named `{wanted}`; its layers are {}",
+                config.path.display(),
+                names.join(", ")
+            );
         }
     }
     let verb = env
@@ -939,7 +971,7 @@ fn install(
     };
     crate::commands::install::InstallSettings {
         lock: args.lock.clone(),
-        python: args.python.clone(),
+        python: python_arg(&args.python),
         installer,
         uv,
         allow_change: args.allow_change.clone(),
@@ -965,7 +997,7 @@ fn verify(
     crate::commands::verify::VerifySettings {
         cache_dir: cache_dir(None, env),
         lock: args.lock.clone(),
-        python: args.python.clone(),
+        python: python_arg(&args.python),
         imports: args.imports.clone(),
         integrity: args.integrity,
         format: args.format,

@@ -645,7 +645,7 @@ fn verify_answers_alike_with_and_without_a_cached_inspection() {
             "tampered   beta: beta/__init__.py missing",
             "tampered   gamma: gamma/__init__.py content differs from RECORD",
             "clash      engine and engine-cuda13 both install 1 file (e.g. engine/__init__.py; modules: engine)",
-            "unreadable SITE/broken-1.0.dist-info: failed to query resolved metadata `SITE/broken-1.0.dist-info/METADATA`: No such file or directory (os error 2)",
+            "unreadable SITE/broken-1.0.dist-info: SITE/broken-1.0.dist-info/METADATA does not exist",
         ],
         "{cold}"
     );

@@ -649,3 +649,128 @@ fn a_stats_file_that_is_an_input_or_the_lock_is_refused() {
     let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
     assert_eq!(stats["layerlock_stats"], 1);
 }
+
+/// The messages a new user met that did not say where or what (issue 23):
+/// each names the file (and line) and what to do.
+#[test]
+fn errors_name_the_file_the_line_and_what_to_do() {
+    let work = Work::new();
+    let target = [
+        "--python-version",
+        "3.12",
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ];
+    let compile = |args: &[&str]| {
+        let mut all = vec!["compile"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&target);
+        all.extend_from_slice(&["--index-url", NO_INDEX]);
+        run(work.layerlock(&all))
+    };
+    // A missing input, and a missing include, in plain words.
+    let (code, _, stderr) = compile(&["ci/nope.in"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("ci/nope.in: no such file"), "{stderr}");
+    assert!(!stderr.contains("failed to query"), "{stderr}");
+    work.write("inc.in", "-r missing.txt\n");
+    let (code, _, stderr) = compile(&["inc.in"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("inc.in:1:1: the included file missing.txt does not exist"),
+        "{stderr}"
+    );
+    // Every unpinned base line at once, with the --owned that would do.
+    work.write("a.in", "app\n");
+    work.write("base.txt", "a>=1\nb\nc==1.0\n");
+    let (code, _, stderr) = compile(&["a.in", "--base", "base.txt"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("2 base entries are not pinned"), "{stderr}");
+    assert!(
+        stderr.contains("base.txt:1: a>=1") && stderr.contains("base.txt:2: b"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--owned a --owned b"), "{stderr}");
+    // --layer names the layers there are.
+    work.write(
+        "layerlock.toml",
+        "python-version = \"3.12\"\nplatform = \"linux\"\n[[layer]]\nname = \"gpu\"\ninputs = [\"a.in\"]\n[[layer]]\nname = \"cpu\"\ninputs = [\"a.in\"]\n",
+    );
+    let (code, _, stderr) = run(work.layerlock(&["compile", "--layer", "nope"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("its layers are `gpu`, `cpu`"), "{stderr}");
+    // `steps` on a file that is no pipeline is an error, not "0 steps".
+    work.write("README", "# hello\n");
+    let (code, _, stderr) = run(work.layerlock(&["steps", "README"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a Buildkite pipeline"), "{stderr}");
+    // Two files checked as one pipeline: the duplicate says how to part them.
+    work.write(
+        ".buildkite/one.yml",
+        "steps:\n  - label: a\n    key: a\n    command: make\n",
+    );
+    work.write(
+        ".buildkite/two.yml",
+        "steps:\n  - label: a\n    key: a\n    command: make\n",
+    );
+    let (code, stdout, _) = run(work.layerlock(&["steps", ".buildkite"]));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("name each in `[steps] pipelines`"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn tether_of_a_file_outside_the_test_roots_is_no_silent_pass() {
+    let work = Work::new();
+    work.write("tests/test_a.py", "def test_a():\n    pass\n");
+    work.write("other/test_b.py", "def test_b():\n    pass\n");
+    work.write(
+        ".buildkite/p.yml",
+        "steps:\n  - label: t\n    key: t\n    command: pytest tests/test_a.py\n",
+    );
+    for args in [&["init", "-q"][..], &["add", "-A"]] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(work.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let (code, _, stderr) = run(work.layerlock(&["tether", "other/test_b.py"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("none of the 1 given file is a test file under the test roots (tests)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(work.layerlock(&["tether", "other/test_b.py", "tests/test_a.py"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("other/test_b.py is not a test file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn python_may_be_a_virtual_environments_directory() {
+    let work = Work::new();
+    let python = common::venv(&work, "env", false);
+    let venv = python.parent().unwrap().parent().unwrap().to_path_buf();
+    work.write("lock.txt", "six==1.16.0\n");
+    let dir = venv.display().to_string();
+    let (code, stdout, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", &dir]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stdout.contains("missing    six==1.16.0 (lock.txt:1)"),
+        "{stdout}"
+    );
+    let bin = venv.join("bin").display().to_string();
+    let (code, _, stderr) = run(work.layerlock(&["verify", "lock.txt", "--python", &bin]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("is a directory with no bin/python in it"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Permission denied"), "{stderr}");
+}

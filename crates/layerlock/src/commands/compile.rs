@@ -35,6 +35,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         };
         stats.push(layer_stats(&label, took, &resolution, &fetched));
         let lock = lock(layer, &prepared, &resolution)?;
+        warn_freeze_tools(layer, &lock, settings.run.quiet);
         let shown = layer.output.as_ref().map_or("LOCK", |o| o.shown.as_str());
         let text = lock.render(layer.format, shown);
         match (&layer.output, settings.check) {
@@ -43,9 +44,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                 // must not read forever).
                 let current = match layerlock_lock::read_text(&output.path) {
                     Ok(text) => text,
-                    Err(layerlock_lock::LockError::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound =>
-                    {
+                    Err(layerlock_lock::LockError::Missing { .. }) => {
                         stale = true;
                         diag!(
                             "{} does not exist; create it with:\n    {}",
@@ -109,6 +108,33 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A layer over bases that pins pip, setuptools or wheel when no base names
+/// it: the usual cause is a base made with plain `pip freeze`, which leaves
+/// them out although the image has them; installing the layer then changes
+/// the image's copy (and `install` refuses).
+fn warn_freeze_tools(layer: &LayerSettings, lock: &Lock, quiet: bool) {
+    // Without bases there is no image to speak of; an environment base
+    // names everything installed.
+    if quiet || layer.bases.is_empty() || layer.base_env.is_some() {
+        return;
+    }
+    let pinned: Vec<String> = lock
+        .packages
+        .iter()
+        .filter(|e| crate::commands::install::FREEZE_LEAVES_OUT.contains(&e.name.as_ref()))
+        .map(|e| format!("{}=={}", e.name, e.version))
+        .collect();
+    if !pinned.is_empty() {
+        diag!(
+            "warning: the layer pins {} and no base names {}: if the image has {} (plain `pip freeze` leaves {} out), make the base with `pip freeze --all`, or compile with --base-env PYTHON",
+            pinned.join(", "),
+            if pinned.len() == 1 { "it" } else { "them" },
+            if pinned.len() == 1 { "it" } else { "them" },
+            if pinned.len() == 1 { "it" } else { "them" }
+        );
+    }
 }
 
 fn millis(d: Duration) -> f64 {

@@ -257,8 +257,27 @@ fn print_refusal(lock: &Path, plan: &Plan) {
             by(&c.installed.installer)
         );
     }
+    // `pip freeze` leaves these out: a base made with it does not say the
+    // image has them, so the layer pinned its own.
+    let tools: Vec<&str> = plan
+        .conflicts
+        .iter()
+        .map(|c| c.wanted.name.as_str())
+        .filter(|n| FREEZE_LEAVES_OUT.contains(n))
+        .collect();
+    if !tools.is_empty() {
+        diag!(
+            "hint: {} {} in the environment but not in the layer's bases: `pip freeze` leaves out {}; make the base with `pip freeze --all` (or compile with --base-env PYTHON) and compile the layer again, so it keeps the image's",
+            tools.join(", "),
+            if tools.len() == 1 { "is" } else { "are" },
+            FREEZE_LEAVES_OUT.join(", ")
+        );
+    }
     diag!("hint: if a change is intended, name it with --allow-change PKG");
 }
+
+/// What `pip freeze` omits unless given `--all`.
+pub const FREEZE_LEAVES_OUT: &[&str] = &["pip", "setuptools", "wheel", "distribute"];
 
 /// What an installer run came to, on stderr.
 fn print_outcome(outcome: &InstallOutcome, kept: usize, quiet: bool) {

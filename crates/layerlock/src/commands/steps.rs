@@ -15,7 +15,7 @@ pub fn run(settings: &StepsSettings) -> Result<ExitCode> {
     for roots in &settings.pipelines {
         let (files, errors) = layerlock_audit::pipelines::pipeline_files(roots, root);
         if let Some((path, message)) = errors.first() {
-            anyhow::bail!("cannot read {}: {message}", path.display());
+            anyhow::bail!("{}: {message}", path.display());
         }
         let mut inputs = Vec::new();
         for (file, text) in files {

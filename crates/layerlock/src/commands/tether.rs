@@ -50,10 +50,26 @@ pub fn run(settings: &TetherSettings) -> Result<ExitCode> {
         None => Vec::new(),
     };
     if let Some(files) = &settings.only {
+        let known: std::collections::HashSet<&str> = tests.iter().map(String::as_str).collect();
         for file in files {
             if !root.join(file).exists() {
                 diag!("note: {file} does not exist");
+            } else if !known.contains(file.as_str()) {
+                diag!(
+                    "note: {file} is not a test file (test_*.py, *_test.py) under the test roots ({}); not checked",
+                    options.test_roots.join(", ")
+                );
             }
+        }
+        // Fail closed: files were named and none of them was checked.
+        if !files.is_empty() && files.iter().all(|f| !known.contains(f.as_str())) {
+            bail!(
+                "none of the {} given file{} is a test file under the test roots ({}); set [tether] test-roots to include {}",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                options.test_roots.join(", "),
+                if files.len() == 1 { "it" } else { "them" }
+            );
         }
     }
     let report = check_tether(&tests, settings.only.as_deref(), &runs, &allowlist, root);
