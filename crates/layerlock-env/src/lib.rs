@@ -1,7 +1,7 @@
 //! Installed Python environments: inspecting an interpreter, the
 //! distributions on its path, the install plan for a lock, carrying it out
-//! (file lock, journal, installer), the drift guard, RECORD integrity and
-//! file clashes.
+//! (file lock, journal, installer), the drift guard, RECORD integrity,
+//! file clashes and the files an install would write over.
 
 mod clash;
 mod imports;
@@ -9,6 +9,7 @@ mod install;
 mod installed;
 mod integrity;
 mod interpreter;
+mod overwrite;
 mod parallel;
 mod plan;
 mod process;
@@ -27,6 +28,7 @@ pub use installed::{
 };
 pub use integrity::{IntegrityProblem, check as check_integrity, check_all as check_integrity_all};
 pub use interpreter::Interpreter;
+pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
 pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
 pub use process::output_within;
 

@@ -327,6 +327,15 @@ impl Drop for IndexClient {
 }
 
 impl IndexClient {
+    /// The names of the files a wheel holds (its zip directory, read by
+    /// range): what installing it writes, before it is installed.
+    pub fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
+        let inner = self.inner.clone();
+        let file = file.clone();
+        self.runtime()
+            .block_on(async move { inner.wheel_members(&file).await })
+    }
+
     fn runtime(&self) -> &tokio::runtime::Runtime {
         match &self.runtime {
             Some(runtime) => runtime,
@@ -1108,6 +1117,83 @@ impl Inner {
         }
         *spent += cost;
         true
+    }
+
+    /// The names of the files a wheel holds: its zip directory, read by
+    /// range (a few KiB of even the largest wheel), else the whole wheel
+    /// (checked against its sha256), or the file itself for a local one.
+    async fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
+        let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
+            url: redact(&file.url),
+            message: e.to_string(),
+        })?;
+        let invalid = |message: String| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message,
+        };
+        let zip_err = |e: zip::ZipError| invalid(e.to_string());
+        if url.scheme() == "file" {
+            let path = url
+                .to_file_path()
+                .map_err(|()| invalid("not a local path".to_string()))?;
+            if !fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_WHEEL_BYTES) {
+                return Err(invalid("not a regular file of a wheel's size".to_string()));
+            }
+            let bytes = fs_err::read(&path).map_err(|e| SourceError::Other {
+                message: e.to_string(),
+            })?;
+            self.check_hash(&url, file, &bytes)?;
+            return zip::members_of_wheel(&bytes).map_err(zip_err);
+        }
+        let tail = self
+            .get(
+                Fetch::Range,
+                &url,
+                range_header(&format!("bytes=-{}", tail_len(file.size))),
+                MAX_WHEEL_BYTES,
+            )
+            .await?;
+        if tail.status == StatusCode::OK {
+            self.check_hash(&url, file, &tail.body)?;
+            return zip::members_of_wheel(&tail.body).map_err(zip_err);
+        }
+        if tail.status != StatusCode::PARTIAL_CONTENT {
+            return Err(SourceError::Status {
+                url: redact(url.as_str()),
+                status: tail.status.as_u16(),
+            });
+        }
+        let (mut start, total) = content_range(&tail.headers, tail.body.len())
+            .map_err(|why| invalid(why.to_string()))?;
+        let total = total
+            .filter(|total| start.checked_add(tail.body.len() as u64) == Some(*total))
+            .ok_or_else(|| invalid(WRONG_RANGE.to_string()))?;
+        let mut held = tail.body;
+        let dir = zip::find_directory(&held, start).map_err(zip_err)?;
+        if dir.size > MAX_DIRECTORY_BYTES
+            || dir
+                .offset
+                .checked_add(dir.size)
+                .is_none_or(|end| end > total)
+        {
+            return Err(zip_err(zip::ZipError::Truncated));
+        }
+        if dir.offset < start {
+            let mut before = self.range(&url, dir.offset, start - dir.offset).await?;
+            if before.len() as u64 != start - dir.offset {
+                return Err(zip_err(zip::ZipError::Truncated));
+            }
+            before.extend_from_slice(&held);
+            held = before;
+            start = dir.offset;
+        }
+        let from = usize::try_from(dir.offset - start).unwrap_or(usize::MAX);
+        let to = from.saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
+        zip::member_names(
+            held.get(from..to)
+                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
+        )
+        .map_err(zip_err)
     }
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {

@@ -160,6 +160,36 @@ pub fn find_metadata(directory: &[u8]) -> Result<Member, ZipError> {
     found.ok_or(ZipError::NoMetadata)
 }
 
+/// The names of the members a central directory lists, in its order
+/// (names that are not UTF-8 are kept with their bad bytes replaced: they
+/// are still files the wheel writes).
+pub fn member_names(directory: &[u8]) -> Result<Vec<String>, ZipError> {
+    const CENTRAL: u32 = 0x0201_4b50;
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at + 46 <= directory.len() && u32_at(directory, at)? == CENTRAL {
+        let name_len = usize::from(u16_at(directory, at + 28)?);
+        let extra_len = usize::from(u16_at(directory, at + 30)?);
+        let comment_len = usize::from(u16_at(directory, at + 32)?);
+        let name = directory
+            .get(at + 46..at + 46 + name_len)
+            .ok_or(ZipError::Truncated)?;
+        out.push(String::from_utf8_lossy(name).into_owned());
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    Ok(out)
+}
+
+/// The member names of a whole wheel in memory.
+pub fn members_of_wheel(bytes: &[u8]) -> Result<Vec<String>, ZipError> {
+    let dir = find_directory(bytes, 0)?;
+    let start = usize::try_from(dir.offset).map_err(|_| ZipError::Truncated)?;
+    let end = start
+        .checked_add(usize::try_from(dir.size).map_err(|_| ZipError::Truncated)?)
+        .ok_or(ZipError::Truncated)?;
+    member_names(bytes.get(start..end).ok_or(ZipError::Truncated)?)
+}
+
 /// Read the member's bytes from a buffer that starts at its local header.
 pub fn read_member(local: &[u8], member: &Member) -> Result<Vec<u8>, ZipError> {
     if u32_at(local, 0)? != 0x0403_4b50 {

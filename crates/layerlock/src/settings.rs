@@ -987,7 +987,33 @@ fn install(
         find_links: args.find_links.clone(),
         quiet: args.quiet,
         cache_dir: cache_dir(None, env),
+        default_index_urls: installer_indexes(env),
+        netrc: env
+            .var("NETRC")
+            .map(PathBuf::from)
+            .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".netrc"))),
     }
+}
+
+/// The indexes pip and uv install from when no --index-url is given: their
+/// environment variables, else PyPI.
+fn installer_indexes(env: &Environment) -> Vec<layerlock_index::SecretUrl> {
+    let main = ["UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL"]
+        .iter()
+        .find_map(|v| env.var(v))
+        .map_or_else(|| DEFAULT_INDEX.to_string(), str::to_string);
+    let extras = ["UV_INDEX", "UV_EXTRA_INDEX_URL", "PIP_EXTRA_INDEX_URL"]
+        .iter()
+        .filter_map(|v| env.var(v))
+        .flat_map(|v| {
+            v.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<String>>()
+        });
+    std::iter::once(main)
+        .chain(extras)
+        .map(layerlock_index::SecretUrl::new)
+        .collect()
 }
 
 fn verify(

@@ -175,7 +175,24 @@ fn drift_behind_the_installers_back_is_caught() {
     // clobber's wheel overwrites alpha's RECORD: alpha changed although the
     // plan never touched it.
     let lock = lock(&work, &index, "clobber\n", "layer");
+    // Its zip says so: refused before anything is written.
     let (code, _, stderr) = install(&work, &index, &lock, &python, &["--installer", "uv"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "clobber==1.0.0 holds 1 file of alpha==1.0.0 (e.g. alpha-1.0.0.dist-info/RECORD)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was touched"), "{stderr}");
+    // Let through, the drift guard after the install still sees it.
+    let (code, _, stderr) = install(
+        &work,
+        &index,
+        &lock,
+        &python,
+        &["--installer", "uv", "--allow-change", "alpha"],
+    );
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("drift guard"), "{stderr}");
     assert!(stderr.contains("reinstalled (RECORD differs)"), "{stderr}");
@@ -201,16 +218,18 @@ fn hash_mismatch_installs_nothing_from_that_entry() {
         &python,
         &["--report", report.to_str().unwrap()],
     );
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("not installed: gamma==1.0.0"), "{stderr}");
+    // Found before the installer runs: no file of the index has the
+    // locked hash, so nothing is touched.
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("gamma==1.0.0: no file on the index has a hash the lock gives"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was touched"), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(report["outcome"]["status"], "installer-failed");
+    assert_eq!(report["outcome"]["status"], "refused");
     assert_eq!(report["outcome"]["drift"], serde_json::json!([]));
-    assert_eq!(
-        report["outcome"]["not_installed"],
-        serde_json::json!(["gamma==1.0.0"])
-    );
 }
 
 #[test]
@@ -263,12 +282,51 @@ fn integrity_finds_a_tampered_file() {
 }
 
 #[test]
+fn a_new_package_that_would_write_over_an_installed_ones_files_is_refused() {
+    // pyjwt and jwt both ship `jwt/`: the image's package must not be
+    // written over by a layer's, with "nothing else changed" after.
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    uv_install(&work, &index, &python, &["engine==0.3.0"]);
+    let site = site_packages(work.path().join("venv"));
+    let before = std::fs::read(site.join("engine/__init__.py")).unwrap();
+    let lock = lock(&work, &index, "engine-cuda13\n", "layer");
+    for extra in [&[][..], &["--dry-run"]] {
+        let (code, _, stderr) = install(&work, &index, &lock, &python, extra);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains(
+                "engine-cuda13==0.3.0 holds 1 file of engine==0.3.0 (e.g. engine/__init__.py)"
+            ),
+            "{stderr}"
+        );
+        assert!(stderr.contains("--allow-change engine"), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read(site.join("engine/__init__.py")).unwrap(),
+        before
+    );
+    assert!(!site.join("engine_cuda13-0.3.0.dist-info").exists());
+}
+
+#[test]
 fn clashing_distributions_are_reported() {
     let index = Index::start(&["env.toml"], &[]);
     let work = Work::new();
     let python = venv(&work, "venv", false);
     let lock = lock(&work, &index, "engine\nengine-cuda13\n", "layer");
+    // Two new packages that write one file: refused before anything is
+    // written, unless one may be written over.
     let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "engine-cuda13==0.3.0 holds 1 file of engine==0.3.0 (e.g. engine/__init__.py)"
+        ),
+        "{stderr}"
+    );
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &["--allow-change", "engine"]);
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, _) = verify(&work, &lock, &python, &["--format", "json"]);
     assert_eq!(code, 1, "{stdout}");
@@ -603,7 +661,7 @@ fn verify_answers_alike_with_and_without_a_cached_inspection() {
         "beta\ngamma\nengine\nengine-cuda13\n",
         "layer",
     );
-    let (code, _, stderr) = install(&work, &index, &lock, &python, &[]);
+    let (code, _, stderr) = install(&work, &index, &lock, &python, &["--allow-change", "engine"]);
     assert_eq!(code, 0, "{stderr}");
     let site = site_packages(work.path().join("venv"));
     std::fs::write(site.join("gamma/__init__.py"), "print('owned')\n").unwrap();

@@ -85,7 +85,10 @@ impl InstallOutcome {
                 not_installed.push(label);
             }
         }
-        let drift = guard(before, after, plan);
+        let mut drift = guard(before, after, plan);
+        // A kept distribution whose files a new one now owns too was
+        // written over, whatever its version says.
+        drift.extend(crate::overwrite::overwritten(plan, after));
         let status = if exit != 0 {
             InstallStatus::InstallerFailed
         } else if !not_installed.is_empty() {

@@ -35,6 +35,11 @@ pub struct InstallSettings {
     pub quiet: bool,
     /// Where interpreter inspections are cached.
     pub cache_dir: Option<PathBuf>,
+    /// Where the wheels' file lists are looked up when no --index-url is
+    /// given: the installer's own index (PIP_INDEX_URL, UV_INDEX_URL,
+    /// UV_DEFAULT_INDEX and their extras), else PyPI.
+    pub default_index_urls: Vec<layerlock_index::SecretUrl>,
+    pub netrc: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -196,11 +201,6 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         }
         return finish(InstallOutcome::nothing_to_do());
     }
-    if settings.dry_run {
-        print_plan(&plan);
-        return finish(InstallOutcome::dry_run());
-    }
-
     // By name once: a lock of thousands of entries stays linear.
     let by_name: std::collections::BTreeMap<&str, &environment::LockEntry> = lock
         .entries
@@ -216,6 +216,61 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
             hashes: &e.hashes,
         })
         .collect();
+    // What the new wheels would write over, before anything is written:
+    // a distribution the plan keeps must keep its files.
+    let spared: std::collections::BTreeSet<String> = plan
+        .change
+        .iter()
+        .map(|c| c.installed.name.clone())
+        .chain(repair.iter().cloned())
+        .chain(
+            settings
+                .allow_change
+                .iter()
+                .map(|n| layerlock_env::normalise(n)),
+        )
+        .collect();
+    let lookup = crate::commands::install_files::Lookup {
+        index_urls: match &settings.index_url {
+            Some(url) => std::iter::once(url.clone())
+                .chain(settings.extra_index_urls.iter().cloned())
+                .collect(),
+            None => settings.default_index_urls.clone(),
+        },
+        find_links: settings.find_links.clone(),
+        cache_dir: settings.cache_dir.clone(),
+        netrc: settings.netrc.clone(),
+        target: lock.target.as_ref(),
+    };
+    let (overwrites, unlisted) =
+        match crate::commands::install_files::find(&lookup, &to_install, &before, &spared) {
+            Ok(found) => found,
+            // Fail closed, and say so in the report too.
+            Err(e) => {
+                diag!(
+                    "error: refusing to install {}: {e:#}",
+                    settings.lock.display()
+                );
+                diag!("(nothing was touched)");
+                return finish(InstallOutcome::refused());
+            }
+        };
+    if !overwrites.is_empty() {
+        print_overwrites(&settings.lock, &overwrites);
+        return finish(InstallOutcome::refused());
+    }
+    if !unlisted.is_empty() && !settings.quiet {
+        diag!(
+            "note: {} {} no wheel among its hashes; what {} writes is checked once installed",
+            unlisted.join(", "),
+            if unlisted.len() == 1 { "has" } else { "have" },
+            if unlisted.len() == 1 { "it" } else { "each" }
+        );
+    }
+    if settings.dry_run {
+        print_plan(&plan);
+        return finish(InstallOutcome::dry_run());
+    }
     // Recorded before anything is touched, removed once all is done.
     journal.record(&plan)?;
     let installer = installer(settings, &interpreter.executable, &to_install, &repair)?;
@@ -235,6 +290,38 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         journal.clear();
     }
     finish(outcome)
+}
+
+/// New wheels that would write over installed distributions' files: why
+/// nothing was touched, on stderr.
+fn print_overwrites(lock: &Path, found: &[layerlock_env::Overwrite]) {
+    diag!(
+        "error: refusing to install {}: {} would write over files of installed package{} (nothing was touched)",
+        lock.display(),
+        if found.len() == 1 {
+            "a new package"
+        } else {
+            "new packages"
+        },
+        if found.len() == 1 { "" } else { "s" }
+    );
+    for o in found {
+        diag!(
+            "  {} holds {} file{} of {}=={} (e.g. {})",
+            o.new,
+            o.files,
+            if o.files == 1 { "" } else { "s" },
+            o.existing,
+            o.existing_version,
+            o.example
+        );
+    }
+    let names: Vec<&str> = found.iter().map(|o| o.existing.as_str()).collect();
+    diag!(
+        "hint: two distributions that install the same module cannot both be intact; drop one from the layer, or if {} may be written over, name it with --allow-change {}",
+        names.join(", "),
+        names.join(" --allow-change ")
+    );
 }
 
 /// Why nothing was touched, on stderr.

@@ -7,6 +7,7 @@ pub mod cooldown;
 pub mod covers;
 pub mod docs;
 pub mod install;
+pub mod install_files;
 pub mod steps;
 pub mod tether;
 pub mod triage;

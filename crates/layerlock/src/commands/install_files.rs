@@ -1,0 +1,133 @@
+//! What the plan's wheels would write over, found before anything is
+//! written: each wheel's file list is read from its zip directory (a few
+//! KiB by range, from the index the install uses) and compared with the
+//! RECORDs of the distributions the environment keeps.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+
+use layerlock_dist::{PackageSource, ProjectAnswer};
+use layerlock_env::{HashedPin, Overwrite, Records, Snapshot, WheelFiles, overwrites};
+use layerlock_index::{IndexClient, IndexConfig, SecretUrl};
+use uv_distribution_filename::WheelFilename;
+
+/// Where the wheels are looked up, and for which target.
+pub struct Lookup<'a> {
+    pub index_urls: Vec<SecretUrl>,
+    pub find_links: Vec<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    pub netrc: Option<PathBuf>,
+    /// The lock's target: only its wheels are read when it is known.
+    pub target: Option<&'a (String, String)>,
+}
+
+/// The installed distributions `pins` would write over, except those in
+/// `spared`. Fails closed: a wheel whose files cannot be listed is an
+/// error, not a pass. A pin with no wheel among its hashes (an sdist) is
+/// returned apart: what it installs is only known after, and the drift
+/// guard checks it then.
+pub fn find(
+    lookup: &Lookup<'_>,
+    pins: &[HashedPin<'_>],
+    before: &Snapshot,
+    spared: &BTreeSet<String>,
+) -> Result<(Vec<Overwrite>, Vec<String>)> {
+    if pins.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let client = IndexClient::new(&IndexConfig {
+        index_urls: lookup.index_urls.clone(),
+        find_links: lookup.find_links.clone(),
+        cache_dir: lookup.cache_dir.clone(),
+        offline: false,
+        netrc: lookup.netrc.clone(),
+        timeout: std::time::Duration::from_secs(30),
+        retries: 3,
+        concurrency: 16,
+    })?;
+    let tags = lookup
+        .target
+        .and_then(|(py, platform)| layerlock_dist::Target::new(py, platform).ok());
+    let mut listed: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut unlisted = Vec::new();
+    for pin in pins {
+        let name = layerlock_index::package_name(pin.name)
+            .ok_or_else(|| anyhow!("`{}` is not a package name", pin.name))?;
+        let cannot = |why: String| {
+            anyhow!(
+                "cannot list the files of {}=={}: {why}; install checks what a package would write over before it writes anything (pass the index the wheels are on with --index-url or --find-links)",
+                pin.name,
+                pin.version
+            )
+        };
+        let answer = client.project(&name).map_err(|e| cannot(e.to_string()))?;
+        let files = match answer.as_ref() {
+            ProjectAnswer::Found(project) => project
+                .files()
+                .map_err(|_| cannot("its index page cannot be read".to_string()))?,
+            ProjectAnswer::NotFound { asked } | ProjectAnswer::NotCached { asked } => {
+                return Err(cannot(format!("no index knows it ({})", asked.join(", "))));
+            }
+        };
+        let locked: BTreeSet<&str> = pin
+            .hashes
+            .iter()
+            .map(|h| h.strip_prefix("sha256:").unwrap_or(h))
+            .collect();
+        let matching: Vec<_> = files
+            .iter()
+            .filter(|f| f.sha256.as_deref().is_some_and(|h| locked.contains(h)))
+            .collect();
+        let wheels: Vec<_> = matching
+            .iter()
+            .filter_map(|f| Some((*f, f.filename.parse::<WheelFilename>().ok()?)))
+            .collect();
+        if wheels.is_empty() {
+            if matching.is_empty() {
+                return Err(cannot(
+                    "no file on the index has a hash the lock gives (the lock is stale, or the index serves other files)".to_string(),
+                ));
+            }
+            unlisted.push(format!("{}=={}", pin.name, pin.version));
+            continue;
+        }
+        // The target's wheels when it is known (a lock with every
+        // platform's hashes need not read them all), else every one.
+        let fitting: Vec<_> = match &tags {
+            Some(target) => wheels
+                .iter()
+                .filter(|(_, w)| w.is_compatible(target.tags()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let chosen: Vec<_> = if fitting.is_empty() {
+            wheels.iter().collect()
+        } else {
+            fitting
+        };
+        let mut members = Vec::new();
+        for (file, _) in chosen {
+            let names = client
+                .wheel_members(file)
+                .map_err(|e| cannot(format!("{}: {e}", file.filename)))?;
+            members.extend(names);
+        }
+        members.sort();
+        members.dedup();
+        listed.push((pin.name.to_string(), pin.version.to_string(), members));
+    }
+    let wheels: Vec<WheelFiles<'_>> = listed
+        .iter()
+        .map(|(name, version, members)| WheelFiles {
+            name,
+            version,
+            members,
+        })
+        .collect();
+    let found = overwrites(before, &Records::default(), &wheels, &|name| {
+        spared.contains(name)
+    });
+    Ok((found, unlisted))
+}
