@@ -149,7 +149,9 @@ pub struct LayerSettings {
     pub python_version: String,
     pub platform: String,
     pub owned: Vec<String>,
-    pub hashes: HashesArg,
+    /// `--hashes` or the config's; `None`: the format's default (see
+    /// [`LayerSettings::hash_selection`]).
+    pub hashes: Option<HashesArg>,
     pub prerelease: Prerelease,
     pub exclude_newer: Option<Timestamp>,
     pub index: IndexSettings,
@@ -168,6 +170,19 @@ pub struct LayerSettings {
     /// `--allow-missing-time`: files without an upload time pass
     /// `--exclude-newer` (and the cooldown).
     pub allow_missing_time: bool,
+}
+
+impl LayerSettings {
+    /// Which files' hashes the lock keeps: as asked, else every file for a
+    /// requirements lock (an installer picks among them) and the target's
+    /// for a `pylock.toml` (whose `environments` name the target: other
+    /// platforms' files are noise there).
+    pub fn hash_selection(&self) -> HashesArg {
+        self.hashes.unwrap_or(match self.format {
+            LockFormat::Pylock => HashesArg::Target,
+            LockFormat::Requirements => HashesArg::All,
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -674,9 +689,7 @@ pub fn layers(
             } else {
                 args.owned.clone()
             },
-            hashes: hashes
-                .or(defaults.and_then(|d| d.hashes))
-                .unwrap_or(HashesArg::All),
+            hashes: hashes.or(defaults.and_then(|d| d.hashes)),
             prerelease: prerelease(args.prerelease.or(defaults.and_then(|d| d.prerelease))),
             exclude_newer: args
                 .exclude_newer
@@ -783,7 +796,7 @@ pub fn layers(
             } else {
                 args.owned.clone()
             },
-            hashes: hashes.or(layer.hashes).unwrap_or(HashesArg::All),
+            hashes: hashes.or(layer.hashes),
             prerelease: prerelease(args.prerelease.or(layer.prerelease)),
             exclude_newer: args
                 .exclude_newer

@@ -264,6 +264,20 @@ fn platform_specific_wheels_and_target_hashes() {
     // Five wheels and the sdist; on the target only the cp312 manylinux wheel.
     assert_eq!(count(&work.read("all.txt")), 6);
     assert_eq!(count(&work.read("target.txt")), 1);
+    // A pylock.toml names one target in `environments`: the target's files
+    // by default, every platform's only when asked.
+    for (args, wheels) in [(&[][..], 1), (&["--hashes", "all"][..], 5)] {
+        let mut all = vec!["in.txt", "-o", "pylock.native.toml"];
+        all.extend_from_slice(args);
+        let (code, _, stderr) = run(work.compile(&index.json(), &all));
+        assert_eq!(code, 0, "{stderr}");
+        let pylock = work.read("pylock.native.toml");
+        assert_eq!(
+            pylock.matches("[[packages.wheels]]").count(),
+            wheels,
+            "{pylock}"
+        );
+    }
 
     work.write("new.txt", "glibcnew\n");
     let (code, _, stderr) = run(work.compile(&index.json(), &["new.txt"]));

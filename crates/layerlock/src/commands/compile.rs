@@ -241,7 +241,7 @@ fn lock(layer: &LayerSettings, prepared: &Prepared, resolution: &Resolution) -> 
         bases.push(format!("--base-env {}", python.shown));
     }
     let spec = LockSpec {
-        hashes: match layer.hashes {
+        hashes: match layer.hash_selection() {
             HashesArg::All => HashSelection::All,
             HashesArg::Target => HashSelection::Target,
         },
