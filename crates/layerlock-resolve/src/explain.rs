@@ -87,7 +87,7 @@ impl Formatter<'_, '_> {
                 }
             }
             External::FromDependencyOf(pkg, range, dep, dep_range) => match pkg {
-                Pkg::Root => format!("you require {}", pkg_range(dep, dep_range)),
+                Pkg::Root => self.required(dep, dep_range),
                 _ => format!(
                     "{} depends on {}",
                     pkg_range(pkg, range),
@@ -102,6 +102,40 @@ impl Formatter<'_, '_> {
 
     fn target(&self) -> String {
         self.provider.request.target.describe()
+    }
+
+    /// A requirement of the layer, at the lines that write it; lines that
+    /// ask for versions no one version meets (`six==1.16.0` and
+    /// `six==1.15.0`) are named each with its own.
+    fn required(&self, dep: &Pkg, range: &Range) -> String {
+        let Some(name) = dep.name() else {
+            return format!("you require {}", pkg_range(dep, range));
+        };
+        let written: Vec<(String, &str)> = self
+            .provider
+            .request
+            .direct
+            .iter()
+            .filter(|d| d.requirement.name == *name && !d.origin.is_empty())
+            .map(|d| (d.requirement.to_string(), d.origin.as_str()))
+            .collect();
+        let at = |list: &[(String, &str)]| {
+            list.iter()
+                .map(|(r, o)| format!("{r} ({o})"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        if range.is_empty() && written.len() > 1 {
+            return format!(
+                "you require {} and no version of {name} is all of them",
+                at(&written)
+            );
+        }
+        match written.as_slice() {
+            [] => format!("you require {}", pkg_range(dep, range)),
+            [(_, origin)] => format!("you require {} ({origin})", pkg_range(dep, range)),
+            many => format!("you require {} ({})", pkg_range(dep, range), at(many)),
+        }
     }
 
     fn terms(&self, terms: &Map<Pkg, Term<Range>>) -> String {

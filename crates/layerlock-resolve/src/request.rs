@@ -16,6 +16,9 @@ pub struct Direct {
     pub requirement: Requirement<VerbatimUrl>,
     /// e.g. `-r requirements/kv_connectors.txt`.
     pub via: String,
+    /// Where it is written (`requirements/kv_connectors.txt:3`), for
+    /// errors; empty when it is written nowhere.
+    pub origin: String,
 }
 
 /// A package the image already has (the lock model's: a base lock pin, an

@@ -93,6 +93,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
             .map(|r| Direct {
                 requirement: Requirement::<VerbatimUrl>::from_str(r).unwrap(),
                 via: "-r in.txt".to_string(),
+                origin: String::new(),
             })
             .collect(),
         constraints: Vec::new(),

@@ -106,6 +106,7 @@ fn direct(entries: &[Entry], layer: &LayerSettings) -> Vec<Direct> {
         .map(|e| Direct {
             requirement: e.requirement.clone(),
             via: format!("-r {}", show(&e.origin.path, layer)),
+            origin: format!("{}:{}", show(&e.origin.path, layer), e.origin.line),
         })
         .collect()
 }

@@ -1019,3 +1019,23 @@ fn a_wide_wheel_takes_two_ranges_and_the_next_version_one_round_trip() {
     assert_eq!(next.len(), 2, "{requests}");
     assert!(next.iter().any(|r| r.starts_with("bytes=0-")), "{requests}");
 }
+
+#[test]
+fn a_requirement_that_cannot_be_met_is_named_at_its_line() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "util\napp==1.0.0\napp==2.0.0\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("you require app==1.0.0 (in.txt:2) and app==2.0.0 (in.txt:3) and no version of app is all of them"),
+        "{stderr}"
+    );
+    work.write("missing.txt", "util\nno-such-package\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["missing.txt"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("you require no-such-package (missing.txt:2)"),
+        "{stderr}"
+    );
+}
