@@ -193,9 +193,9 @@ impl Config {
         let text = layerlock_lock::read_text(path)?;
         let value: toml::Value = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
-        check_keys(&value, &path.display().to_string())?;
-        let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
-            anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end())
+        check_keys(&value, &path.display().to_string(), &text)?;
+        let file: ConfigFile = value.clone().try_into().map_err(|e: toml::de::Error| {
+            type_error(&path.display().to_string(), &value, &text, &e)
         })?;
         Self::check(path, &file)?;
         Ok(Self {
@@ -212,12 +212,17 @@ impl Config {
         let Some(value) = project.tool.and_then(|t| t.layerlock) else {
             return Ok(None);
         };
-        check_keys(&value, &format!("{}: [tool.layerlock]", path.display()))?;
-        let file: ConfigFile = value.try_into().map_err(|e: toml::de::Error| {
-            anyhow::anyhow!(
-                "{}: [tool.layerlock]: {}",
-                path.display(),
-                e.to_string().trim_end()
+        check_keys(
+            &value,
+            &format!("{}: [tool.layerlock]", path.display()),
+            &text,
+        )?;
+        let file: ConfigFile = value.clone().try_into().map_err(|e: toml::de::Error| {
+            type_error(
+                &format!("{}: [tool.layerlock]", path.display()),
+                &value,
+                &text,
+                &e,
             )
         })?;
         Self::check(path, &file)?;
@@ -341,7 +346,7 @@ const TABLES: &[(&str, &[&str])] = &[
 /// An unknown key is an error, not silence: `exclude-newr = …` would drop
 /// the very date that makes a lock reproducible. The message names the
 /// nearest valid key.
-fn check_keys(value: &toml::Value, origin: &str) -> Result<()> {
+fn check_keys(value: &toml::Value, origin: &str, text: &str) -> Result<()> {
     let Some(top) = value.as_table() else {
         bail!("{origin}: the configuration is not a table");
     };
@@ -351,7 +356,7 @@ fn check_keys(value: &toml::Value, origin: &str) -> Result<()> {
     top_keys.push("layer");
     let mut checks: Vec<(String, &toml::Table, &[&str])> = Vec::new();
     for key in top.keys() {
-        unknown(key, &top_keys, origin)?;
+        unknown(key, &top_keys, origin, text)?;
     }
     for (name, keys) in TABLES {
         if let Some(table) = top.get(*name).and_then(toml::Value::as_table) {
@@ -383,16 +388,98 @@ fn check_keys(value: &toml::Value, origin: &str) -> Result<()> {
     }
     for (place, table, keys) in checks {
         for key in table.keys() {
-            unknown(key, keys, &format!("{origin}: {place}"))?;
+            unknown(key, keys, &format!("{origin}: {place}"), text)?;
         }
     }
     Ok(())
 }
 
-fn unknown(key: &str, known: &[&str], origin: &str) -> Result<()> {
+/// A value of the wrong type, named by its key and line: the key is found
+/// by reading the configuration one key at a time (the model's flattened
+/// defaults keep the reader from saying where).
+fn type_error(origin: &str, value: &toml::Value, text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let message = e.message().trim_end();
+    let fails = |v: toml::Value| -> Option<String> {
+        let err = v.try_into::<ConfigFile>().err()?;
+        (!err.message().contains("missing field")).then(|| err.message().trim_end().to_string())
+    };
+    let top = value.as_table().cloned().unwrap_or_default();
+    for (key, v) in &top {
+        let alone =
+            |inner: toml::Value| toml::Value::Table([(key.clone(), inner)].into_iter().collect());
+        if fails(alone(v.clone())).is_none() {
+            continue;
+        }
+        // Inside a table, or a [[layer]]: which of its keys.
+        let rows: Vec<(Option<usize>, &toml::Table)> = match v {
+            toml::Value::Table(t) => vec![(None, t)],
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| Some((Some(i), item.as_table()?)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (index, table) in rows {
+            for (inner_key, inner) in table {
+                let one: toml::Table = [(inner_key.clone(), inner.clone())].into_iter().collect();
+                let wrapped = match index {
+                    Some(_) => toml::Value::Array(vec![toml::Value::Table(one)]),
+                    None => toml::Value::Table(one),
+                };
+                if let Some(why) = fails(alone(wrapped)) {
+                    let (place, header) = match index {
+                        Some(i) => (
+                            format!("[[{key}]] #{}: `{inner_key}`", i + 1),
+                            (format!("[[{key}]]"), i),
+                        ),
+                        None => (format!("[{key}]: `{inner_key}`"), (format!("[{key}]"), 0)),
+                    };
+                    return anyhow::anyhow!(
+                        "{origin}{}: {place}: {why}",
+                        at_line(text, inner_key, Some((&header.0, header.1)))
+                    );
+                }
+            }
+        }
+        return anyhow::anyhow!("{origin}{}: `{key}`: {message}", at_line(text, key, None));
+    }
+    anyhow::anyhow!("{origin}: {message}")
+}
+
+/// ` (line N)` of the first line that sets `key` (after the `n`-th
+/// `header` line, when given), or nothing.
+fn at_line(text: &str, key: &str, header: Option<(&str, usize)>) -> String {
+    let skip = match header {
+        Some((header, n)) => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == header)
+            .nth(n)
+            .map_or(0, |(i, _)| i + 1),
+        None => 0,
+    };
+    text.lines()
+        .enumerate()
+        .skip(skip)
+        .find(|(_, l)| {
+            let l = l.trim_start();
+            [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+                .iter()
+                .any(|k| {
+                    l.strip_prefix(k.as_str())
+                        .is_some_and(|rest| rest.trim_start().starts_with('='))
+                })
+        })
+        .map_or_else(String::new, |(i, _)| format!(" (line {})", i + 1))
+}
+
+fn unknown(key: &str, known: &[&str], origin: &str, text: &str) -> Result<()> {
     if known.contains(&key) {
         return Ok(());
     }
+    let origin = format!("{origin}{}", at_line(text, key, None));
+    let origin = origin.as_str();
     let nearest = known
         .iter()
         .map(|k| (edit_distance(key, k), *k))

@@ -430,7 +430,7 @@ fn unknown_config_keys_are_errors_naming_the_nearest_key() {
     let (code, _, stderr) = run(work.layerlock(&["tether", "--all"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("[tether]: unknown key `test-root`; did you mean `test-roots`?"),
+        stderr.contains("[tether] (line 2): unknown key `test-root`; did you mean `test-roots`?"),
         "{stderr}"
     );
     std::fs::remove_file(work.path().join("layerlock.toml")).unwrap();
@@ -773,4 +773,29 @@ fn python_may_be_a_virtual_environments_directory() {
         "{stderr}"
     );
     assert!(!stderr.contains("Permission denied"), "{stderr}");
+}
+
+#[test]
+fn a_config_error_names_its_line_and_key() {
+    let work = Work::new();
+    work.write("a.in", "app\n");
+    for (text, wanted) in [
+        (
+            "platform = \"linux\"\npython-version = 3.12\n",
+            "layerlock.toml (line 2): `python-version`: invalid type: floating point `3.12`, expected a string",
+        ),
+        (
+            "platform = \"linux\"\n[[layer]]\nname = \"a\"\ninputs = [\"a.in\"]\n[[layer]]\nname = \"b\"\ninputs = \"a.in\"\n",
+            "layerlock.toml (line 7): [[layer]] #2: `inputs`: invalid type: string \"a.in\", expected a sequence",
+        ),
+        (
+            "[[layer]]\nname = \"a\"\ninputs = [\"a.in\"]\nbogus = 1\n",
+            "layerlock.toml: [[layer]] #1 (line 4): unknown key `bogus`",
+        ),
+    ] {
+        work.write("layerlock.toml", text);
+        let (code, _, stderr) = run(work.layerlock(&["compile"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(wanted), "{stderr}");
+    }
 }
