@@ -21,6 +21,9 @@ pub enum HashSelection {
     All,
     /// Only the wheels installable on the target.
     Target,
+    /// The target's wheels and the sdist (a `pylock.toml`'s default, as
+    /// uv writes one: its `environments` name the target).
+    TargetAndSdist,
 }
 
 /// What the lock says about itself besides its packages.
@@ -61,7 +64,7 @@ pub fn to_lock(
         let mut hashes = Vec::new();
         let mut files = Vec::new();
         for file in &resolved.files {
-            if spec.hashes == HashSelection::Target {
+            if spec.hashes != HashSelection::All {
                 let installable = match file.kind(name) {
                     DistKind::Wheel(wheel) => {
                         wheel.is_compatible(target.tags())
@@ -70,7 +73,7 @@ pub fn to_lock(
                                 .as_ref()
                                 .is_none_or(|r| r.contains(target.python()))
                     }
-                    _ => false,
+                    _ => spec.hashes == HashSelection::TargetAndSdist,
                 };
                 if !installable {
                     continue;

@@ -177,11 +177,14 @@ impl LayerSettings {
     /// requirements lock (an installer picks among them) and the target's
     /// for a `pylock.toml` (whose `environments` name the target: other
     /// platforms' files are noise there).
-    pub fn hash_selection(&self) -> HashesArg {
-        self.hashes.unwrap_or(match self.format {
-            LockFormat::Pylock => HashesArg::Target,
-            LockFormat::Requirements => HashesArg::All,
-        })
+    pub fn hash_selection(&self) -> layerlock_resolve::HashSelection {
+        use layerlock_resolve::HashSelection;
+        match (self.hashes, self.format) {
+            (Some(HashesArg::All), _) => HashSelection::All,
+            (Some(HashesArg::Target), _) => HashSelection::Target,
+            (None, LockFormat::Pylock) => HashSelection::TargetAndSdist,
+            (None, LockFormat::Requirements) => HashSelection::All,
+        }
     }
 }
 

@@ -264,8 +264,9 @@ fn platform_specific_wheels_and_target_hashes() {
     // Five wheels and the sdist; on the target only the cp312 manylinux wheel.
     assert_eq!(count(&work.read("all.txt")), 6);
     assert_eq!(count(&work.read("target.txt")), 1);
-    // A pylock.toml names one target in `environments`: the target's files
-    // by default, every platform's only when asked.
+    // A pylock.toml names one target in `environments`: the target's wheels
+    // (and the sdist, as uv writes it) by default, every platform's only
+    // when asked.
     for (args, wheels) in [(&[][..], 1), (&["--hashes", "all"][..], 5)] {
         let mut all = vec!["in.txt", "-o", "pylock.native.toml"];
         all.extend_from_slice(args);

@@ -11,9 +11,8 @@ use layerlock_index::{Fetch, FetchStats, Traffic};
 use serde_json::{Value, json};
 
 use layerlock_lock::{Lock, comparable, write_atomic};
-use layerlock_resolve::{HashSelection, LockSpec, Resolution, to_lock};
+use layerlock_resolve::{LockSpec, Resolution, to_lock};
 
-use crate::cli::HashesArg;
 use crate::layer::{self, Prepared};
 use crate::printer::Spinner;
 use crate::settings::{CompileSettings, LayerSettings, normalize};
@@ -241,10 +240,7 @@ fn lock(layer: &LayerSettings, prepared: &Prepared, resolution: &Resolution) -> 
         bases.push(format!("--base-env {}", python.shown));
     }
     let spec = LockSpec {
-        hashes: match layer.hash_selection() {
-            HashesArg::All => HashSelection::All,
-            HashesArg::Target => HashSelection::Target,
-        },
+        hashes: layer.hash_selection(),
         format: layer.format,
         path: layer
             .output
