@@ -226,14 +226,31 @@ impl Interpreter {
             ),
         })?;
         if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            // Its last words, not a flood of them.
+            let said = stderr.trim();
+            let said = match said.char_indices().rev().nth(400) {
+                Some((at, _)) => &said[at..],
+                None => said,
+            };
+            let code = output
+                .status
+                .code()
+                .map_or_else(|| "was killed".to_string(), |c| format!("exited {c}"));
             return Err(EnvError::Inspect {
                 python: python.display().to_string(),
-                message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+                message: if said.is_empty() {
+                    format!(
+                        "it {code} and said nothing: is it a Python interpreter? (pass python3, a venv's bin/python or the venv's directory)"
+                    )
+                } else {
+                    format!("it {code}: {said}")
+                },
             });
         }
         Self::parse(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| EnvError::Inspect {
             python: python.display().to_string(),
-            message: "unreadable inspection output".to_string(),
+            message: "it ran but did not answer as Python does: it is not a Python interpreter (pass python3, a venv's bin/python or the venv's directory)".to_string(),
         })
     }
 

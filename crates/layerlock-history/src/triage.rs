@@ -363,13 +363,21 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
         message,
     };
     // Checked before opening: opening a FIFO waits for a writer.
-    let meta = fs_err::metadata(&input.path).map_err(|e| report_error(e.to_string()))?;
+    let meta = std::fs::metadata(&input.path).map_err(|e| {
+        report_error(match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "no such file (pass the report the tests wrote, e.g. pytest's --junitxml)"
+                    .to_string()
+            }
+            _ => e.to_string(),
+        })
+    })?;
     if !meta.is_file() {
         return Err(report_error(
             "not a regular file (a folder, FIFO or device); pass the report file".to_string(),
         ));
     }
-    let file = fs_err::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
+    let file = std::fs::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(report_error("not a regular file".to_string()));
     }

@@ -12,6 +12,10 @@ pub enum WriteError {
         path.display()
     )]
     NotAFile { path: PathBuf },
+    #[error("{}: the directory does not exist; create it, or write the lock elsewhere", dir.display())]
+    NoDirectory { dir: PathBuf },
+    #[error("{}: permission denied; the lock is written beside itself (a temporary file, then a rename), so the directory must be writable", dir.display())]
+    NotWritable { dir: PathBuf },
     #[error("cannot create a temporary file in {}", dir.display())]
     Temp {
         dir: PathBuf,
@@ -54,9 +58,17 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), WriteError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|source| WriteError::Temp {
-        dir: dir.to_path_buf(),
-        source,
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => WriteError::NoDirectory {
+            dir: dir.to_path_buf(),
+        },
+        std::io::ErrorKind::PermissionDenied => WriteError::NotWritable {
+            dir: dir.to_path_buf(),
+        },
+        _ => WriteError::Temp {
+            dir: dir.to_path_buf(),
+            source,
+        },
     })?;
     tmp.write_all(text.as_bytes())?;
     // A temp file is created 0600.

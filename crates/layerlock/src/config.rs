@@ -363,6 +363,15 @@ fn check_keys(value: &toml::Value, origin: &str, text: &str) -> Result<()> {
             checks.push((format!("[{name}]"), table, keys));
         }
     }
+    if top.get("layer").is_some_and(|l| !l.is_array()) {
+        let line = text
+            .lines()
+            .position(|l| l.trim() == "[layer]" || l.trim_start().starts_with("layer"))
+            .map_or_else(String::new, |i| format!(" (line {})", i + 1));
+        bail!(
+            "{origin}{line}: `layer` is a list of tables: write each as [[layer]] (two brackets)"
+        );
+    }
     if let Some(layers) = top.get("layer").and_then(toml::Value::as_array) {
         for (i, layer) in layers.iter().enumerate() {
             if let Some(table) = layer.as_table() {

@@ -42,6 +42,7 @@ fn entry(p: &layerlock_lock::LockedPackage) -> LockEntry {
 /// Read a lock for `install` and `verify`.
 pub fn read_lock(path: &Path) -> Result<Lock> {
     let model = layerlock_lock::Lock::read(path)?;
+    refuse_empty(path, &model)?;
     Ok(Lock {
         entries: model.packages.iter().map(entry).collect(),
         target: model
@@ -51,6 +52,20 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
             .map(|t| (t.python.clone(), t.platform.clone())),
         model,
     })
+}
+
+/// A lock with no package that layerlock did not write (no target header):
+/// the file is empty or only comments, or not the lock meant. Checking or
+/// installing nothing is no pass. (A layer the base covers whole is an
+/// empty lock with its header: nothing to do, rightly.)
+pub fn refuse_empty(path: &Path, lock: &layerlock_lock::Lock) -> Result<()> {
+    if lock.packages.is_empty() && lock.header.target.is_none() {
+        anyhow::bail!(
+            "{}: no packages (the file is empty or only comments); pass the lock `layerlock compile` wrote",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Inspect `python`, refuse at once when the lock names another target (or

@@ -38,6 +38,7 @@ fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<Package
     for file in &layer.bases {
         let shown = show(&file.path, layer);
         bases.add_file(&file.path, &shown, target.markers())?;
+        same_target(&file.path, &shown, target)?;
     }
     if let Some(python) = &layer.base_env {
         add_environment(&mut bases, python, target)?;
@@ -46,6 +47,37 @@ fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<Package
         bases.add_owned(owned)?;
     }
     Ok(bases.pins)
+}
+
+/// A base lock layerlock wrote for another target (its header says) does
+/// not describe this image: its pins hold for another Python or platform.
+fn same_target(path: &std::path::Path, shown: &str, target: &Target) -> Result<()> {
+    let Ok(lock) = layerlock_lock::Lock::read(path) else {
+        // Read as a base already; a format without a header says nothing.
+        return Ok(());
+    };
+    let Some(written) = lock.header.target else {
+        return Ok(());
+    };
+    let Ok(theirs) = Target::new(&written.python, &written.platform) else {
+        return Ok(());
+    };
+    if theirs.python_short() != target.python_short()
+        || theirs.platform_name() != target.platform_name()
+    {
+        return Err(Hinted {
+            message: format!(
+                "--base {shown} was compiled for {}, but this layer is for {}: its pins need not hold here",
+                theirs.describe(),
+                target.describe()
+            ),
+            hints: vec![
+                "pass the lock of the image this layer goes on (compiled for its target), or compile the layer for the base's target".to_string(),
+            ],
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Every distribution installed for `python` becomes a base pin; the
@@ -119,6 +151,15 @@ pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
     let mut input_options = IndexOptions::default();
     for input in &layer.inputs {
         let parsed = RequirementsFile::read(&input.path)?;
+        if parsed.entries.is_empty()
+            && parsed.constraints.is_empty()
+            && parsed.unnamed_editables.is_empty()
+        {
+            bail!(
+                "{}: no requirements (the file is empty or only comments and options); a layer needs at least one",
+                input.shown
+            );
+        }
         if let Some((origin, value)) = parsed.unnamed_editables.first() {
             bail!(
                 "{}:{}: `-e {value}` is a local project; layerlock resolves released packages and never builds one (list what it needs instead)",

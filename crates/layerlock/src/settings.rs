@@ -756,6 +756,20 @@ pub fn layers(
         let root = &config.root;
         let (index, index_explicit) = index_settings(&args.index, Some(&layer), root, &env.cwd);
         let context = |key: &str| format!("layer `{name}` in {}", config.path.display()) + key;
+        // A target the config names wrongly is the config's error, named
+        // there (not the layer's at resolve time).
+        if let (Some(python), Some(platform)) = (
+            args.python_version
+                .as_ref()
+                .or(layer.python_version.as_ref()),
+            args.platform.as_ref().or(layer.platform.as_ref()),
+        ) && let Err(e) = layerlock_dist::Target::new(python, platform)
+        {
+            bail!(
+                "{}: layer `{name}`: {e} (python-version = \"{python}\", platform = \"{platform}\")",
+                config.path.display()
+            );
+        }
         out.push(LayerSettings {
             inputs: layer
                 .inputs

@@ -243,10 +243,15 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
 #[test]
 fn a_lock_written_onto_a_symlink_keeps_the_link() {
     let work = Work::new();
-    work.write("empty.txt", "");
+    // Covered by the base: a lock of nothing new, with no index asked.
+    work.write("empty.txt", "lib\n");
+    work.write("base.txt", "lib==1.0.0\n");
     std::os::unix::fs::symlink("locks/real.txt", work.path().join("link.txt")).unwrap();
     std::fs::create_dir_all(work.path().join("locks")).unwrap();
-    let (code, _, stderr) = run(work.compile(NO_INDEX, &["empty.txt", "-o", "link.txt"]));
+    let (code, _, stderr) = run(work.compile(
+        NO_INDEX,
+        &["empty.txt", "--base", "base.txt", "-o", "link.txt"],
+    ));
     assert_eq!(code, 0, "{stderr}");
     let meta = std::fs::symlink_metadata(work.path().join("link.txt")).unwrap();
     assert!(meta.file_type().is_symlink());
@@ -259,7 +264,9 @@ fn a_lock_written_onto_a_symlink_keeps_the_link() {
 #[test]
 fn a_lock_is_never_written_onto_a_fifo() {
     let work = Work::new();
-    work.write("empty.txt", "");
+    // Covered by the base: a lock of nothing new, with no index asked.
+    work.write("empty.txt", "lib\n");
+    work.write("base.txt", "lib==1.0.0\n");
     let fifo = work.path().join("fifo.txt");
     assert!(
         std::process::Command::new("mkfifo")
@@ -268,7 +275,10 @@ fn a_lock_is_never_written_onto_a_fifo() {
             .unwrap()
             .success()
     );
-    let (code, _, stderr) = run(work.compile(NO_INDEX, &["empty.txt", "-o", "fifo.txt"]));
+    let (code, _, stderr) = run(work.compile(
+        NO_INDEX,
+        &["empty.txt", "--base", "base.txt", "-o", "fifo.txt"],
+    ));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("is not a regular file"), "{stderr}");
 }
@@ -372,10 +382,14 @@ fn cooldown_offline_without_cached_pages_fails_instead_of_asking_the_network() {
 #[test]
 fn credentials_never_reach_the_lock_or_messages() {
     let work = Work::new();
-    work.write("empty.txt", "");
+    // Covered by the base: a lock of nothing new, with no index asked.
+    work.write("empty.txt", "lib\n");
+    work.write("base.txt", "lib==1.0.0\n");
     let (code, stdout, stderr) = run(work.layerlock(&[
         "compile",
         "empty.txt",
+        "--base",
+        "base.txt",
         "--index-url=http://user:s3cret@127.0.0.1:9/simple/",
         "--python-version",
         "3.12",
@@ -798,4 +812,95 @@ fn a_config_error_names_its_line_and_key() {
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains(wanted), "{stderr}");
     }
+}
+
+/// A new user's mistakes from a second review (issue 23): nothing checked
+/// is no pass, and each error says what is wrong where.
+#[test]
+fn checking_nothing_fails_and_mistakes_are_named() {
+    let work = Work::new();
+    let target = [
+        "--python-version",
+        "3.12",
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ];
+    let layerlock = |args: &[&str]| run(work.layerlock(args));
+    // No CI at all: audit and steps say so, exit 2.
+    let (code, _, stderr) = layerlock(&["audit"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no CI file or script found"), "{stderr}");
+    let (code, _, stderr) = layerlock(&["steps"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(".buildkite"), "{stderr}");
+    work.write(".buildkite/notes.yml", "owner: ci
+");
+    let (code, _, stderr) = layerlock(&["steps"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no Buildkite pipeline found"), "{stderr}");
+    std::fs::remove_dir_all(work.path().join(".buildkite")).unwrap();
+    // An input with no requirement, a lock with no package.
+    work.write("empty.in", "# nothing yet\n");
+    let mut args = vec!["compile", "empty.in"];
+    args.extend_from_slice(&target);
+    let (code, _, stderr) = layerlock(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("empty.in: no requirements"), "{stderr}");
+    let (code, _, stderr) = layerlock(&["cooldown", "empty.in", "--min-age", "7d"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("empty.in: no packages"), "{stderr}");
+    // A lock into a directory that does not exist.
+    work.write("base.txt", "lib==1.0.0\n");
+    work.write("in.txt", "lib\n");
+    let mut args = vec![
+        "compile",
+        "in.txt",
+        "--base",
+        "base.txt",
+        "-o",
+        "nodir/out.txt",
+    ];
+    args.extend_from_slice(&target);
+    let (code, _, stderr) = layerlock(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("nodir: the directory does not exist"),
+        "{stderr}"
+    );
+    // A base compiled for another target.
+    work.write(
+        "mac.txt",
+        "# layerlock-target: python=3.12 platform=aarch64-apple-darwin\nlib==1.0.0 \\\n    --hash=sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+    );
+    let mut args = vec!["compile", "in.txt", "--base", "mac.txt"];
+    args.extend_from_slice(&target);
+    let (code, _, stderr) = layerlock(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--base mac.txt was compiled for Python 3.12 on"),
+        "{stderr}"
+    );
+    // [layer] for [[layer]]; a target the config names wrongly.
+    work.write(
+        "layerlock.toml",
+        "[layer]\nname = \"a\"\ninputs = [\"in.txt\"]\n",
+    );
+    let (code, _, stderr) = layerlock(&["compile"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("(line 1): `layer` is a list of tables"),
+        "{stderr}"
+    );
+    work.write(
+        "layerlock.toml",
+        "python-version = \"3.x\"\nplatform = \"linux\"\n[[layer]]\nname = \"a\"\ninputs = [\"in.txt\"]\n",
+    );
+    let (code, _, stderr) = layerlock(&["compile"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("layerlock.toml: layer `a`:"), "{stderr}");
+    std::fs::remove_file(work.path().join("layerlock.toml")).unwrap();
+    // A program that is no Python.
+    let (code, _, stderr) = layerlock(&["verify", "base.txt", "--python", "/bin/false"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is it a Python interpreter?"), "{stderr}");
 }

@@ -22,6 +22,19 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let result = scan(&settings.scan);
+    // Fail closed: a walk that read nothing audited nothing.
+    if result.files.is_empty() && result.errors.is_empty() {
+        anyhow::bail!(
+            "no CI file or script found in {} (looked for .buildkite/, .github/workflows/ and actions, .gitlab-ci.yml, Dockerfiles, and the scripts they run); run it from the repository, or name the files",
+            settings
+                .scan
+                .targets
+                .iter()
+                .map(|t| t.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     // Each file is read once, however many findings it has.
     let root = settings.scan.root.clone();
     type Lines = Option<std::rc::Rc<Vec<String>>>;

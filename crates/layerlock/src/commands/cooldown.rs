@@ -174,6 +174,7 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
 /// Judge one lock: its report, and whether anything failed.
 fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
     let lock = Lock::read(path)?;
+    crate::environment::refuse_empty(path, &lock)?;
     if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
         bail!(
             "{}: {}=={} has no --hash; the cooldown reads the upload times of the hashed files (make the lock with `layerlock compile`)",

@@ -152,6 +152,17 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
     let wanted: Vec<_> = lock.entries.iter().map(|e| e.wanted.clone()).collect();
+    // A name --allow-change gives that is neither installed nor locked is a
+    // typo, and would let nothing through.
+    for name in &settings.allow_change {
+        let name = layerlock_env::normalise(name);
+        if !before.dists.contains_key(&name) && !wanted.iter().any(|w| w.name == name) {
+            bail!(
+                "--allow-change {name}: no package of that name is installed or in {}; name a package the install may change",
+                settings.lock.display()
+            );
+        }
+    }
     let mut plan = plan(&wanted, &before, &settings.allow_change);
     // An install that was interrupted (killed, out of memory) left its plan
     // behind: what it was installing may be half-written though present at

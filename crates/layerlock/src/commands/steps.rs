@@ -34,6 +34,12 @@ pub fn run(settings: &StepsSettings) -> Result<ExitCode> {
         version: 1,
         ..Default::default()
     };
+    // Fail closed: checking no pipeline is no pass.
+    if groups.iter().all(Vec::is_empty) {
+        anyhow::bail!(
+            "no Buildkite pipeline found (YAML with a `steps:` list under .buildkite/, or the files given); run it from the repository, or name the pipeline files"
+        );
+    }
     let mut file_count = 0;
     for inputs in &groups {
         file_count += inputs.len();
