@@ -833,8 +833,11 @@ fn checking_nothing_fails_and_mistakes_are_named() {
     let (code, _, stderr) = layerlock(&["steps"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(".buildkite"), "{stderr}");
-    work.write(".buildkite/notes.yml", "owner: ci
-");
+    work.write(
+        ".buildkite/notes.yml",
+        "owner: ci
+",
+    );
     let (code, _, stderr) = layerlock(&["steps"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no Buildkite pipeline found"), "{stderr}");
