@@ -45,10 +45,20 @@ impl Journal {
     pub fn record(&self, plan: &Plan) -> Result<(), InstallError> {
         let planned: Vec<&str> = plan.to_install().map(|w| w.name.as_str()).collect();
         let text = format!("{}\n", serde_json::Value::from(planned));
-        fs_err::write(&self.path, text).map_err(|source| InstallError::Journal {
+        let error = |source| InstallError::Journal {
             path: self.path.clone(),
             source,
-        })
+        };
+        // A new file, renamed into place: whatever was there (a symbolic
+        // link, a FIFO) is replaced, never written through or waited on.
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".layerlock-install.")
+            .tempfile_in(dir)
+            .map_err(error)?;
+        std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(error)?;
+        tmp.persist(&self.path).map_err(|e| error(e.error))?;
+        Ok(())
     }
 
     /// Remove the journal: the plan was carried out, or there was nothing to
@@ -60,7 +70,10 @@ impl Journal {
 
     fn left_behind(&self) -> LeftBehind {
         // Only a regular, small, UTF-8 file counts as a journal; anything
-        // else in its place was not written by us.
+        // else in its place (a link too) was not written by us.
+        if !fs_err::symlink_metadata(&self.path).is_ok_and(|m| m.is_file()) {
+            return LeftBehind::Nothing;
+        }
         let Ok(bytes) = crate::read::read_small(&self.path) else {
             return LeftBehind::Nothing;
         };
@@ -253,5 +266,29 @@ mod tests {
         std::fs::remove_dir(journal.path()).unwrap();
         std::fs::write(journal.path(), b"[\"alpha\0\"]").unwrap();
         assert!(journal.repairs(&before, &mut plan).is_empty());
+    }
+
+    #[test]
+    fn a_link_or_fifo_in_the_journals_place_is_replaced_never_written_through() {
+        let site = tempfile::tempdir().unwrap();
+        let journal = Journal::in_site(site.path());
+        let target = site.path().join("precious");
+        std::fs::write(&target, "kept").unwrap();
+        std::os::unix::fs::symlink(&target, journal.path()).unwrap();
+        let p = plan(&[wanted("a")], &Snapshot::default(), &[]);
+        journal.record(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert!(std::fs::symlink_metadata(journal.path()).unwrap().is_file());
+        journal.clear();
+        let made = std::process::Command::new("mkfifo")
+            .arg(journal.path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Read as nothing left behind, and written over without waiting.
+        let mut kept = p.clone();
+        assert!(journal.repairs(&Snapshot::default(), &mut kept).is_empty());
+        journal.record(&p).unwrap();
+        assert!(std::fs::symlink_metadata(journal.path()).unwrap().is_file());
     }
 }

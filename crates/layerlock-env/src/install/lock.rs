@@ -26,16 +26,30 @@ impl InstallLock {
     pub fn acquire(site: &Path, on_wait: impl FnOnce()) -> Result<Self, InstallError> {
         let path = site.join(Self::FILE_NAME);
         // Opened for writing but never truncated: the file holds nothing,
-        // and another run may hold it right now.
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| InstallError::OpenLock {
-                path: path.clone(),
-                source,
-            })?;
+        // and another run may hold it right now. Never through a symbolic
+        // link, and without waiting: a FIFO put in its place must not
+        // hold the install (opening one for writing waits for a reader).
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+            options.custom_flags(flags.bits() as i32);
+        }
+        let file = options.open(&path).map_err(|source| {
+            if fs_err::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+                InstallError::NotOurs { path: path.clone() }
+            } else {
+                InstallError::OpenLock {
+                    path: path.clone(),
+                    source,
+                }
+            }
+        })?;
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(InstallError::NotOurs { path });
+        }
         let locked = match file.try_lock() {
             Ok(()) => Ok(()),
             Err(TryLockError::WouldBlock) => {
@@ -113,5 +127,25 @@ mod tests {
                 gone.join(".layerlock-install.lock").display()
             )
         );
+    }
+
+    #[test]
+    fn a_fifo_or_link_in_the_locks_place_is_refused_without_waiting() {
+        let site = tempfile::tempdir().unwrap();
+        let path = site.path().join(InstallLock::FILE_NAME);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = InstallLock::acquire(site.path(), || {}).unwrap_err();
+        assert!(matches!(err, InstallError::NotOurs { .. }), "{err:?}");
+        std::fs::remove_file(&path).unwrap();
+        let target = site.path().join("elsewhere");
+        std::fs::write(&target, "kept").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let err = InstallLock::acquire(site.path(), || {}).unwrap_err();
+        assert!(matches!(err, InstallError::NotOurs { .. }), "{err:?}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
     }
 }

@@ -32,6 +32,11 @@ pub enum InstallError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "{path} is not a regular file (a FIFO, a symbolic link, a directory?); it is layerlock's own file in site-packages: remove it and run again",
+        path = path.display()
+    )]
+    NotOurs { path: PathBuf },
     #[error("cannot lock {path}", path = path.display())]
     Lock {
         path: PathBuf,

@@ -297,7 +297,10 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     let after = Snapshot::scan(&interpreter.paths);
     let outcome = InstallOutcome::settle(&plan, &before, &after, exit);
     print_outcome(&outcome, plan.keep.len(), settings.quiet);
-    if outcome.status == InstallStatus::Installed {
+    // Done, or nothing was written (the installer refused a hash, or the
+    // index lacks a package): no plan is left half-carried-out, and a
+    // failed install leaves site-packages as it was.
+    if outcome.status == InstallStatus::Installed || before.dists == after.dists {
         journal.clear();
     }
     finish(outcome)
