@@ -78,10 +78,29 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             .and_then(Value::as_str)
             .map(str::to_string),
     };
+    // A field of the wrong type is an error naming it, never left out: an
+    // `environments` read as empty would let the lock install anywhere.
+    if doc.get("requires-python").is_some_and(|v| !v.is_str()) {
+        return Err(bad(1, "`requires-python` is not a string".to_string()));
+    }
+    match doc.get("environments") {
+        Some(Value::Array(items)) if items.iter().all(Value::is_str) => {}
+        None => {}
+        Some(_) => {
+            return Err(bad(
+                1,
+                "`environments` is not an array of marker strings".to_string(),
+            ));
+        }
+    }
     let mut environments = Vec::new();
     for env in strings(doc.get("environments")) {
-        let marker = MarkerTree::from_str(&env)
-            .map_err(|e| bad(1, format!("environments: `{env}` is not a marker: {e}")))?;
+        let marker = parse_marker(&env).map_err(|e| {
+            bad(
+                1,
+                format!("environments: `{}` is not a marker: {e}", short(&env)),
+            )
+        })?;
         environments.push(marker);
     }
     header.environments = environments;
@@ -265,12 +284,46 @@ fn head(
                 })?,
         ),
     };
-    let marker = match table.get("marker").and_then(Value::as_str) {
-        Some(m) => MarkerTree::from_str(m)
-            .map_err(|e| invalid(path, line, format!("{name}: `{m}` is not a marker: {e}")))?,
+    let marker = match table.get("marker") {
+        Some(Value::String(m)) => parse_marker(m).map_err(|e| {
+            invalid(
+                path,
+                line,
+                format!("{name}: `{}` is not a marker: {e}", short(m)),
+            )
+        })?,
+        Some(_) => {
+            return Err(invalid(
+                path,
+                line,
+                format!("{name}: `marker` is not a string"),
+            ));
+        }
         None => MarkerTree::TRUE,
     };
     Ok((name, version, marker))
+}
+
+/// A marker, refused past the nesting the requirements reader allows: the
+/// marker parser recurses per parenthesis, and 50,000 of them overflow the
+/// stack.
+fn parse_marker(text: &str) -> Result<MarkerTree, String> {
+    let deepest = layerlock_dist::paren_depth(text);
+    if deepest > layerlock_dist::MAX_MARKER_DEPTH {
+        return Err(format!(
+            "it nests {deepest} parentheses deep; at most {} are read",
+            layerlock_dist::MAX_MARKER_DEPTH
+        ));
+    }
+    MarkerTree::from_str(text).map_err(|e| e.to_string())
+}
+
+/// A value as a message quotes it: its first 80 characters.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// One package of a pylock.toml read as a base: what the image has.
@@ -652,6 +705,47 @@ mod tests {
         let mut want = lock.packages[0].files.clone();
         want.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(p.files, want);
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_and_absurd_markers_are_errors_naming_them() {
+        let read = |text: &str| {
+            Lock::parse(Path::new("pylock.toml"), text)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let head = "lock-version = \"1.0\"\n";
+        let err = read(&format!("{head}requires-python = 3.11\n"));
+        assert!(err.contains("`requires-python` is not a string"), "{err}");
+        let err = read(&format!("{head}environments = [1, 2]\n"));
+        assert!(
+            err.contains("`environments` is not an array of marker strings"),
+            "{err}"
+        );
+        let package = "[[packages]]\nname = \"six\"\nversion = \"1.16.0\"\n";
+        let err = read(&format!(
+            "{head}{package}marker = [\"python_version > '3'\"]\n"
+        ));
+        assert!(err.contains("six: `marker` is not a string"), "{err}");
+        // 50,000 parentheses: an error, not a stack overflow.
+        let deep = format!(
+            "{}python_version > '3'{}",
+            "(".repeat(50_000),
+            ")".repeat(50_000)
+        );
+        let err = read(&format!("{head}environments = [\"{deep}\"]\n"));
+        assert!(
+            err.contains("parentheses deep"),
+            "{}",
+            &err[..200.min(err.len())]
+        );
+        let err = read(&format!("{head}{package}marker = \"{deep}\"\n"));
+        assert!(
+            err.contains("parentheses deep"),
+            "{}",
+            &err[..200.min(err.len())]
+        );
     }
 
     #[test]
