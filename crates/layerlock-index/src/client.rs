@@ -400,6 +400,18 @@ impl PackageSource for IndexClient {
     }
 }
 
+/// See [`Inner::wheel_tail`].
+enum WheelTail {
+    Whole(Vec<u8>),
+    Part {
+        held: Vec<u8>,
+        start: u64,
+        /// The wheel's size.
+        total: u64,
+        dir: zip::Directory,
+    },
+}
+
 struct Response {
     status: StatusCode,
     headers: HeaderMap,
@@ -965,35 +977,18 @@ impl Inner {
             }
             None => (tail_read.await?, Vec::new()),
         };
-        if tail.status == StatusCode::OK {
-            // No range support: we have the whole wheel; check it.
-            self.check_hash(url, file, &tail.body)?;
-            return zip::metadata_from_wheel(&tail.body).map_err(zip_err);
-        }
-        if tail.status != StatusCode::PARTIAL_CONTENT {
-            return Err(SourceError::Status {
-                url: redact(url.as_str()),
-                status: tail.status.as_u16(),
-            });
-        }
-        // The wheel's bytes from `start` to its end.
-        let (mut start, total) = content_range(&tail.headers, tail.body.len())
-            .map_err(|why| invalid(why.to_string()))?;
-        let total = total
-            .filter(|total| start.checked_add(tail.body.len() as u64) == Some(*total))
-            .ok_or_else(|| invalid(WRONG_RANGE.to_string()))?;
-        let mut held = tail.body;
-        let dir = zip::find_directory(&held, start).map_err(zip_err)?;
-        // Sizes come from the file: a directory past its end, or larger
-        // than any wheel's, is not read.
-        if dir.size > MAX_DIRECTORY_BYTES
-            || dir
-                .offset
-                .checked_add(dir.size)
-                .is_none_or(|end| end > total)
-        {
-            return Err(zip_err(zip::ZipError::Truncated));
-        }
+        let (mut held, mut start, total, dir) = match self.wheel_tail(url, file, tail)? {
+            // No range support: the whole wheel, checked.
+            WheelTail::Whole(bytes) => {
+                return zip::metadata_from_wheel(&bytes).map_err(zip_err);
+            }
+            WheelTail::Part {
+                held,
+                start,
+                total,
+                dir,
+            } => (held, start, total, dir),
+        };
         if dir.offset < start {
             // METADATA is usually among the last members before the
             // directory, ahead of RECORD, which is about as long as the
@@ -1153,31 +1148,12 @@ impl Inner {
                 MAX_WHEEL_BYTES,
             )
             .await?;
-        if tail.status == StatusCode::OK {
-            self.check_hash(&url, file, &tail.body)?;
-            return zip::members_of_wheel(&tail.body).map_err(zip_err);
-        }
-        if tail.status != StatusCode::PARTIAL_CONTENT {
-            return Err(SourceError::Status {
-                url: redact(url.as_str()),
-                status: tail.status.as_u16(),
-            });
-        }
-        let (mut start, total) = content_range(&tail.headers, tail.body.len())
-            .map_err(|why| invalid(why.to_string()))?;
-        let total = total
-            .filter(|total| start.checked_add(tail.body.len() as u64) == Some(*total))
-            .ok_or_else(|| invalid(WRONG_RANGE.to_string()))?;
-        let mut held = tail.body;
-        let dir = zip::find_directory(&held, start).map_err(zip_err)?;
-        if dir.size > MAX_DIRECTORY_BYTES
-            || dir
-                .offset
-                .checked_add(dir.size)
-                .is_none_or(|end| end > total)
-        {
-            return Err(zip_err(zip::ZipError::Truncated));
-        }
+        let (mut held, mut start, dir) = match self.wheel_tail(&url, file, tail)? {
+            WheelTail::Whole(bytes) => return zip::members_of_wheel(&bytes).map_err(zip_err),
+            WheelTail::Part {
+                held, start, dir, ..
+            } => (held, start, dir),
+        };
         if dir.offset < start {
             let mut before = self.range(&url, dir.offset, start - dir.offset).await?;
             if before.len() as u64 != start - dir.offset {
@@ -1194,6 +1170,53 @@ impl Inner {
                 .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
         )
         .map_err(zip_err)
+    }
+
+    /// What a read of a wheel's end came to: the whole wheel when the
+    /// server ignored the range (checked against its sha256), else the
+    /// bytes from `start` to the end with the zip directory found in them.
+    /// Sizes come from the file: a directory past the wheel's end, or
+    /// larger than any wheel's, is not read.
+    fn wheel_tail(
+        &self,
+        url: &Url,
+        file: &IndexFile,
+        tail: Response,
+    ) -> Result<WheelTail, SourceError> {
+        let invalid = |message: String| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message,
+        };
+        if tail.status == StatusCode::OK {
+            self.check_hash(url, file, &tail.body)?;
+            return Ok(WheelTail::Whole(tail.body));
+        }
+        if tail.status != StatusCode::PARTIAL_CONTENT {
+            return Err(SourceError::Status {
+                url: redact(url.as_str()),
+                status: tail.status.as_u16(),
+            });
+        }
+        let (start, total) = content_range(&tail.headers, tail.body.len())
+            .map_err(|why| invalid(why.to_string()))?;
+        let total = total
+            .filter(|total| start.checked_add(tail.body.len() as u64) == Some(*total))
+            .ok_or_else(|| invalid(WRONG_RANGE.to_string()))?;
+        let dir = zip::find_directory(&tail.body, start).map_err(|e| invalid(e.to_string()))?;
+        if dir.size > MAX_DIRECTORY_BYTES
+            || dir
+                .offset
+                .checked_add(dir.size)
+                .is_none_or(|end| end > total)
+        {
+            return Err(invalid(zip::ZipError::Truncated.to_string()));
+        }
+        Ok(WheelTail::Part {
+            held: tail.body,
+            start,
+            total,
+            dir,
+        })
     }
 
     async fn range(&self, url: &Url, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {

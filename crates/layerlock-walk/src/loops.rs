@@ -69,8 +69,22 @@ pub(crate) fn passes(loops: &[Loop], command: &Command) -> Vec<Binding> {
 /// shell sorts them, and inside `root`. A word whose directory part is
 /// not plain, or that matches nothing, stays as written (bash without
 /// `nullglob`). Only the last segment may hold the pattern.
-pub(crate) fn expand_globs(loops: &[Loop], dir: &Path, root: &Path) -> Vec<Loop> {
-    loops
+pub(crate) fn expand_globs<'a>(
+    loops: &'a [Loop],
+    dir: &Path,
+    root: &Path,
+) -> std::borrow::Cow<'a, [Loop]> {
+    // Nearly every script: no glob, nothing to copy.
+    let globs = loops.iter().any(|l| {
+        l.values
+            .iter()
+            .flatten()
+            .any(|v| layerlock_ci::glob::is_glob(v))
+    });
+    if !globs {
+        return std::borrow::Cow::Borrowed(loops);
+    }
+    let expanded = loops
         .iter()
         .map(|l| {
             let mut values = Vec::new();
@@ -90,7 +104,8 @@ pub(crate) fn expand_globs(loops: &[Loop], dir: &Path, root: &Path) -> Vec<Loop>
                 ..l.clone()
             }
         })
-        .collect()
+        .collect();
+    std::borrow::Cow::Owned(expanded)
 }
 
 /// At most this many entries of a directory are looked at for one glob.

@@ -320,22 +320,7 @@ mod tests {
     use super::*;
 
     fn call(text: &str) -> Option<RecipeCall> {
-        let args: Vec<Arg> = text
-            .split_whitespace()
-            .map(|w| {
-                if w.contains('$') {
-                    Arg {
-                        value: None,
-                        raw: w.to_string(),
-                        at: None,
-                        script_at: None,
-                    }
-                } else {
-                    Arg::lit(w)
-                }
-            })
-            .collect();
-        recipe_call(&args)
+        recipe_call(&Arg::words(text))
     }
 
     #[test]

@@ -35,6 +35,26 @@ impl Arg {
     pub fn is(&self, text: &str) -> bool {
         self.value.as_deref() == Some(text)
     }
+
+    /// The words of `text` as a command's arguments, for tests: a word
+    /// with a `$` in it is computed (no value), the rest are literal.
+    #[cfg(test)]
+    pub(crate) fn words(text: &str) -> Vec<Self> {
+        text.split_whitespace()
+            .map(|w| {
+                if w.contains('$') {
+                    Self {
+                        value: None,
+                        raw: w.to_string(),
+                        at: None,
+                        script_at: None,
+                    }
+                } else {
+                    Self::lit(w)
+                }
+            })
+            .collect()
+    }
 }
 
 /// Reads a `-r`/`-c` file named in a command, relative to where the command

@@ -219,20 +219,7 @@ mod tests {
     use super::*;
 
     fn args(text: &str) -> Vec<Arg> {
-        text.split_whitespace()
-            .map(|w| {
-                if w.contains('$') {
-                    Arg {
-                        value: None,
-                        raw: w.to_string(),
-                        at: None,
-                        script_at: None,
-                    }
-                } else {
-                    Arg::lit(w)
-                }
-            })
-            .collect()
+        Arg::words(text)
     }
 
     #[test]

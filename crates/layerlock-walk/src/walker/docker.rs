@@ -483,20 +483,7 @@ mod tests {
     use super::*;
 
     fn args(text: &str) -> Vec<Arg> {
-        text.split_whitespace()
-            .map(|w| {
-                if w.starts_with('$') {
-                    Arg {
-                        value: None,
-                        raw: w.to_string(),
-                        at: None,
-                        script_at: None,
-                    }
-                } else {
-                    Arg::lit(w)
-                }
-            })
-            .collect()
+        Arg::words(text)
     }
 
     #[test]
