@@ -104,10 +104,11 @@ enum Frame {
     Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
 }
 
-/// Limits that keep hostile YAML from exhausting memory or stack: how many
-/// nodes aliases may copy in all ("billion laughs"), and how deep
-/// collections may nest.
-const MAX_ALIAS_NODES: usize = 1_000_000;
+/// Limits that keep hostile YAML from exhausting memory or stack: how much
+/// aliases may copy in all, weighed as [`weight`] does ("billion laughs":
+/// many nodes, or one long scalar many times), and how deep collections
+/// may nest.
+const MAX_ALIAS_WEIGHT: usize = 64 << 20;
 const MAX_DEPTH: usize = 256;
 
 #[derive(Default)]
@@ -115,20 +116,22 @@ struct Builder {
     stack: Vec<Frame>,
     anchors: HashMap<usize, (Node, usize)>,
     docs: Vec<Node>,
-    /// Nodes copied through aliases so far.
+    /// The weight copied through aliases so far.
     copied: usize,
     /// Set when a limit is hit; the rest of the stream is ignored.
     failed: Option<YamlError>,
 }
 
-fn size(node: &Node) -> usize {
+/// What a copy of `node` costs in memory, roughly: 32 bytes a node and the
+/// bytes of its scalars.
+fn weight(node: &Node) -> usize {
     // Iterative, so that measuring cannot overflow the stack either.
-    let mut count = 0;
+    let mut count: usize = 0;
     let mut todo = vec![node];
     while let Some(n) = todo.pop() {
-        count += 1;
+        count = count.saturating_add(32);
         match n {
-            Node::Scalar { .. } => {}
+            Node::Scalar { value, .. } => count = count.saturating_add(value.len()),
             Node::Seq { items, .. } => todo.extend(items.iter()),
             Node::Map { entries, .. } => {
                 for (k, v) in entries {
@@ -144,7 +147,7 @@ fn size(node: &Node) -> usize {
 impl Builder {
     fn push_value(&mut self, node: Node, anchor: usize) {
         if anchor > 0 {
-            let n = size(&node);
+            let n = weight(&node);
             self.anchors.insert(anchor, (node.clone(), n));
         }
         match self.stack.last_mut() {
@@ -253,13 +256,14 @@ impl MarkedEventReceiver for Builder {
                     },
                     1,
                 ));
-                self.copied += n;
-                if self.copied > MAX_ALIAS_NODES {
+                self.copied = self.copied.saturating_add(n);
+                if self.copied > MAX_ALIAS_WEIGHT {
                     self.failed = Some(YamlError {
                         line: mark.line(),
                         column: mark.col() + 1,
                         message: format!(
-                            "aliases expand to more than {MAX_ALIAS_NODES} nodes; refusing to expand further"
+                            "aliases expand to more than {} MiB of copies; refusing to expand further",
+                            MAX_ALIAS_WEIGHT >> 20
                         ),
                     });
                     return;
@@ -362,6 +366,18 @@ mod tests {
             }
         );
         assert_eq!(value, "pip install a\npip install b\n");
+    }
+
+    /// Few nodes, each a copy of one 1 MiB scalar: 4 GB if expanded.
+    #[test]
+    fn one_long_scalar_aliased_thousands_of_times_is_refused() {
+        let long = format!(
+            "a: &a {}\nb: [{}]\n",
+            "x".repeat(1 << 20),
+            vec!["*a"; 4000].join(", ")
+        );
+        let err = parse(&long).unwrap_err();
+        assert!(err.message.contains("aliases expand"), "{err:?}");
     }
 
     #[test]

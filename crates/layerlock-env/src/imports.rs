@@ -49,17 +49,34 @@ pub fn import_modules(
     }
     let mut command = Command::new(python);
     command.args(["-I", "-c", IMPORT_SCRIPT]).args(modules);
-    let Some(output) =
-        crate::output_within(&mut command, limit).map_err(|source| EnvError::Spawn {
-            program: python.display().to_string(),
-            source,
-        })?
-    else {
-        return Err(EnvError::ImportHang {
-            modules: modules.join(", "),
-            python: python.display().to_string(),
-            seconds: limit.as_secs(),
-        });
+    let limits = layerlock_process::Limits {
+        time: limit,
+        // One short JSON record a module.
+        stdout: 64 << 20,
+        // The interpreter's last words when it dies.
+        stderr: 2000,
+    };
+    let output = match layerlock_process::run(&mut command, None, limits) {
+        Ok(output) => output,
+        Err(layerlock_process::Stopped::Spawn(source)) => {
+            return Err(EnvError::Spawn {
+                program: python.display().to_string(),
+                source,
+            });
+        }
+        Err(layerlock_process::Stopped::TimedOut(_)) => {
+            return Err(EnvError::ImportHang {
+                modules: modules.join(", "),
+                python: python.display().to_string(),
+                seconds: limit.as_secs(),
+            });
+        }
+        Err(stopped @ layerlock_process::Stopped::TooLarge(_)) => {
+            return Err(EnvError::Inspect {
+                python: python.display().to_string(),
+                message: format!("importing {}: {stopped}", modules.join(", ")),
+            });
+        }
     };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let last = stdout.lines().last().unwrap_or_default();
@@ -74,7 +91,7 @@ pub fn import_modules(
                 error: Some(format!(
                     "the interpreter exited with {}: {}",
                     output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
+                    output.said()
                 )),
             })
             .collect()),

@@ -249,22 +249,35 @@ impl Snapshot {
         // that the result does not depend on directory order.
         let sites: Vec<Dir<'_>> = paths.iter().map(|site| Dir::open(site)).collect();
         let mut found: Vec<(usize, OsString, bool)> = Vec::new();
+        let mut snapshot = Self::default();
         for (index, site) in paths.iter().enumerate() {
             let Ok(entries) = fs_err::read_dir(site) else {
                 continue;
             };
-            let mut here: Vec<(OsString, bool)> = entries
-                .filter_map(Result::ok)
-                .filter_map(|entry| {
-                    let file_name = entry.file_name();
-                    let name = file_name.to_str()?;
-                    let egg = name.ends_with(".egg-info");
-                    (egg || name.ends_with(".dist-info")).then_some((file_name, egg))
-                })
-                .collect();
+            let mut here: Vec<(OsString, bool)> = Vec::new();
+            for entry in entries.filter_map(Result::ok) {
+                let file_name = entry.file_name();
+                let bytes = file_name.as_encoded_bytes();
+                let egg = bytes.ends_with(b".egg-info");
+                if !(egg || bytes.ends_with(b".dist-info")) {
+                    continue;
+                }
+                if file_name.to_str().is_none() {
+                    // Python imports what is there whatever its metadata
+                    // folder is called: a name layerlock cannot read is a
+                    // distribution it cannot account for, never one absent.
+                    snapshot.unreadable.push(Unreadable {
+                        path: site.join(&file_name),
+                        why: "its name is not UTF-8".to_string(),
+                    });
+                    continue;
+                }
+                here.push((file_name, egg));
+            }
             here.sort();
             found.extend(here.into_iter().map(|(name, egg)| (index, name, egg)));
         }
+        snapshot.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
         // Reading is most of the time (two or three small files each);
         // the reads are spread over the cores and the results taken in order.
         let read = crate::parallel::map(
@@ -272,7 +285,6 @@ impl Snapshot {
             || (),
             |(), (site, name, egg)| read_dist(&sites[*site], name, *egg, options),
         );
-        let mut snapshot = Self::default();
         let mut records = Records::default();
         for ((site, name, _), result) in found.into_iter().zip(read) {
             match result {
@@ -562,6 +574,27 @@ mod tests {
             snapshot.unreadable[0].why,
             "no Name or Version in its metadata"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dist_info_folder_whose_name_is_not_utf8_is_unreadable_not_absent() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().to_path_buf();
+        crate::testing::install(&site, "ok", &[]);
+        let name = std::ffi::OsStr::from_bytes(b"bad\xff-1.0.dist-info");
+        std::fs::create_dir(site.join(name)).unwrap();
+        std::fs::write(
+            site.join(name).join("METADATA"),
+            "Name: bad\nVersion: 1.0\n",
+        )
+        .unwrap();
+        let snapshot = Snapshot::scan(std::slice::from_ref(&site));
+        assert!(snapshot.dists.contains_key("ok"));
+        assert_eq!(snapshot.unreadable.len(), 1, "{:?}", snapshot.unreadable);
+        assert_eq!(snapshot.unreadable[0].path, site.join(name));
+        assert_eq!(snapshot.unreadable[0].why, "its name is not UTF-8");
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
                     by_path.entry(line.path.as_ref()).or_default().push(line);
                 }
                 let mut queued: HashSet<&str> = HashSet::new();
+                let before = jobs.len();
                 for line in &lines {
                     let same = &by_path[line.path.as_ref()];
                     if same.len() > 1 {
@@ -108,9 +109,26 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
                         ));
                     } else if line.sha256.is_some() {
                         jobs.push(Job::File { dist, line, also });
+                    } else if !unhashed_by_design(&line.path) {
+                        // Fail closed: a file RECORD gives no hash for is
+                        // a file nobody can say is intact.
+                        jobs.push(problem(
+                            line.path.to_string(),
+                            "RECORD gives no hash for it; layerlock cannot check it".to_string(),
+                        ));
                     }
-                    // A line without a hash (RECORD itself, `.pyc` files)
-                    // has nothing to check.
+                }
+                let checked = jobs[before..]
+                    .iter()
+                    .any(|job| matches!(job, Job::File { .. }));
+                if !checked && jobs.len() == before {
+                    // An empty RECORD (or one of RECORD and `.pyc` lines)
+                    // vouches for nothing: edits to any file would pass.
+                    jobs.push(problem(
+                        "RECORD".to_string(),
+                        "RECORD lists no file with a sha256; layerlock cannot verify this distribution"
+                            .to_string(),
+                    ));
                 }
             }
         }
@@ -140,6 +158,16 @@ pub fn check_all(dists: &[&Installed], records: &Records) -> Vec<IntegrityProble
         },
     );
     found.into_iter().flatten().collect()
+}
+
+/// RECORD lines that carry no hash by design: RECORD itself and its
+/// signatures (PEP 376), and byte code the installer compiled after
+/// writing the wheel's files.
+fn unhashed_by_design(path: &str) -> bool {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let in_dist_info = dir.ends_with(".dist-info") && !dir.contains('/');
+    (in_dist_info && matches!(name, "RECORD" | "RECORD.jws" | "RECORD.p7s"))
+        || (name.ends_with(".pyc") && dir.split('/').next_back() == Some("__pycache__"))
 }
 
 /// [`check_file`] for the common case, a regular file read without error,
@@ -263,6 +291,49 @@ mod tests {
         assert_eq!(
             check(&snapshot.dists["a"]),
             vec![problem("a", "a/m.py", "content differs from RECORD")]
+        );
+    }
+
+    #[test]
+    fn an_empty_record_with_an_edited_file_is_cannot_verify_not_intact() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        install(site, "a", &[("a/m.py", "x = 1\n")]);
+        std::fs::write(site.join("a-1.0.dist-info/RECORD"), "").unwrap();
+        std::fs::write(site.join("a/m.py"), "x = 2\n").unwrap();
+        let snapshot = Snapshot::scan(&[site.to_path_buf()]);
+        assert_eq!(
+            check(&snapshot.dists["a"]),
+            vec![problem(
+                "a",
+                "RECORD",
+                "RECORD lists no file with a sha256; layerlock cannot verify this distribution"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_record_line_without_a_hash_is_cannot_check_unless_made_so_by_design() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path();
+        install(site, "a", &[("a/m.py", "x = 1\n"), ("a/n.py", "y = 1\n")]);
+        let record = site.join("a-1.0.dist-info/RECORD");
+        let text = std::fs::read_to_string(&record).unwrap();
+        let hashed = text.lines().find(|l| l.starts_with("a/n.py,")).unwrap();
+        let mut text = text.replace(hashed, "a/n.py,,");
+        // Byte code the installer compiled, and RECORD itself: no hash by
+        // design, nothing to report.
+        text.push_str("a/__pycache__/m.cpython-311.pyc,,\n");
+        std::fs::write(&record, text).unwrap();
+        std::fs::write(site.join("a/n.py"), "y = 2\n").unwrap();
+        let snapshot = Snapshot::scan(&[site.to_path_buf()]);
+        assert_eq!(
+            check(&snapshot.dists["a"]),
+            vec![problem(
+                "a",
+                "a/n.py",
+                "RECORD gives no hash for it; layerlock cannot check it"
+            )]
         );
     }
 

@@ -210,43 +210,56 @@ impl Interpreter {
     /// Run `python -I` with the inspection script, for at most
     /// [`INSPECT_LIMIT`].
     pub fn inspect(python: &Path) -> Result<Self, EnvError> {
-        let output = crate::process::output_within(
-            Command::new(python).args(["-I", "-c", INSPECT]),
-            INSPECT_LIMIT,
-        )
-        .map_err(|source| EnvError::Spawn {
-            program: python.display().to_string(),
-            source,
-        })?
-        .ok_or_else(|| EnvError::Inspect {
-            python: python.display().to_string(),
-            message: format!(
-                "it did not answer within {} s (is it a wrapper waiting for input?)",
-                INSPECT_LIMIT.as_secs()
-            ),
-        })?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+        let shown = || python.display().to_string();
+        let limits = layerlock_process::Limits {
+            time: INSPECT_LIMIT,
+            // Its answer is a few lines per `sys.path` entry.
+            stdout: 1 << 20,
             // Its last words, not a flood of them.
-            let said = stderr.trim();
-            let said = match said.char_indices().rev().nth(400) {
-                Some((at, _)) => &said[at..],
-                None => said,
-            };
+            stderr: 400,
+        };
+        let inspect_failed = |message: String| EnvError::Inspect {
+            python: shown(),
+            message,
+        };
+        let output = match layerlock_process::run(
+            Command::new(python).args(["-I", "-c", INSPECT]),
+            None,
+            limits,
+        ) {
+            Ok(output) => output,
+            Err(layerlock_process::Stopped::Spawn(source)) => {
+                return Err(EnvError::Spawn {
+                    program: shown(),
+                    source,
+                });
+            }
+            Err(layerlock_process::Stopped::TimedOut(_)) => {
+                return Err(inspect_failed(format!(
+                    "it did not answer within {} s (is it a wrapper waiting for input?)",
+                    INSPECT_LIMIT.as_secs()
+                )));
+            }
+            Err(layerlock_process::Stopped::TooLarge(bytes)) => {
+                return Err(inspect_failed(format!(
+                    "it printed more than {} KiB where Python answers with a few lines: it is not a Python interpreter (pass python3, a venv's bin/python or the venv's directory)",
+                    bytes >> 10
+                )));
+            }
+        };
+        if !output.status.success() {
+            let said = output.said();
             let code = output
                 .status
                 .code()
                 .map_or_else(|| "was killed".to_string(), |c| format!("exited {c}"));
-            return Err(EnvError::Inspect {
-                python: python.display().to_string(),
-                message: if said.is_empty() {
-                    format!(
-                        "it {code} and said nothing: is it a Python interpreter? (pass python3, a venv's bin/python or the venv's directory)"
-                    )
-                } else {
-                    format!("it {code}: {said}")
-                },
-            });
+            return Err(inspect_failed(if said.is_empty() {
+                format!(
+                    "it {code} and said nothing: is it a Python interpreter? (pass python3, a venv's bin/python or the venv's directory)"
+                )
+            } else {
+                format!("it {code}: {said}")
+            }));
         }
         Self::parse(&String::from_utf8_lossy(&output.stdout)).ok_or_else(|| EnvError::Inspect {
             python: python.display().to_string(),

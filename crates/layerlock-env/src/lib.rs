@@ -12,7 +12,6 @@ mod interpreter;
 mod overwrite;
 mod parallel;
 mod plan;
-mod process;
 mod read;
 #[cfg(test)]
 mod testing;
@@ -30,7 +29,6 @@ pub use integrity::{IntegrityProblem, check as check_integrity, check_all as che
 pub use interpreter::Interpreter;
 pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
 pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
-pub use process::output_within;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {

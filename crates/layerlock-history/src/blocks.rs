@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use layerlock_ci::System;
 use layerlock_ci::jobs::{self, Job, JobId, Value};
 use layerlock_ci::yaml;
-use layerlock_walk::git::{Blob, Git, GitError};
+use layerlock_git::{Blob, Git, GitError};
 use regex::Regex;
 use serde::Serialize;
 

@@ -14,7 +14,8 @@
 //!
 //! [`render`] makes their text inert for a terminal and for Markdown.
 //!
-//! Git runs through [`git::Git`], every call bounded in output and time.
+//! Git runs through [`layerlock_git::Git`], every call bounded in output
+//! and time.
 
 pub mod blocks;
 pub mod junit;
@@ -24,9 +25,7 @@ pub mod render;
 pub mod triage;
 pub mod xfail;
 
-pub use layerlock_walk::git;
-
-use layerlock_walk::git::{Git, GitError};
+use layerlock_git::{Git, GitError};
 
 /// A commit id as reports show it: its first 12 characters.
 pub fn short_id(id: &str) -> &str {

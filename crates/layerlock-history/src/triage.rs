@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use layerlock_walk::git::{Commit, Git, GitError};
+use layerlock_git::{Commit, Git, GitError};
 use serde::Serialize;
 
 use crate::blocks::{self, CommitRef};
@@ -1005,6 +1005,7 @@ fn blame_line(
     let Some(id) = lines.next().and_then(|l| l.split(' ').next()) else {
         return Ok(None);
     };
+    git.not_cut_off([id], &format!("blame -L {range} {head} -- {file}"))?;
     let mut time = 0;
     let mut subject = String::new();
     for l in lines {
@@ -1050,6 +1051,7 @@ fn blame_lines(
         }
         Err(e) => return Err(e.into()),
     };
+    let shown = args.join(" ");
     // `--porcelain`: a header `COMMIT ORIG-LINE FINAL-LINE [N]` per line,
     // the commit's details after its first header only, the line's text
     // after a tab.
@@ -1076,6 +1078,9 @@ fn blame_lines(
             details.entry(current.clone()).or_default().1 = subject.to_string();
         }
     }
+    // In a shallow clone, lines older than the cut are blamed on the
+    // boundary commit: that is no answer.
+    git.not_cut_off(by_line.values().map(String::as_str), &shown)?;
     Ok(by_line
         .into_iter()
         .map(|(line, id)| {

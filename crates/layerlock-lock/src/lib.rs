@@ -17,5 +17,5 @@ pub use model::{
     BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, comparable,
     exact_version, relative_path,
 };
-pub use parse::{Entry, IndexOptions, RequirementsFile, names, read_text};
+pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
 pub use write::{WriteError, write_atomic};

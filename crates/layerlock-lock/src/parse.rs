@@ -70,7 +70,7 @@ impl RequirementsFile {
 
 /// Requirements files past this size are refused (a lock of every package
 /// on PyPI with hashes is far smaller).
-const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Deepest chain of `-r`/`-c` includes followed.
 const MAX_INCLUDE_DEPTH: usize = 64;

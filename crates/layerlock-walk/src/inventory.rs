@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 fn is_test_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -15,16 +14,13 @@ fn is_test_file(path: &str) -> bool {
 
 /// Test files under the roots: tracked by git, or on disk outside a git tree.
 pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["ls-files", "-z", "--"])
-        .args(roots)
-        .output();
+    let mut args = vec!["ls-files", "-z", "--"];
+    args.extend(roots.iter().map(String::as_str));
+    let output = layerlock_git::Git::at(root).run(&args, None);
     let mut files: BTreeSet<String> = BTreeSet::new();
     match output {
-        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
-            for path in out.stdout.split(|b| *b == 0) {
+        Ok(out) if !out.is_empty() => {
+            for path in out.split(|b| *b == 0) {
                 let path = String::from_utf8_lossy(path).into_owned();
                 if is_test_file(&path) {
                     files.insert(path);

@@ -6,7 +6,6 @@
 mod arrays;
 mod branches;
 mod frame;
-pub mod git;
 mod inventory;
 mod loops;
 mod path_map;

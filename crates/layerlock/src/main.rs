@@ -19,10 +19,11 @@ macro_rules! outln {
     };
 }
 
-/// A diagnostic line to stderr, as `eprintln!`, credentials in URLs removed.
+/// A diagnostic line to stderr, as `eprintln!`, made safe for a terminal
+/// ([`printer::for_stderr`]).
 macro_rules! diag {
     ($($arg:tt)*) => {
-        eprintln!("{}", layerlock_index::redact_text(&format!($($arg)*)))
+        eprintln!("{}", $crate::printer::for_stderr(&format!($($arg)*)))
     };
 }
 

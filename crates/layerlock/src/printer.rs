@@ -170,7 +170,8 @@ impl Spinner {
 
     pub fn warn(&self, message: &str) {
         if !self.quiet {
-            self.bar.suspend(|| eprintln!("warning: {message}"));
+            self.bar
+                .suspend(|| eprintln!("warning: {}", for_stderr(message)));
         }
     }
 
@@ -181,16 +182,16 @@ impl Spinner {
 
 /// Print an error, its causes and hints to stderr.
 pub fn print_error(err: &anyhow::Error) {
-    eprintln!("error: {}", excerpt(&err.to_string()));
+    eprintln!("error: {}", for_stderr(&err.to_string()));
     for cause in err.chain().skip(1) {
-        eprintln!("  caused by: {}", excerpt(&cause.to_string()));
+        eprintln!("  caused by: {}", for_stderr(&cause.to_string()));
     }
     let hinted = err
         .downcast_ref::<Hinted>()
         .or_else(|| err.downcast_ref::<Unsolvable>().map(|u| &u.hinted));
     if let Some(hinted) = hinted {
         for hint in &hinted.hints {
-            eprintln!("hint: {}", excerpt(hint));
+            eprintln!("hint: {}", for_stderr(hint));
         }
     }
 }
@@ -199,15 +200,20 @@ pub fn print_error(err: &anyhow::Error) {
 /// name) is quoted by its start and end, never in full.
 const MAX_MESSAGE_LINE: usize = 400;
 
-/// `text` with credentials in URLs removed and every over-long line cut
-/// to its start and end.
-fn excerpt(text: &str) -> String {
+/// `text` as every diagnostic reaches stderr: credentials in URLs
+/// removed, control and invisible characters written as escapes (a file
+/// or package name cannot move the cursor, set the title or ring the
+/// bell), every over-long line cut to its start and end, and each line
+/// after the first indented, so that a line break inside a name cannot
+/// forge a line of its own (`error: …`).
+pub fn for_stderr(text: &str) -> String {
     layerlock_index::redact_text(text)
-        .lines()
+        .split('\n')
         .map(|line| {
+            let line = layerlock_history::render::terminal(line);
             let count = line.chars().count();
             if count <= MAX_MESSAGE_LINE {
-                return line.to_string();
+                return line;
             }
             let head: String = line.chars().take(MAX_MESSAGE_LINE / 2).collect();
             let tail: String = line.chars().skip(count - 80).collect();
@@ -217,5 +223,5 @@ fn excerpt(text: &str) -> String {
             )
         })
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n  ")
 }

@@ -1534,3 +1534,53 @@ fn a_sparse_checkout_does_not_remove_the_files_it_leaves_out() {
     );
     assert!(out.contains("    -two\n    +three\n"), "{out}");
 }
+
+/// A clone of `repo` at depth 1 (CI's default checkout), its branches'
+/// tips only.
+fn shallow_clone(repo: &Repo) -> Repo {
+    let clone = Repo { work: Work::new() };
+    let source = format!("file://{}", repo.path().display());
+    clone.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        "--branch",
+        "restore",
+        &source,
+        ".",
+    ]);
+    clone
+}
+
+#[test]
+fn a_shallow_clone_is_named_as_the_reason_never_a_pass() {
+    let (repo, _) = disabled_and_restored();
+    repo.commit("2026-10-01", "Restore the KV jobs (#65000)");
+    let clone = shallow_clone(&repo);
+    let mut args = vec!["blocks", "--disabled-by", "auto"];
+    args.extend(EDITS);
+    let (code, out, err) = clone.layerlock(&args);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("this clone is shallow"), "{err}");
+    assert!(err.contains("git fetch --unshallow"), "{err}");
+    // Triage: the dark window and the branch reach past the cut.
+    let (repo, _) = dark_job();
+    let clone = shallow_clone(&repo);
+    for shard in ["shard-1.xml", "shard-2.xml"] {
+        let report =
+            std::fs::read_to_string(repo.path().join("reports").join(shard)).expect("the report");
+        clone.write(&format!("reports/{shard}"), &report);
+    }
+    for dark_since in ["auto", "2026-09-01"] {
+        let (code, out, err) = clone.layerlock(&[
+            "triage",
+            "kv-tests=reports/shard-1.xml",
+            "--dark-since",
+            dark_since,
+        ]);
+        assert_eq!(code, 2, "--dark-since {dark_since}: {out}{err}");
+        assert!(err.contains("this clone is shallow"), "{err}");
+    }
+}

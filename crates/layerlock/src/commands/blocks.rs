@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use layerlock_ci::jobs::Value;
+use layerlock_git::Git;
 use layerlock_history::blocks::{
     self, Baseline, BlocksOptions, BlocksReport, FieldChange, Status, StepReport,
 };
 use layerlock_history::render::{html, md_code, md_fence, md_text, terminal};
-use layerlock_history::{ForkPoint, git::Git, short_id};
+use layerlock_history::{ForkPoint, short_id};
 
 use super::repo_relative;
 

@@ -5,10 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::str::FromStr;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use jiff::Timestamp;
 use serde::Serialize;
 use uv_normalize::PackageName;
@@ -101,25 +101,18 @@ fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let name = lock_path
-            .file_name()
-            .context("the lock path has no file name")?;
-        let output = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .arg("show")
-            .arg(format!("{rev}:./{}", name.to_string_lossy()))
-            .output()
-            .context("cannot run git")?;
-        if output.status.success() {
-            let text = String::from_utf8_lossy(&output.stdout);
-            add(&Lock::parse_pins(lock_path, &text)?);
-        } else {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            // A lock that did not exist at the revision introduces everything.
-            if !(stderr.contains("does not exist") || stderr.contains("exists on disk, but not in"))
-            {
-                bail!("git show {rev}:{}: {}", lock_path.display(), stderr.trim());
+        let git = layerlock_git::Git::open(dir)?;
+        match git.file_at(rev, lock_path, layerlock_lock::MAX_FILE_BYTES as usize)? {
+            layerlock_git::Blob::Bytes(bytes) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| anyhow!("{} at {rev} is not UTF-8 text", lock_path.display()))?;
+                add(&Lock::parse_pins(lock_path, &text)?);
+            }
+            // A lock that did not exist at the revision introduces
+            // everything.
+            layerlock_git::Blob::Missing => {}
+            layerlock_git::Blob::Refused(why) => {
+                bail!("{} at {rev}: {why}", lock_path.display())
             }
         }
     }

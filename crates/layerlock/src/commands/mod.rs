@@ -16,7 +16,7 @@ pub mod verify;
 /// Files and folders (absolute) as paths from the root of `git`'s work tree,
 /// for the history checks; one outside it is an error naming `reader`.
 fn repo_relative(
-    git: &layerlock_history::git::Git,
+    git: &layerlock_git::Git,
     paths: &[std::path::PathBuf],
     prefix: &str,
     reader: &str,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use layerlock_history::git::Git;
+use layerlock_git::Git;
 use layerlock_history::{date, short_id};
 
 use super::repo_relative;

@@ -3,12 +3,13 @@
 //! and nothing else. Revisions given by users are checked to be revisions
 //! (`--end-of-options`), so `--output=x` can never become an option.
 
-use std::io::{Read, Write};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use layerlock_process::{Limits, Stopped};
 
 /// The most a single git command may print before it is stopped: a log of
 /// 100,000 commits with file names fits many times over.
@@ -30,6 +31,12 @@ pub enum GitError {
     TimedOut { args: String, secs: u64 },
     #[error("`{rev}` is not a commit in this repository")]
     UnknownRevision { rev: String },
+    #[error("{} is not inside the repository at {}", .path.display(), .root.display())]
+    Outside { path: PathBuf, root: PathBuf },
+    #[error(
+        "this clone is shallow and `git {args}` reached the commit where its history is cut off ({boundary}): what came before is missing, so the answer would be wrong; fetch the whole history (`git fetch --unshallow`, or `fetch-depth: 0` with actions/checkout) and run again"
+    )]
+    Shallow { args: String, boundary: String },
 }
 
 /// One repository, found from a directory inside its work tree.
@@ -37,6 +44,9 @@ pub enum GitError {
 pub struct Git {
     root: PathBuf,
     timeout: Duration,
+    /// Where a shallow clone's history is cut off: commits whose parents
+    /// are not in the repository (empty for a full clone).
+    boundary: Arc<BTreeSet<String>>,
 }
 
 /// A file at a commit, as [`Git::blobs`] reads it.
@@ -65,21 +75,73 @@ pub struct Commit {
 impl Git {
     /// The repository whose work tree holds `dir`.
     pub fn open(dir: &Path) -> Result<Self, GitError> {
-        let probe = Self {
-            root: dir.to_path_buf(),
-            timeout: GIT_TIMEOUT,
-        };
-        let top = probe
-            .run(&["rev-parse", "--show-toplevel"], None)
+        let probe = Self::at(dir);
+        let out = probe
+            .run(
+                &[
+                    "rev-parse",
+                    "--show-toplevel",
+                    "--is-shallow-repository",
+                    "--git-path",
+                    "shallow",
+                ],
+                None,
+            )
             .map_err(|e| match e {
                 GitError::Failed { .. } => GitError::NotARepository(dir.to_path_buf()),
                 other => other,
             })?;
-        let top = String::from_utf8_lossy(&top).trim_end().to_string();
-        Ok(Self {
-            root: PathBuf::from(top),
+        let text = String::from_utf8_lossy(&out);
+        let mut lines = text.lines();
+        let (Some(top), Some(shallow), Some(shallow_file)) =
+            (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(GitError::Failed {
+                args: "rev-parse --show-toplevel".to_string(),
+                stderr: format!("unexpected output {text:?}"),
+            });
+        };
+        let mut git = Self::at(Path::new(top));
+        if shallow == "true" {
+            // Relative to the directory git ran in.
+            let file = dir.join(shallow_file);
+            let ids = read_shallow(&file).map_err(|e| GitError::Failed {
+                args: "rev-parse --git-path shallow".to_string(),
+                stderr: format!("cannot read {}: {e}", file.display()),
+            })?;
+            git.boundary = Arc::new(ids);
+        }
+        Ok(git)
+    }
+
+    /// Git run in `dir` as given, without finding the top of its work
+    /// tree: paths it prints are relative to `dir`.
+    pub fn at(dir: &Path) -> Self {
+        Self {
+            root: dir.to_path_buf(),
             timeout: GIT_TIMEOUT,
-        })
+            boundary: Arc::default(),
+        }
+    }
+
+    /// An error when `commits` reach where a shallow clone's history is
+    /// cut off: an answer from there on would be built on missing
+    /// commits (every file looks added by the boundary commit).
+    pub fn not_cut_off<'a>(
+        &self,
+        commits: impl IntoIterator<Item = &'a str>,
+        args: &str,
+    ) -> Result<(), GitError> {
+        if self.boundary.is_empty() {
+            return Ok(());
+        }
+        match commits.into_iter().find(|id| self.boundary.contains(*id)) {
+            Some(id) => Err(GitError::Shallow {
+                args: args.to_string(),
+                boundary: id[..id.len().min(12)].to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -111,6 +173,9 @@ impl Git {
 
     /// The commit's first parent, or `None` for a root commit.
     pub fn parent(&self, commit: &str) -> Result<Option<String>, GitError> {
+        // A commit at the cut of a shallow clone has parents; they are
+        // not here.
+        self.not_cut_off([commit], &format!("rev-parse {commit}^1"))?;
         match self.commit(&format!("{commit}^1")) {
             Ok(id) => Ok(Some(id)),
             Err(GitError::UnknownRevision { .. }) => Ok(None),
@@ -229,6 +294,36 @@ impl Git {
         Ok(blobs)
     }
 
+    /// The file at `path` (a path on disk inside the work tree) as it was
+    /// at `rev`.
+    pub fn file_at(&self, rev: &str, path: &Path, max_bytes: usize) -> Result<Blob, GitError> {
+        let commit = self.commit(rev)?;
+        let relative = self.relative(path)?;
+        let mut blobs = self.blobs(&[(commit, relative)], max_bytes)?;
+        blobs
+            .pop()
+            .ok_or_else(|| truncated(&path.display().to_string()))
+    }
+
+    /// `path` as git names it: relative to the top of the work tree, with
+    /// `/` between its parts.
+    fn relative(&self, path: &Path) -> Result<String, GitError> {
+        let outside = || GitError::Outside {
+            path: path.to_path_buf(),
+            root: self.root.clone(),
+        };
+        let name = path.file_name().ok_or_else(outside)?;
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let dir = std::fs::canonicalize(dir).map_err(|_| outside())?;
+        let root = std::fs::canonicalize(&self.root).map_err(|_| outside())?;
+        let inside = dir.strip_prefix(&root).map_err(|_| outside())?.join(name);
+        let parts: Option<Vec<&str>> = inside.iter().map(|part| part.to_str()).collect();
+        Ok(parts.ok_or_else(outside)?.join("/"))
+    }
+
     /// Commits `git log` lists for `range` (revisions and options such as
     /// `A..B`, `--since=…`), limited to `paths`, newest first, with the
     /// paths each changed when `with_paths`.
@@ -256,10 +351,17 @@ impl Git {
         args.push("--");
         args.extend(paths.iter().map(String::as_str));
         let out = self.run(&args, None)?;
-        parse_log(&out).map_err(|why| GitError::Failed {
+        let commits = parse_log(&out).map_err(|why| GitError::Failed {
             args: args.join(" "),
             stderr: format!("unexpected output ({why})"),
-        })
+        })?;
+        // A log cut to its newest commit walks no further than it was
+        // asked; any other that lists a boundary commit went past the
+        // history there is.
+        if !range.iter().any(|a| a == "-1") {
+            self.not_cut_off(commits.iter().map(|c| c.id.as_str()), &args.join(" "))?;
+        }
+        Ok(commits)
     }
 
     /// Is `ancestor` reachable from `descendant`?
@@ -275,6 +377,21 @@ impl Git {
     pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
         match self.run(&["merge-base", a, b], None) {
             Ok(out) => Ok(Some(String::from_utf8_lossy(&out).trim().to_string())),
+            // In a shallow clone "no common ancestor" may only mean "not
+            // fetched".
+            Err(GitError::Failed { stderr, .. })
+                if stderr.is_empty() && !self.boundary.is_empty() =>
+            {
+                Err(GitError::Shallow {
+                    args: format!("merge-base {a} {b}"),
+                    boundary: self
+                        .boundary
+                        .iter()
+                        .next()
+                        .map(|id| id[..id.len().min(12)].to_string())
+                        .unwrap_or_default(),
+                })
+            }
             Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => Ok(None),
             Err(e) => Err(e),
         }
@@ -284,8 +401,8 @@ impl Git {
     /// output bounded by [`MAX_GIT_OUTPUT`] and its time by the timeout.
     pub fn run(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Vec<u8>, GitError> {
         let shown = args.join(" ");
-        let mut child = Command::new("git")
-            .arg("-C")
+        let mut cmd = Command::new("git");
+        cmd.arg("-C")
             .arg(&self.root)
             // No pager, no prompts, no configured external diff or colour,
             // no file-system monitor program.
@@ -297,92 +414,46 @@ impl Git {
             .env("GIT_LITERAL_PATHSPECS", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
-            .env_remove("GIT_EXTERNAL_DIFF")
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(GitError::Spawn)?;
-        let feeder = input.and_then(|bytes| {
-            let mut stdin = child.stdin.take()?;
-            Some(std::thread::spawn(move || {
-                // A git that stops early closes the pipe; that is its answer.
-                let _ = stdin.write_all(&bytes);
-            }))
-        });
-        let stdout = child.stdout.take();
-        let overflowed = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&overflowed);
-        let reader = std::thread::spawn(move || -> (Vec<u8>, bool) {
-            let Some(pipe) = stdout else {
-                return (Vec::new(), false);
-            };
-            let mut buf = Vec::new();
-            let mut limited = pipe.take(MAX_GIT_OUTPUT as u64 + 1);
-            let _ = limited.read_to_end(&mut buf);
-            let over = buf.len() > MAX_GIT_OUTPUT;
-            flag.store(over, Ordering::Relaxed);
-            (buf, over)
-        });
-        let stderr = child.stderr.take();
-        let errors = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(pipe) = stderr {
-                let _ = pipe.take(64 << 10).read_to_end(&mut buf);
-            }
-            buf
-        });
-        let started = Instant::now();
-        let mut reader_done: Option<Instant> = None;
-        let status = loop {
-            if let Some(status) = child.try_wait().map_err(GitError::Spawn)? {
-                break status;
-            }
-            // Once stdout is read to its end or to the bound, git has
-            // nothing more we will read: it exits, or (over the bound) it
-            // waits on a full pipe and is stopped.
-            if reader_done.is_none() && reader.is_finished() {
-                reader_done = Some(Instant::now());
-            }
-            let over = overflowed.load(Ordering::Relaxed);
-            let stalled = reader_done.is_some_and(|t| t.elapsed() >= Duration::from_secs(5));
-            if over || stalled || started.elapsed() >= self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                if over {
-                    return Err(GitError::TooLarge { args: shown });
-                }
+            .env_remove("GIT_EXTERNAL_DIFF");
+        let limits = Limits {
+            time: self.timeout,
+            stdout: MAX_GIT_OUTPUT,
+            stderr: 64 << 10,
+        };
+        let done = match layerlock_process::run(&mut cmd, input, limits) {
+            Ok(done) => done,
+            Err(Stopped::Spawn(e)) => return Err(GitError::Spawn(e)),
+            Err(Stopped::TooLarge(_)) => return Err(GitError::TooLarge { args: shown }),
+            Err(Stopped::TimedOut(limit)) => {
                 return Err(GitError::TimedOut {
                     args: shown,
-                    secs: started.elapsed().as_secs(),
+                    secs: limit.as_secs(),
                 });
             }
-            std::thread::sleep(Duration::from_millis(if reader_done.is_some() {
-                1
-            } else {
-                2
-            }));
         };
-        let (out, over) = reader.join().unwrap_or_default();
-        let err = errors.join().unwrap_or_default();
-        if let Some(feeder) = feeder {
-            let _ = feeder.join();
-        }
-        if over {
-            return Err(GitError::TooLarge { args: shown });
-        }
-        if !status.success() {
+        if !done.status.success() {
             return Err(GitError::Failed {
                 args: shown,
-                stderr: String::from_utf8_lossy(&err).trim().to_string(),
+                stderr: done.said(),
             });
         }
-        Ok(out)
+        Ok(done.stdout)
     }
+}
+
+/// The commit ids of a `shallow` file, one a line; at most a few MiB.
+fn read_shallow(path: &Path) -> std::io::Result<BTreeSet<String>> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(16 << 20)
+        .read_to_string(&mut text)?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// Commits from `git log -z --format=%x00%H%x00%ct%x00%s [--name-only]`:
@@ -515,8 +586,8 @@ mod tests {
         // answer about the revision: never "no such commit", never "a root
         // commit without a parent".
         let stopped = Git {
-            root: git.root.clone(),
             timeout: Duration::ZERO,
+            ..git.clone()
         };
         for _ in 0..10 {
             let head = stopped.commit("HEAD");
