@@ -64,18 +64,20 @@ pub fn redact(url: &str) -> String {
         Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
-            u.to_string()
+            redact_text(u.as_str())
         }
-        Ok(u) => u.to_string(),
+        Ok(u) => redact_text(u.as_str()),
         // Not a URL a parser accepts (a bad port, `--index-url=…`): the
         // credentials still never show.
         Err(_) => redact_text(url),
     }
 }
 
-/// Any text with the user-info of every `scheme://user:pass@host` in it
-/// removed, whether or not the URL is valid: what every message passes
-/// through before it is printed.
+/// Any text with the secrets of every URL in it removed, whether or not
+/// the URL is valid: the user-info of `scheme://user:pass@host`, and the
+/// values of query parameters that carry a token or a signature
+/// (`?token=…`, `X-Amz-Signature=…`, `sig=…`), which become `***`. What
+/// every message passes through before it is printed.
 pub fn redact_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -91,10 +93,73 @@ pub fn redact_text(text: &str) -> String {
             Some(userinfo) => out.push_str(&authority[userinfo + 1..]),
             None => out.push_str(authority),
         }
-        rest = &after[end..];
+        // The rest of the URL: its path, query and fragment.
+        let after = &after[end..];
+        let url_end = after
+            .find(|c: char| ends_url(c) || c.is_whitespace())
+            .unwrap_or(after.len());
+        redact_query(&after[..url_end], &mut out);
+        rest = &after[url_end..];
     }
     out.push_str(rest);
     out
+}
+
+/// Whether `text` holds a secret [`redact_text`] would remove.
+pub fn holds_secret(text: &str) -> bool {
+    text.contains("://") && redact_text(text) != text
+}
+
+fn ends_url(c: char) -> bool {
+    matches!(c, '"' | '\'' | '`' | '<' | '>')
+}
+
+/// `tail` (a URL's path, query and fragment) onto `out`, the values of
+/// its secret query parameters as `***`.
+fn redact_query(tail: &str, out: &mut String) {
+    let Some(q) = tail.find('?') else {
+        out.push_str(tail);
+        return;
+    };
+    out.push_str(&tail[..=q]);
+    let query = &tail[q + 1..];
+    let (query, fragment) = match query.find('#') {
+        Some(h) => query.split_at(h),
+        None => (query, ""),
+    };
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some((key, value)) if secret_key(key) && !value.is_empty() => {
+                out.push_str(key);
+                out.push_str("=***");
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    out.push_str(fragment);
+}
+
+/// A query parameter whose value is a credential: a token, a key, a
+/// password, a signature (S3's and GCS's presigned URLs, Azure's SAS,
+/// CloudFront's signed URLs).
+fn secret_key(key: &str) -> bool {
+    const WORDS: [&str; 10] = [
+        "token",
+        "sig",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "key",
+        "credential",
+        "session",
+        "policy",
+    ];
+    let key = key.to_ascii_lowercase();
+    WORDS.iter().any(|word| key.contains(word))
 }
 
 impl Keyring {
@@ -204,5 +269,29 @@ mod tests {
             redact_text("error: `https://u:p@@h:x/` and http://t@h2 ok"),
             "error: `https://h:x/` and http://h2 ok"
         );
+    }
+
+    #[test]
+    fn a_signed_urls_query_token_never_shows() {
+        assert_eq!(
+            redact_text("https://h/a-1.whl?token=S3cret answered HTTP 404"),
+            "https://h/a-1.whl?token=*** answered HTTP 404"
+        );
+        assert_eq!(
+            redact_text(
+                "`https://b.s3.amazonaws.com/x.whl?X-Amz-Credential=AK&X-Amz-Date=1&X-Amz-Signature=ab#sha256=00`"
+            ),
+            "`https://b.s3.amazonaws.com/x.whl?X-Amz-Credential=***&X-Amz-Date=1&X-Amz-Signature=***#sha256=00`"
+        );
+        assert_eq!(
+            redact("https://u:p@h/x.whl?sv=1&sig=abc"),
+            "https://h/x.whl?sv=1&sig=***"
+        );
+        // What carries no secret is left as it is.
+        let plain = "https://h/simple/a/?page=2#sha256=00 and text?token=not-a-url";
+        assert_eq!(redact_text(plain), plain);
+        assert!(!holds_secret(plain));
+        assert!(holds_secret("x https://h/a.whl?access_token=t y"));
+        assert!(holds_secret("x https://u:p@h/a.whl y"));
     }
 }

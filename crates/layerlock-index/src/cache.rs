@@ -292,6 +292,25 @@ pub fn hex_sha256(bytes: &[u8]) -> String {
     out
 }
 
+/// Why `dir` cannot serve as the cache (a file, a link in a loop, a
+/// device, a folder nobody may write), or `None` when it can.
+pub fn unusable(dir: &Path) -> Option<String> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => return Some(format!("{} is not a folder", dir.display())),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return Some(format!("cannot make the folder {}: {e}", dir.display()));
+            }
+        }
+        Err(e) => return Some(format!("cannot read {}: {e}", dir.display())),
+    }
+    match tempfile::Builder::new().prefix(TMP_PREFIX).tempfile_in(dir) {
+        Ok(_) => None,
+        Err(e) => Some(format!("cannot write in {}: {e}", dir.display())),
+    }
+}
+
 impl Cache {
     pub fn new(root: Option<PathBuf>) -> Self {
         Self {
@@ -324,9 +343,12 @@ impl Cache {
         CachedPage::read(&self.page_path(url)?, listed_by.clone()).filter(|p| p.url == url)
     }
 
+    /// Keep `page`, unless it carries a secret: a file link with a
+    /// user's password or a signed URL's token is for this run only.
     pub fn put_page(&self, page: &CachedPage) {
         if let Some(path) = self.page_path(&page.url)
             && let Some(entry) = page.encode()
+            && !crate::auth::holds_secret(&String::from_utf8_lossy(&entry))
         {
             self.write(&path, &entry);
         }
@@ -492,6 +514,67 @@ mod tests {
         bytes[last] ^= 1;
         fs_err::write(&path, bytes).unwrap();
         assert!(cache.page(&page.url, &listed_by).is_none());
+    }
+
+    #[test]
+    fn file_links_with_a_password_or_a_token_are_never_written_to_the_cache() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(Some(dir.path().to_path_buf()));
+        let listed_by: Arc<str> = Arc::from("https://pypi.example/simple/");
+        for url in [
+            "https://user:S3cret@files.example/app-1.0-py3-none-any.whl",
+            "https://files.example/app-1.0-py3-none-any.whl?token=S3cret",
+        ] {
+            let mut link = file("app-1.0-py3-none-any.whl");
+            link.url = url.to_string();
+            let page = CachedPage {
+                url: "https://pypi.example/simple/app/".to_string(),
+                status: 200,
+                etag: None,
+                last_modified: None,
+                files: PageLines::from_files(&[link], &app(), listed_by.clone()).expect("lines"),
+            };
+            cache.put_page(&page);
+            assert!(cache.page(&page.url, &listed_by).is_none(), "{url}");
+        }
+        let mut written = Vec::new();
+        for entry in walk(dir.path()) {
+            written.extend(fs_err::read(entry).unwrap());
+        }
+        assert!(!String::from_utf8_lossy(&written).contains("S3cret"));
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in fs_err::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_cache_folder_that_cannot_serve_says_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(unusable(&dir.path().join("new/cache")), None);
+        let file = dir.path().join("file");
+        fs_err::write(&file, "").unwrap();
+        assert!(unusable(&file).unwrap().ends_with("is not a folder"));
+        assert!(
+            unusable(Path::new("/dev/null"))
+                .unwrap()
+                .ends_with("is not a folder")
+        );
+        #[cfg(unix)]
+        {
+            let looped = dir.path().join("loop");
+            std::os::unix::fs::symlink(&looped, &looped).unwrap();
+            assert!(unusable(&looped).unwrap().starts_with("cannot read"));
+        }
     }
 
     #[test]

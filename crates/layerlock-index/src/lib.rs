@@ -4,13 +4,14 @@
 
 mod auth;
 mod cache;
+pub use cache::unusable as cache_unusable;
 mod client;
 mod find_links;
 mod page;
 mod stats;
 mod zip;
 
-pub use auth::{SecretUrl, redact, redact_text};
+pub use auth::{SecretUrl, holds_secret, redact, redact_text};
 /// The readers of what an index sends, for the fuzz targets.
 pub use page::{PageError, parse_html, parse_json};
 /// The wheel (zip) readers behind metadata by range, for the fuzz targets.

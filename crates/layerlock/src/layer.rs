@@ -224,7 +224,7 @@ pub fn client(
     let client = IndexClient::new(&IndexConfig {
         index_urls,
         find_links,
-        cache_dir: run.cache_dir.clone(),
+        cache_dir: crate::commands::usable_cache(run.cache_dir.as_deref()),
         offline: run.offline,
         netrc: run.netrc.clone(),
         timeout: run.timeout,

@@ -838,6 +838,31 @@ pub fn layers(
             name: Some(name),
         });
     }
+    // `-o` puts the one layer selected elsewhere (`-o -`: stdout).
+    if let Some(output) = output {
+        let [layer] = out.as_mut_slice() else {
+            let names: Vec<&str> = out.iter().filter_map(|l| l.name.as_deref()).collect();
+            bail!(
+                "-o names one file, but {} layers of {} are selected ({}); pick one with --layer NAME",
+                out.len(),
+                config.path.display(),
+                names.join(", ")
+            );
+        };
+        let root = display_root(&env.cwd);
+        if output == Path::new("-") {
+            layer.output = None;
+        } else {
+            let path = UserPath::from_arg(&output.to_path_buf(), &env.cwd, &root);
+            layer.format = LockFormat::from_path(&path.path);
+            layer.command = format!(
+                "{} -o {}",
+                layer.command,
+                shell_quote(&output.display().to_string())
+            );
+            layer.output = Some(path);
+        }
+    }
     Ok(out)
 }
 

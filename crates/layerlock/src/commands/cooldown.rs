@@ -180,7 +180,7 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
     let client = IndexClient::new(&IndexConfig {
         index_urls: settings.index.index_urls.clone(),
         find_links: settings.index.find_links.clone(),
-        cache_dir: settings.run.cache_dir.clone(),
+        cache_dir: super::usable_cache(settings.run.cache_dir.as_deref()),
         offline: settings.run.offline,
         netrc: settings.run.netrc.clone(),
         timeout: settings.run.timeout,

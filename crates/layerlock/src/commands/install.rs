@@ -129,7 +129,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     }
     let interpreter = environment::inspect(
         &settings.python,
-        settings.cache_dir.as_deref(),
+        super::usable_cache(settings.cache_dir.as_deref()).as_deref(),
         &mut lock,
         &settings.lock,
     )?;

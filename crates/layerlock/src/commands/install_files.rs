@@ -40,7 +40,7 @@ pub fn find(
     let client = IndexClient::new(&IndexConfig {
         index_urls: lookup.index_urls.clone(),
         find_links: lookup.find_links.clone(),
-        cache_dir: lookup.cache_dir.clone(),
+        cache_dir: super::usable_cache(lookup.cache_dir.as_deref()),
         offline: false,
         netrc: lookup.netrc.clone(),
         timeout: std::time::Duration::from_secs(30),

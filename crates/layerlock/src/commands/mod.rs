@@ -37,3 +37,20 @@ fn repo_relative(
     }
     Ok(out)
 }
+
+/// The cache folder when it can serve, else `None` and a warning (once a
+/// run): a `--cache-dir` that is a file, a device or a folder nobody may
+/// write makes the run slower, never silently.
+pub fn usable_cache(dir: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    static WARNED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    let dir = dir?;
+    match layerlock_index::cache_unusable(dir) {
+        None => Some(dir.to_path_buf()),
+        Some(why) => {
+            if WARNED.set(()).is_ok() {
+                diag!("warning: the cache cannot be used ({why}); running without it");
+            }
+            None
+        }
+    }
+}

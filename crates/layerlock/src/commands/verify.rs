@@ -63,7 +63,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     // before the lock has been read (a broken lock never starts the
     // interpreter), and the lock's errors come first.
     let python = settings.python.clone();
-    let cache = settings.cache_dir.clone();
+    let cache = super::usable_cache(settings.cache_dir.as_deref());
     let early = std::thread::spawn(move || {
         Interpreter::from_cache(&python, cache.as_deref()).map(|interpreter| {
             let scan = Snapshot::scan_with(&interpreter.paths, SCAN);
@@ -83,7 +83,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
         None => {
             let interpreter = environment::inspect(
                 &settings.python,
-                settings.cache_dir.as_deref(),
+                super::usable_cache(settings.cache_dir.as_deref()).as_deref(),
                 &mut lock,
                 &settings.lock,
             )?;
