@@ -204,7 +204,7 @@ const MAX_MESSAGE_LINE: usize = 400;
 /// removed, control and invisible characters written as escapes (a file
 /// or package name cannot move the cursor, set the title or ring the
 /// bell), every over-long line cut to its start and end, and each line
-/// after the first indented, so that a line break inside a name cannot
+/// after the first indented unless it is already, so that a line break inside a name cannot
 /// forge a line of its own (`error: …`).
 pub fn for_stderr(text: &str) -> String {
     layerlock_index::redact_text(text)
@@ -222,6 +222,16 @@ pub fn for_stderr(text: &str) -> String {
                 count - MAX_MESSAGE_LINE / 2 - 80
             )
         })
+        .enumerate()
+        .map(|(i, line)| {
+            // A line of its own starts with a space: what follows a line
+            // break inside a name can never read as `error: …`.
+            if i == 0 || line.is_empty() || line.starts_with([' ', '\t']) {
+                line
+            } else {
+                format!("  {line}")
+            }
+        })
         .collect::<Vec<_>>()
-        .join("\n  ")
+        .join("\n")
 }

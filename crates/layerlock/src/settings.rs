@@ -853,7 +853,7 @@ pub fn layers(
         if output == Path::new("-") {
             layer.output = None;
         } else {
-            let path = UserPath::from_arg(&output.to_path_buf(), &env.cwd, &root);
+            let path = UserPath::from_arg(output, &env.cwd, &root);
             layer.format = LockFormat::from_path(&path.path);
             layer.command = format!(
                 "{} -o {}",
