@@ -379,20 +379,11 @@ impl Git {
             Ok(out) => Ok(Some(String::from_utf8_lossy(&out).trim().to_string())),
             // In a shallow clone "no common ancestor" may only mean "not
             // fetched".
-            Err(GitError::Failed { stderr, .. })
-                if stderr.is_empty() && !self.boundary.is_empty() =>
-            {
-                Err(GitError::Shallow {
-                    args: format!("merge-base {a} {b}"),
-                    boundary: self
-                        .boundary
-                        .iter()
-                        .next()
-                        .map(|id| id[..id.len().min(12)].to_string())
-                        .unwrap_or_default(),
-                })
+            Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => {
+                let boundary = self.boundary.iter().map(String::as_str).take(1);
+                self.not_cut_off(boundary, &format!("merge-base {a} {b}"))?;
+                Ok(None)
             }
-            Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -64,6 +64,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     // interpreter), and the lock's errors come first.
     let python = settings.python.clone();
     let cache = super::usable_cache(settings.cache_dir.as_deref());
+    let cache_dir = cache.clone();
     let early = std::thread::spawn(move || {
         Interpreter::from_cache(&python, cache.as_deref()).map(|interpreter| {
             let scan = Snapshot::scan_with(&interpreter.paths, SCAN);
@@ -83,7 +84,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
         None => {
             let interpreter = environment::inspect(
                 &settings.python,
-                super::usable_cache(settings.cache_dir.as_deref()).as_deref(),
+                cache_dir.as_deref(),
                 &mut lock,
                 &settings.lock,
             )?;
