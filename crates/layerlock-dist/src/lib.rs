@@ -4,6 +4,7 @@
 
 mod files;
 mod lines;
+mod marker;
 mod metadata;
 mod source;
 mod target;
@@ -12,6 +13,9 @@ pub use files::{
     DistKind, IndexFile, ProjectFiles, VersionFiles, sha256_digest, version_in_filename,
 };
 pub use lines::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
-pub use metadata::{CoreMetadata, MAX_MARKER_DEPTH, MetadataError, header_len, paren_depth};
+pub use marker::{
+    MAX_MARKER_COMPARISONS, MAX_MARKER_DEPTH, MAX_MARKER_TERMS, MarkerTooHeavy, MarkerWeight,
+};
+pub use metadata::{CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use target::{Target, TargetError};

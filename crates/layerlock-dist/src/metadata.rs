@@ -183,19 +183,27 @@ pub fn header_len(bytes: &[u8]) -> usize {
     bytes.len()
 }
 
+/// Most extras one requirement asks for. Real ones ask for a handful; the
+/// resolver makes a package of each, and 100,000 of them take minutes.
+pub const MAX_EXTRAS: usize = 128;
+
 /// Requirement lines read, and those that could not be.
 fn read_requirements<'a>(
     lines: impl IntoIterator<Item = &'a str>,
 ) -> (Vec<Requirement<VerbatimUrl>>, Vec<String>) {
     let (mut read, mut unreadable) = (Vec::new(), Vec::new());
     for line in lines {
-        // The marker parser recurses per parenthesis: hostile METADATA
-        // nesting thousands deep must not overflow the stack.
-        if paren_depth(line) > MAX_MARKER_DEPTH {
+        // Hostile METADATA must not overflow the marker parser's stack nor
+        // make rendering the marker take minutes.
+        if crate::MarkerWeight::of_requirement(line)
+            .refusal()
+            .is_some()
+        {
             unreadable.push(line.to_string());
             continue;
         }
         match Requirement::<VerbatimUrl>::from_str(line) {
+            Ok(req) if req.extras.len() > MAX_EXTRAS => unreadable.push(line.to_string()),
             Ok(req) => read.push(req),
             Err(_) => unreadable.push(line.to_string()),
         }
@@ -288,27 +296,6 @@ fn marker_tokens(marker: &str) -> Option<Vec<Token<'_>>> {
         rest = &rest[taken..];
     }
     Some(tokens)
-}
-
-/// Deepest parenthesis nesting read in a requirement's markers: the marker
-/// parser recurses per parenthesis, so deeper hostile input is refused
-/// before it is parsed (requirements files and METADATA alike).
-pub const MAX_MARKER_DEPTH: usize = 64;
-
-/// How deep parentheses nest in `text`.
-pub fn paren_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    for c in text.chars() {
-        match c {
-            '(' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 #[cfg(test)]

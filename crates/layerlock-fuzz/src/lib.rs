@@ -11,12 +11,14 @@ mod history;
 mod index;
 mod requirements;
 mod shell;
+mod structured;
 
 pub use ci::{dockerfile, recipes, yaml_ci};
 pub use history::{python_source, test_report};
 pub use index::{page_lines, simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
 pub use shell::shell;
+pub use structured::{pylock_markers, yaml_aliases};
 
 /// A fuzz target: any bytes in, nothing out, no panic.
 pub type Target = fn(&[u8]);
@@ -36,6 +38,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("recipes", recipes),
     ("test_report", test_report),
     ("python_source", python_source),
+    ("pylock_markers", pylock_markers),
+    ("yaml_aliases", yaml_aliases),
 ];
 
 /// Text parsers take `&str`; the fuzzer's bytes become text the way a file

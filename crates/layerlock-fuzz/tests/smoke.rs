@@ -18,6 +18,11 @@ const ITERATIONS: usize = 3_000;
 /// The same cap the long runs use (`-max_len=65536`).
 const MAX_LEN: usize = 64 * 1024;
 
+/// Mutants for the structured targets: a few bytes there grow into a
+/// document of megabytes (that is their point), so each input costs up to a
+/// tenth of a second in a debug build.
+const STRUCTURED_ITERATIONS: usize = 150;
+
 fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus")
 }
@@ -171,6 +176,11 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>, seeds: &[(String, Vec<u8>)]) {
 /// Run `target` on every seed, then on `ITERATIONS` mutants; a mutant is
 /// one to five mutations of a seed or, half the time, of the last mutant.
 fn survives(name: &str) {
+    survives_for(name, ITERATIONS);
+}
+
+/// As `survives`, with `iterations` mutants.
+fn survives_for(name: &str, iterations: usize) {
     let target: Target = TARGETS
         .iter()
         .find(|(n, _)| *n == name)
@@ -182,7 +192,7 @@ fn survives(name: &str) {
     }
     let mut rng = Rng::for_target(name);
     let mut last = seeds[0].1.clone();
-    for iteration in 0..ITERATIONS {
+    for iteration in 0..iterations {
         let mut input = if rng.below(2) == 0 {
             last
         } else {
@@ -279,4 +289,14 @@ fn test_report_readers_survive_mutated_junit_and_buildkite_reports() {
 #[test]
 fn python_import_and_xfail_readers_survive_mutated_sources() {
     survives("python_source");
+}
+
+#[test]
+fn pylock_markers_deep_wide_or_quoted_are_refused_or_read() {
+    survives_for("pylock_markers", STRUCTURED_ITERATIONS);
+}
+
+#[test]
+fn yaml_alias_bombs_are_refused_within_the_byte_budget() {
+    survives_for("yaml_aliases", STRUCTURED_ITERATIONS);
 }

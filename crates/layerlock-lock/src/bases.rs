@@ -109,7 +109,7 @@ impl Bases {
     ) -> Result<(), BaseError> {
         if LockFormat::from_path(path) == LockFormat::Pylock {
             let text = crate::parse::read_text(path)?;
-            for entry in crate::pylock::base_entries(path, &text)? {
+            for entry in crate::pylock::base_entries(path, &text, Some(markers))? {
                 if !entry.marker.evaluate(markers, &[]) {
                     continue;
                 }
@@ -232,6 +232,14 @@ impl Bases {
     /// environment knows: a version that disagrees is an error, and a bare
     /// name leaves a known version in place.
     pub fn add_owned(&mut self, spec: &str) -> Result<(), BaseError> {
+        // `NAME` or `NAME==VERSION` has no marker; a heavy one is refused
+        // before the marker parser sees it.
+        if layerlock_dist::MarkerWeight::of_requirement(spec)
+            .refusal()
+            .is_some()
+        {
+            return Err(BaseError::Owned(spec.chars().take(80).collect()));
+        }
         let requirement = Requirement::<VerbatimUrl>::from_str(spec)
             .map_err(|_| BaseError::Owned(spec.to_string()))?;
         let version = exact_version(&requirement);

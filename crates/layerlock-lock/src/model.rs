@@ -163,7 +163,7 @@ impl Lock {
         if LockFormat::from_path(path) == LockFormat::Pylock {
             // A pylock.toml of an environment (a project from a directory,
             // a VCS package): its versioned packages, without hashes.
-            let packages = crate::pylock::base_entries(path, text)?
+            let packages = crate::pylock::base_entries(path, text, None)?
                 .into_iter()
                 .filter_map(|e| {
                     Some(LockedPackage {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use layerlock_dist::MAX_MARKER_DEPTH;
+use layerlock_dist::MarkerWeight;
 use uv_normalize::PackageName;
 use uv_pep508::{Requirement, VerbatimUrl};
 
@@ -452,14 +452,11 @@ fn parse_requirement(
         }
     }
     let spec = spec.trim();
-    let deepest = layerlock_dist::paren_depth(spec);
-    if deepest > MAX_MARKER_DEPTH {
+    if let Some(refusal) = MarkerWeight::of_requirement(spec).refusal() {
         return Err(LockError::Syntax {
             origin: origin.clone(),
             text: text.chars().take(200).collect(),
-            message: format!(
-                "markers nest {deepest} parentheses deep; at most {MAX_MARKER_DEPTH} are read"
-            ),
+            message: refusal.to_string(),
         });
     }
     let requirement = match Requirement::<VerbatimUrl>::parse(spec, dir) {
@@ -479,6 +476,17 @@ fn parse_requirement(
             }
         },
     };
+    if requirement.extras.len() > layerlock_dist::MAX_EXTRAS {
+        return Err(LockError::Syntax {
+            origin: origin.clone(),
+            text: text.chars().take(200).collect(),
+            message: format!(
+                "it asks for {} extras; at most {} are read",
+                requirement.extras.len(),
+                layerlock_dist::MAX_EXTRAS
+            ),
+        });
+    }
     Ok(Entry {
         requirement,
         origin: origin.clone(),

@@ -78,31 +78,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             .and_then(Value::as_str)
             .map(str::to_string),
     };
-    // A field of the wrong type is an error naming it, never left out: an
-    // `environments` read as empty would let the lock install anywhere.
-    if doc.get("requires-python").is_some_and(|v| !v.is_str()) {
-        return Err(bad(1, "`requires-python` is not a string".to_string()));
-    }
-    match doc.get("environments") {
-        Some(Value::Array(items)) if items.iter().all(Value::is_str) => {}
-        None => {}
-        Some(_) => {
-            return Err(bad(
-                1,
-                "`environments` is not an array of marker strings".to_string(),
-            ));
-        }
-    }
-    let mut environments = Vec::new();
-    for env in strings(doc.get("environments")) {
-        let marker = parse_marker(&env).map_err(|e| {
-            bad(
-                1,
-                format!("environments: `{}` is not a marker: {e}", short(&env)),
-            )
-        })?;
-        environments.push(marker);
-    }
+    let environments = environments(path, &doc)?;
     header.environments = environments;
     let empty = Vec::new();
     let tables = match doc.get("packages") {
@@ -208,6 +184,35 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     })
 }
 
+/// The lock's `environments`, parsed, after `requires-python` and
+/// `environments` are checked for their types. A field of the wrong type is
+/// an error naming it, never left out: an `environments` read as empty
+/// would let the lock install, or count as a base, anywhere.
+fn environments(path: &Path, doc: &toml::Table) -> Result<Vec<MarkerTree>, LockError> {
+    let bad = |message: &str| invalid(path, 1, message.to_string());
+    if doc.get("requires-python").is_some_and(|v| !v.is_str()) {
+        return Err(bad("`requires-python` is not a string"));
+    }
+    let items = match doc.get("environments") {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) if items.iter().all(Value::is_str) => items,
+        Some(_) => return Err(bad("`environments` is not an array of marker strings")),
+    };
+    items
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|env| {
+            parse_marker(env).map_err(|e| {
+                invalid(
+                    path,
+                    1,
+                    format!("environments: `{}` is not a marker: {e}", short(env)),
+                )
+            })
+        })
+        .collect()
+}
+
 fn invalid(path: &Path, line: usize, message: String) -> LockError {
     LockError::Invalid {
         at: format!("{}:{line}", path.display()),
@@ -304,16 +309,12 @@ fn head(
     Ok((name, version, marker))
 }
 
-/// A marker, refused past the nesting the requirements reader allows: the
-/// marker parser recurses per parenthesis, and 50,000 of them overflow the
-/// stack.
+/// A marker, refused past the limits the requirements reader keeps: the
+/// marker parser recurses per parenthesis (50,000 overflow the stack), and
+/// rendering a wide or multiplied-out marker takes minutes.
 fn parse_marker(text: &str) -> Result<MarkerTree, String> {
-    let deepest = layerlock_dist::paren_depth(text);
-    if deepest > layerlock_dist::MAX_MARKER_DEPTH {
-        return Err(format!(
-            "it nests {deepest} parentheses deep; at most {} are read",
-            layerlock_dist::MAX_MARKER_DEPTH
-        ));
+    if let Some(refusal) = layerlock_dist::MarkerWeight::of(text).refusal() {
+        return Err(refusal.to_string());
     }
     MarkerTree::from_str(text).map_err(|e| e.to_string())
 }
@@ -338,9 +339,26 @@ pub(crate) struct BaseEntry {
 
 /// A pylock.toml as a base. Unlike a lock to install, any package counts,
 /// however it was installed (uv writes the project itself as a
-/// `directory` package).
-pub(crate) fn base_entries(path: &Path, text: &str) -> Result<Vec<BaseEntry>, LockError> {
+/// `directory` package). With a `target`, a lock whose `environments`
+/// exclude it is an error.
+pub(crate) fn base_entries(
+    path: &Path,
+    text: &str,
+    target: Option<&uv_pep508::MarkerEnvironment>,
+) -> Result<Vec<BaseEntry>, LockError> {
     let doc = document(path, text)?;
+    // A base locked for other environments pins nothing for this target;
+    // taking its pins anyway would hide what the target's image lacks.
+    // Without a target (the pins a lock names) the fields are still read.
+    let environments = environments(path, &doc)?;
+    let excluded = |markers| !environments.iter().any(|m| m.evaluate(markers, &[]));
+    if !environments.is_empty() && target.is_some_and(excluded) {
+        return Err(invalid(
+            path,
+            1,
+            "its `environments` do not include the target; lock the base for this Python and platform, or pick the base that was".to_string(),
+        ));
+    }
     let starts = package_lines(text);
     let Some(tables) = doc.get("packages") else {
         return Ok(Vec::new());

@@ -429,7 +429,9 @@ impl DependencyProvider for Provider<'_> {
                         return Ok(Dependencies::Unavailable(why));
                     }
                 }
-                self.warn_unreadable(name, version, &metadata.unreadable);
+                if let Err(why) = readable(&metadata.unreadable) {
+                    return Ok(Dependencies::Unavailable(why));
+                }
             }
             Pkg::Extra(name, extra) => {
                 let metadata = match self.metadata(name, version)? {
@@ -442,7 +444,9 @@ impl DependencyProvider for Provider<'_> {
                     ));
                 }
                 deps.insert(Pkg::Name(name.clone()), Range::singleton(version.clone()));
-                self.warn_unreadable(name, version, metadata.unreadable_under_extras());
+                if let Err(why) = readable(metadata.unreadable_under_extras()) {
+                    return Ok(Dependencies::Unavailable(why));
+                }
                 for requirement in metadata.requires_all() {
                     // Only what the extra adds: the package's own dependencies
                     // come through `Name(name)` above, and for a base package
@@ -504,16 +508,21 @@ impl Provider<'_> {
         state.early.remove(package);
         state.late.insert(package.clone())
     }
+}
 
-    fn warn_unreadable(&self, name: &PackageName, version: &Version, lines: &[String]) {
-        if lines.is_empty() {
-            return;
-        }
-        let mut state = self.state.borrow_mut();
-        for line in lines {
-            state.warnings.insert(format!(
-                "{name}=={version}: ignored an unreadable Requires-Dist: {line}"
-            ));
+/// A version whose METADATA holds a Requires-Dist layerlock cannot read
+/// (malformed, or past the marker and extras limits) is left out, as uv
+/// leaves out a version with invalid metadata: ignoring the line would lock
+/// the package without a dependency it declares.
+fn readable(unreadable: &[String]) -> Result<(), String> {
+    match unreadable.first() {
+        None => Ok(()),
+        Some(line) => {
+            let shown: String = line.chars().take(120).collect();
+            let cut = if shown.len() < line.len() { "…" } else { "" };
+            Err(format!(
+                "its METADATA has a Requires-Dist layerlock cannot read (`{shown}{cut}`)"
+            ))
         }
     }
 }

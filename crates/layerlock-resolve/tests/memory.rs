@@ -400,3 +400,28 @@ fn a_version_whose_file_names_cannot_be_read_is_no_version() {
         )]
     );
 }
+
+#[test]
+fn a_version_with_an_unreadable_requires_dist_is_left_out_not_locked_without_it() {
+    // a 2.0 declares a dependency whose marker multiplies out to 16,384
+    // terms: past the marker limits, so layerlock cannot read it. Locking
+    // a 2.0 without it would drop a dependency the package declares.
+    let groups: Vec<String> = (0..14)
+        .map(|i| format!("(extra == 'x{i}' or extra == 'y{i}')"))
+        .collect();
+    let heavy: &'static str = Box::leak(format!("b ; {}", groups.join(" and ")).into_boxed_str());
+    let source = Memory::new(&[
+        ("a", "1.0", &["b"]),
+        ("a", "2.0", &[heavy, "c"]),
+        ("b", "1.0", &[]),
+        ("c", "1.0", &[]),
+    ]);
+    let resolution = resolve(&source, &request(&["a"], &[])).unwrap();
+    assert_eq!(pins(&resolution), vec!["a==1.0", "b==1.0"]);
+    let err = resolve(&source, &request(&["a==2.0"], &[])).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a Requires-Dist layerlock cannot read"),
+        "{err}"
+    );
+}

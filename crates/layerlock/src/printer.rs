@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Writes data to stdout, credentials in URLs removed. When the reader has gone away (a closed pipe)
+/// Writes data to stdout, credentials in URLs removed and control
+/// characters escaped ([`inert_data`]). When the reader has gone away (a closed pipe)
 /// there is nobody left to tell: exit at once, quietly, with the status of a
 /// process ended by SIGPIPE (141), as `grep` does. Any
 /// other write error is reported and the exit code says the job failed.
@@ -15,6 +16,7 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
     // Data never carries a credential either (a URL's user-info in a
     // finding, a diff of a hand-edited lock).
     let text = layerlock_index::redact_text(&args.to_string());
+    let text = inert_data(&text);
     let mut out = std::io::stdout().lock();
     let written = out.write_all(text.as_bytes()).and_then(|()| {
         if newline {
@@ -44,6 +46,23 @@ pub fn stream_stdout(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Res
     }
 }
 
+/// `text` with the control and invisible characters a name may carry
+/// (`ESC`, `BEL`, bidirectional marks) written as escapes, line breaks and
+/// tabs kept: data on stdout reaches terminals too, and a finding quoting a
+/// CI file's `\x1b]0;…` must not set the title. Text of printable ASCII
+/// passes untouched and uncopied.
+fn inert_data(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |b: u8| matches!(b, b'\n' | b'\t' | 0x20..=0x7e);
+    if text.bytes().all(plain) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(layerlock_history::render::terminal)
+        .collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 /// A closed pipe ends the program quietly with 141; any other write error
 /// is reported and ends it with 2.
 fn stdout_failed(e: &std::io::Error) -> ! {
@@ -69,10 +88,10 @@ impl<W: std::io::Write> Redacted<W> {
             Err(_) => String::from_utf8_lossy(bytes),
         };
         if text.contains("://") {
-            self.out
-                .write_all(layerlock_index::redact_text(&text).as_bytes())?;
+            let text = layerlock_index::redact_text(&text);
+            self.out.write_all(inert_data(&text).as_bytes())?;
         } else {
-            self.out.write_all(text.as_bytes())?;
+            self.out.write_all(inert_data(&text).as_bytes())?;
         }
         self.pending.drain(..end);
         Ok(())

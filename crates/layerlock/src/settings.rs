@@ -280,12 +280,9 @@ pub fn cooldown(
     let exempt = &flags.min_age_exempt;
     let now = flags.now.as_deref();
     let allow_missing_time = flags.allow_missing_time;
-    let Some(text) = min_age
-        .map(str::to_string)
-        .or_else(|| config.and_then(|c| c.min_age.clone()))
-    else {
-        return Ok(None);
-    };
+    // Flags are read even when no cooldown applies: a malformed `--now` or
+    // exemption is an error, never ignored.
+    let now = now.map(parse_timestamp).transpose()?;
     let mut exemptions = Vec::new();
     for flag in exempt {
         let (package, version) = exempt_target(flag, None, "--min-age-exempt")?;
@@ -296,6 +293,12 @@ pub fn cooldown(
             until: None,
         });
     }
+    let Some(text) = min_age
+        .map(str::to_string)
+        .or_else(|| config.and_then(|c| c.min_age.clone()))
+    else {
+        return Ok(None);
+    };
     for (i, e) in config
         .map(|c| c.exempt.as_slice())
         .unwrap_or_default()
@@ -314,10 +317,7 @@ pub fn cooldown(
     Ok(Some(CooldownSettings {
         policy: CooldownPolicy {
             min_age: parse_age(&text)?,
-            now: match now {
-                Some(t) => parse_timestamp(t)?,
-                None => env.now,
-            },
+            now: now.unwrap_or(env.now),
             exemptions,
             allow_missing_time: allow_missing_time
                 || config.and_then(|c| c.allow_missing_time).unwrap_or(false),

@@ -907,3 +907,114 @@ fn checking_nothing_fails_and_mistakes_are_named() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("is it a Python interpreter?"), "{stderr}");
 }
+
+#[test]
+fn markers_that_hide_nesting_in_strings_or_multiply_out_are_refused() {
+    let work = Work::new();
+    let hidden = format!(
+        "{}os_name == 'posix'{}",
+        "(platform_release == ')' or ".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    let product: Vec<String> = (0..14)
+        .map(|i| format!("(extra == 'a{i}' or extra == 'b{i}')"))
+        .collect();
+    let chain: Vec<String> = (0..2_000).map(|i| format!("extra == 'e{i}'")).collect();
+    for (marker, said) in [
+        (hidden, "20000 parentheses deep"),
+        (product.join(" and "), "16384 terms"),
+        (chain.join(" or "), "2000 comparisons"),
+    ] {
+        work.write("in.txt", &format!("app ; {marker}\n"));
+        let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt"]));
+        assert_eq!(code, 2, "{stderr:.300}");
+        assert!(stderr.contains(said), "{said}: {stderr:.300}");
+        // The same marker in a pylock.toml given to install.
+        work.write(
+            "pylock.toml",
+            &format!(
+                "lock-version = \"1.0\"\nenvironments = [\"{}\"]\n",
+                marker.replace('"', "\\\"")
+            ),
+        );
+        let (code, _, stderr) = run(work.layerlock(&["install", "pylock.toml", "--dry-run"]));
+        assert_eq!(code, 2, "{stderr:.300}");
+        assert!(stderr.contains(said), "{said}: {stderr:.300}");
+    }
+}
+
+#[test]
+fn a_requirement_with_thousands_of_extras_is_refused() {
+    let work = Work::new();
+    let extras: Vec<String> = (0..50_000).map(|i| format!("e{i}")).collect();
+    work.write("in.txt", &format!("app[{}]\n", extras.join(",")));
+    let (code, _, stderr) = run(work.compile(NO_INDEX, &["in.txt"]));
+    assert_eq!(code, 2, "{stderr:.300}");
+    assert!(
+        stderr.contains("asks for 50000 extras; at most 128"),
+        "{stderr:.300}"
+    );
+}
+
+#[test]
+fn a_malformed_now_is_an_error_even_without_a_cooldown() {
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    for flags in [
+        &["--now", "yesterday"][..],
+        &["--min-age-exempt", "not a name!"][..],
+    ] {
+        let mut args = vec!["in.txt"];
+        args.extend_from_slice(flags);
+        let (code, _, stderr) = run(work.compile(NO_INDEX, &args));
+        assert_eq!(code, 2, "{flags:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_pylock_base_of_wrong_types_or_other_environments_is_refused() {
+    let work = Work::new();
+    work.write("in.txt", "app\n");
+    let package = "[[packages]]\nname = \"lib\"\nversion = \"1.0\"\n";
+    for (head, said) in [
+        (
+            "requires-python = 3.11\n",
+            "`requires-python` is not a string",
+        ),
+        ("environments = [1, 2]\n", "`environments` is not an array"),
+        (
+            "environments = [\"sys_platform == 'win32'\"]\n",
+            "its `environments` do not include the target",
+        ),
+    ] {
+        work.write(
+            "pylock.base.toml",
+            &format!("lock-version = \"1.0\"\n{head}{package}"),
+        );
+        let (code, _, stderr) =
+            run(work.compile(NO_INDEX, &["in.txt", "--base", "pylock.base.toml"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(said), "{said}: {stderr}");
+    }
+}
+
+#[test]
+fn control_characters_from_ci_files_reach_stdout_escaped() {
+    let work = Work::new();
+    let repo = work.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/workflows")).unwrap();
+    std::fs::write(
+        repo.join(".github/workflows/ci.yml"),
+        "jobs:\n  a\x1b]0;title\x07:\n    steps:\n      - run: pip install x\x1b[2J\n",
+    )
+    .unwrap();
+    let mut cmd = work.layerlock(&["audit", "repo"]);
+    cmd.current_dir(work.path());
+    let (code, stdout, _) = run(cmd);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        !stdout.contains('\x1b') && !stdout.contains('\x07'),
+        "{stdout:?}"
+    );
+    assert!(stdout.contains("pip install x\\x1b[2J"), "{stdout}");
+}

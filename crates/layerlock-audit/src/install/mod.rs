@@ -163,7 +163,9 @@ const VALUE_OPTIONS: &[&str] = &[
 
 /// Whether a requirement string is an exact pin (`a==1.0`, a fixed URL).
 fn requirement_pinned(text: &str) -> bool {
-    layerlock_dist::paren_depth(text) <= layerlock_dist::MAX_MARKER_DEPTH
+    layerlock_dist::MarkerWeight::of_requirement(text)
+        .refusal()
+        .is_none()
         && Requirement::<VerbatimUrl>::from_str(text).is_ok_and(|r| exact(&r))
 }
 
@@ -305,9 +307,12 @@ fn classify_spec(arg: &Arg, no_deps: bool) -> (Class, String) {
             (Class::Pinned, format!("`{value}` is pinned"))
         };
     }
-    // The marker parser recurses per parenthesis: CI text nesting
-    // thousands deep is not a pin, and must not overflow the stack.
-    if layerlock_dist::paren_depth(value) > layerlock_dist::MAX_MARKER_DEPTH {
+    // A marker past the parser's limits (thousands of parentheses, hundreds
+    // of comparisons) is not a pin, and must not be parsed.
+    if layerlock_dist::MarkerWeight::of_requirement(value)
+        .refusal()
+        .is_some()
+    {
         return (
             Class::Unpinned,
             format!("`{}` is not an exact pin", short(value)),
