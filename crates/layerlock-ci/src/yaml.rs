@@ -101,14 +101,23 @@ fn pos(mark: &Marker) -> Pos {
 
 enum Frame {
     Seq(Vec<Node>, Pos, usize),
-    Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
+    /// Entries, the key waiting for its value, where the map starts, its
+    /// anchor, and each plain key's line (for duplicates).
+    Map(
+        Vec<(Node, Node)>,
+        Option<Node>,
+        Pos,
+        usize,
+        HashMap<String, usize>,
+    ),
 }
 
 /// Limits that keep hostile YAML from exhausting memory or stack: how much
 /// aliases may copy in all, weighed as [`weight`] does ("billion laughs":
 /// many nodes, or one long scalar many times), and how deep collections
-/// may nest.
-const MAX_ALIAS_WEIGHT: usize = 64 << 20;
+/// may nest. Real pipelines copy kilobytes through aliases; 16 MiB of
+/// copies is already seconds of shell parsing downstream.
+const MAX_ALIAS_WEIGHT: usize = 16 << 20;
 const MAX_DEPTH: usize = 256;
 
 #[derive(Default)]
@@ -153,11 +162,38 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.docs.push(node),
             Some(Frame::Seq(items, _, _)) => items.push(node),
-            Some(Frame::Map(entries, key, _, _)) => match key.take() {
-                None => *key = Some(node),
+            Some(Frame::Map(entries, key, _, _, seen)) => match key.take() {
+                None => {
+                    // A key twice in one mapping: PyYAML and Ruby keep the
+                    // last, GitHub refuses the file, and a reader that kept
+                    // the first would check a `script:` the CI never runs.
+                    if let Node::Scalar { value, pos, .. } = &node
+                        && value != "<<"
+                    {
+                        if let Some(first) = seen.insert(value.clone(), pos.line) {
+                            self.failed = Some(YamlError {
+                                line: pos.line,
+                                column: pos.column,
+                                message: format!(
+                                    "the key `{}` is given twice in one mapping (first on line {first}); CI systems disagree on which one counts, so remove one",
+                                    short_key(value)
+                                ),
+                            });
+                        }
+                    }
+                    *key = Some(node);
+                }
                 Some(k) => entries.push((k, node)),
             },
         }
+    }
+}
+
+/// A key as an error quotes it: its first 60 characters.
+fn short_key(key: &str) -> String {
+    match key.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &key[..at]),
+        None => key.to_string(),
     }
 }
 
@@ -228,8 +264,13 @@ impl MarkedEventReceiver for Builder {
                 self.stack.push(Frame::Seq(Vec::new(), pos(&mark), anchor))
             }
             Event::MappingStart(anchor, _) => {
-                self.stack
-                    .push(Frame::Map(Vec::new(), None, pos(&mark), anchor));
+                self.stack.push(Frame::Map(
+                    Vec::new(),
+                    None,
+                    pos(&mark),
+                    anchor,
+                    HashMap::new(),
+                ));
             }
             Event::SequenceEnd => {
                 if let Some(Frame::Seq(items, pos, anchor)) = self.stack.pop() {
@@ -237,7 +278,7 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::MappingEnd => {
-                if let Some(Frame::Map(entries, _, pos, anchor)) = self.stack.pop() {
+                if let Some(Frame::Map(entries, _, pos, anchor, _)) = self.stack.pop() {
                     self.push_value(
                         Node::Map {
                             entries: merge(entries),
@@ -402,6 +443,23 @@ mod tests {
         deep.push_str(&" ".repeat(5000));
         deep.push_str("v: 1\n");
         assert!(parse(&deep).unwrap_err().message.contains("nest deeper"));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_an_error_not_the_first_one_read() {
+        let text = "job:\n  script: [echo ok]\n  stage: test\n  script: [pip install x]\n";
+        let err = parse(text).unwrap_err();
+        assert_eq!((err.line, err.column), (4, 3), "{}", err.message);
+        assert!(
+            err.message.contains("`script` is given twice"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("first on line 2"), "{}", err.message);
+        // Keys in different mappings, and merge keys, are not duplicates.
+        let fine =
+            "base: &b {script: x}\na: {<<: *b, script: y}\nb: {script: z}\nc: [{k: 1}, {k: 2}]\n";
+        parse(fine).unwrap();
     }
 
     #[test]
