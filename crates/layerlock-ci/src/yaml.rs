@@ -169,17 +169,16 @@ impl Builder {
                     // the first would check a `script:` the CI never runs.
                     if let Node::Scalar { value, pos, .. } = &node
                         && value != "<<"
+                        && let Some(first) = seen.insert(value.clone(), pos.line)
                     {
-                        if let Some(first) = seen.insert(value.clone(), pos.line) {
-                            self.failed = Some(YamlError {
-                                line: pos.line,
-                                column: pos.column,
-                                message: format!(
-                                    "the key `{}` is given twice in one mapping (first on line {first}); CI systems disagree on which one counts, so remove one",
-                                    short_key(value)
-                                ),
-                            });
-                        }
+                        self.failed = Some(YamlError {
+                            line: pos.line,
+                            column: pos.column,
+                            message: format!(
+                                "the key `{}` is given twice in one mapping (first on line {first}); CI systems disagree on which one counts, so remove one",
+                                short_key(value)
+                            ),
+                        });
                     }
                     *key = Some(node);
                 }

@@ -82,7 +82,7 @@ fn marker(ops: &mut Ops) -> String {
             // A chain of n distinct extras joined by `and` or `or`.
             7 => {
                 let n = ops.count();
-                let join = if ops.arg() % 2 == 0 { " and " } else { " or " };
+                let join = if ops.arg() & 1 == 0 { " and " } else { " or " };
                 let chain: Vec<String> = (0..n).map(|i| format!("extra == 'e{i}'")).collect();
                 text.push_str(&chain.join(join));
             }
