@@ -850,15 +850,18 @@ impl Repo {
 
 #[test]
 fn jobs_of_the_same_name_are_matched_by_file_and_never_hang() {
-    // A job id written three times in one workflow (YAML keeps duplicate
-    // keys).
+    // A job id written three times in one workflow: GitHub refuses such a
+    // file, and so does the YAML reader, naming the key, without hanging.
     let repo = Repo::new();
     let thrice = "on: push\njobs:\n  build:\n    runs-on: a\n  build:\n    runs-on: b\n  build:\n    runs-on: c\n";
     repo.write(".github/workflows/ci.yml", thrice);
     let base = repo.commit("2026-08-01", "Add");
     let (code, out, err) = repo.layerlock_within(20, &["blocks", "--since", &base]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("3 steps compared: 3 unchanged"), "{out}");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("the key `build` is given twice in one mapping (first on line 3)"),
+        "{err}"
+    );
 
     // `test` in two workflows: the one in a.yml (sorted first) is disabled,
     // then restored with a change; ci.yml's never moved.

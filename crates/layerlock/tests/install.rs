@@ -211,6 +211,16 @@ fn hash_mismatch_installs_nothing_from_that_entry() {
     bad.replace_range(start..start + 8, "00000000");
     std::fs::write(&lock, bad).unwrap();
     let report = work.path().join("report.json");
+    let site = site_packages(work.path().join("venv"));
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(&site)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
     let (code, _, stderr) = install(
         &work,
         &index,
@@ -219,8 +229,10 @@ fn hash_mismatch_installs_nothing_from_that_entry() {
         &["--report", report.to_str().unwrap()],
     );
     // Found before the installer runs: no file of the index has the
-    // locked hash, so nothing is touched.
+    // locked hash, so nothing is touched: not even the install's own lock
+    // or journal stays behind.
     assert_eq!(code, 1, "{stderr}");
+    assert_eq!(listing(), before);
     assert!(
         stderr.contains("gamma==1.0.0: no file on the index has a hash the lock gives"),
         "{stderr}"
