@@ -627,7 +627,13 @@ impl FirstLine {
             // Cut inside a word that may be a credential (a URL's user-info,
             // a token): none of it is kept, as what is left of it would no
             // longer be recognised and redacted.
-            let start = line.rfind(char::is_whitespace).map_or(0, |at| at + 1);
+            // Past the whitespace character, whatever its width (U+0085 is
+            // two bytes).
+            let start = line
+                .char_indices()
+                .rev()
+                .find(|(_, c)| c.is_whitespace())
+                .map_or(0, |(at, c)| at + c.len_utf8());
             if could_be_secret(&line[start..]) {
                 line = line[..start].trim_end();
             }
