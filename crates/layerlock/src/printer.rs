@@ -87,12 +87,12 @@ impl<W: std::io::Write> Redacted<W> {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        if text.contains("://") {
-            let text = layerlock_index::redact_text(&text);
-            self.out.write_all(inert_data(&text).as_bytes())?;
+        let text = if text.contains("://") {
+            std::borrow::Cow::Owned(layerlock_index::redact_text(&text))
         } else {
-            self.out.write_all(inert_data(&text).as_bytes())?;
-        }
+            text
+        };
+        self.out.write_all(inert_data(&text).as_bytes())?;
         self.pending.drain(..end);
         Ok(())
     }
