@@ -124,8 +124,10 @@ struct RunLines {
 /// Fields on a line.
 const FIELDS: usize = 8;
 
-/// The shortest line: a character a field, a tab between, a line break.
-const MIN_LINE: u64 = 2 * FIELDS as u64;
+/// The shortest line: a tab between fields and a line break. A field may be
+/// empty (`put_field` writes an empty name, URL or yanked reason as
+/// nothing), so this is all a line is sure to hold.
+const MIN_LINE: u64 = FIELDS as u64;
 
 /// How a URL field that leaves out the file's name starts.
 const NAMED: &str = "%N";
@@ -900,6 +902,22 @@ mod tests {
             let two = Version::from_str("2.0").unwrap();
             assert_eq!(lines.versions().get(&two), Some(&(1..2)), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_line_of_empty_fields_reads_back() {
+        // Seven tabs and a break: as short as `from_lines` takes a line,
+        // so `read` must take an index that counts one in eight bytes.
+        let mut empty = file("app-1.0-py3-none-any.whl");
+        (empty.filename, empty.url) = (String::new(), String::new());
+        (empty.sha256, empty.requires_python, empty.yanked) = (Some(String::new()), None, None);
+        (empty.upload_time, empty.size, empty.core_metadata) = (None, None, None);
+        let mut out = String::new();
+        empty.write_line(&mut out);
+        let lines = PageLines::from_lines(&out, &project_name(), Arc::from("x")).unwrap();
+        let again = reread(&lines).expect("an index as written reads back");
+        assert_eq!(again.len(), 1);
+        assert_eq!(again.file(0).map(|f| f.url), lines.file(0).map(|f| f.url));
     }
 
     #[test]
