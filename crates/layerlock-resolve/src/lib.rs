@@ -3,6 +3,7 @@
 
 mod candidates;
 mod explain;
+mod introduced;
 mod lock;
 mod lookahead;
 mod policy;
@@ -22,6 +23,9 @@ pub use candidates::{
     speculative_wheel,
 };
 pub use explain::Cause;
+pub use introduced::{
+    Aged, Known, LockAges, UploadTimeError, UploadTimes, lock_target, recorded_times, upload_times,
+};
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
 pub use lookahead::{Guess, Lookahead};
 pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};

@@ -3,7 +3,6 @@
 //! uploaded at least the minimum age ago. Ages come from the upload times of
 //! exactly the files whose hashes the lock lists.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -11,14 +10,12 @@ use std::str::FromStr;
 use anyhow::{Result, anyhow, bail};
 use jiff::Timestamp;
 use serde::Serialize;
-use uv_normalize::PackageName;
 
-use uv_pep440::Version;
-
-use layerlock_dist::{PackageSource, ProjectAnswer};
 use layerlock_index::{IndexClient, IndexConfig};
 use layerlock_lock::Lock;
-use layerlock_resolve::Verdict;
+use layerlock_resolve::{
+    Known, LockAges, UploadTimes, Verdict, lock_target, recorded_times, upload_times,
+};
 
 use crate::cli::FormatArg;
 use crate::settings::{CooldownSettings, IndexSettings, RunSettings};
@@ -42,9 +39,15 @@ struct Row {
     uploaded: Option<String>,
     age_days: Option<f64>,
     eligible_on: Option<String>,
-    status: &'static str,
+    #[serde(serialize_with = "verdict_name")]
+    status: Verdict,
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,
+}
+
+/// A verdict by its stable report name.
+fn verdict_name<S: serde::Serializer>(verdict: &Verdict, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(verdict.as_str())
 }
 
 #[derive(Debug, Serialize)]
@@ -56,45 +59,14 @@ struct Report {
     eligible_on: Option<String>,
 }
 
-/// What the bases, or the lock at `since`, already have: for each version,
-/// the sha256s known (`None`: a pin without hashes, the whole version).
-type Known = BTreeMap<(PackageName, Version), Option<BTreeSet<String>>>;
-
-/// Versions (and files) the lock does not introduce. Only exact pins count:
-/// a base line `foo>=2` says nothing about which version is there, and a
-/// pin whose marker cannot be shown to hold on the lock's target does not
-/// count either (fail closed: its package is judged).
+/// What the bases, and the lock at `--since`, already have.
 fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
     let lock_path = &lock.path;
-    let target = lock
-        .header
-        .target
-        .as_ref()
-        .and_then(|t| layerlock_dist::Target::new(&t.python, &t.platform).ok());
-    let mut out = Known::new();
-    let mut add = |there: &Lock| {
-        for p in &there.packages {
-            let applies = p.marker.is_true()
-                || target
-                    .as_ref()
-                    .is_some_and(|t| p.marker.evaluate(t.markers(), &[]));
-            if !applies {
-                continue;
-            }
-            let hashes: BTreeSet<String> = p.sha256s().collect();
-            let slot = out
-                .entry((p.name.clone(), p.version.clone()))
-                .or_insert_with(|| Some(BTreeSet::new()));
-            match (slot.as_mut(), hashes.is_empty()) {
-                (_, true) => *slot = None,
-                (Some(known), false) => known.extend(hashes),
-                (None, false) => {}
-            }
-        }
-    };
+    let target = lock_target(lock);
+    let mut known = Known::default();
     for base in &settings.bases {
         let text = layerlock_lock::read_text(base)?;
-        add(&Lock::parse_pins(base, &text)?);
+        known.add(&Lock::parse_pins(base, &text)?, target.as_ref());
     }
     if let Some(rev) = &settings.since {
         let dir = lock_path
@@ -106,7 +78,7 @@ fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
             layerlock_git::Blob::Bytes(bytes) => {
                 let text = String::from_utf8(bytes)
                     .map_err(|_| anyhow!("{} at {rev} is not UTF-8 text", lock_path.display()))?;
-                add(&Lock::parse_pins(lock_path, &text)?);
+                known.add(&Lock::parse_pins(lock_path, &text)?, target.as_ref());
             }
             // A lock that did not exist at the revision introduces
             // everything.
@@ -116,18 +88,7 @@ fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
             }
         }
     }
-    Ok(out)
-}
-
-/// The sha256s of `package` the lock introduces: all of them, or only the
-/// files added to a version that was already there.
-fn introduced(package: &layerlock_lock::LockedPackage, known: &Known) -> BTreeSet<String> {
-    let all: BTreeSet<String> = package.sha256s().collect();
-    match known.get(&(package.name.clone(), package.version.clone())) {
-        None => all,
-        Some(None) => BTreeSet::new(),
-        Some(Some(there)) => all.difference(there).cloned().collect(),
-    }
+    Ok(known)
 }
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
@@ -188,21 +149,19 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
         concurrency: 48,
     })?;
     let policy = &settings.cooldown.policy;
-    let mut rows = Vec::new();
-    let mut failed = false;
-    let mut latest: Option<Timestamp> = None;
-    let mut undated = false;
+    let mut ages = LockAges::default();
     let mut trusted_lock = false;
     for package in &lock.packages {
-        let new = introduced(package, &known);
+        let new = known.introduced(package);
         if new.is_empty() {
             continue;
         }
-        let times = match upload_times(&client, package, &new)? {
-            Times::Index(times) => times,
+        let json_api = || client.json_api_upload_times(&package.name, &package.version.to_string());
+        let times = match upload_times(&client, package, &new, json_api)? {
+            UploadTimes::Index(times) => times,
             // Offline with nothing cached: a pylock.toml's own times are
             // all there is, and the report says so.
-            Times::NotCached { asked } => {
+            UploadTimes::NotCached { asked } => {
                 let recorded = recorded_times(package, &new);
                 if recorded.iter().any(Option::is_none) {
                     bail!(
@@ -215,29 +174,7 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
                 recorded
             }
         };
-        let judged = policy.judge(&package.name, &package.version, &times);
-        failed |= judged.verdict.fails();
-        match judged.eligible {
-            Some(e) if judged.verdict != Verdict::Exempt => {
-                latest = Some(latest.map_or(e, |l| l.max(e)));
-            }
-            None if judged.verdict.fails() => undated = true,
-            _ => {}
-        }
-        let mut note = judged.note;
-        if new.len() < package.hashes.len() {
-            let added = "files added to a version that was already there";
-            note = Some(note.map_or(added.to_string(), |n| format!("{added}; {n}")));
-        }
-        rows.push(Row {
-            name: package.name.to_string(),
-            version: package.version.to_string(),
-            uploaded: judged.uploaded.map(|t| t.to_string()),
-            age_days: judged.age_days,
-            eligible_on: judged.eligible.map(|t| t.to_string()),
-            status: judged.verdict.as_str(),
-            note,
-        });
+        ages.judge(policy, package, new.len(), &times);
     }
     if trusted_lock && !settings.run.quiet {
         diag!(
@@ -245,19 +182,26 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
             path.display()
         );
     }
-    // A package that can never become eligible (its time is unknown) has
-    // no date to wait for.
-    if undated {
-        latest = None;
-    }
+    let rows = ages.packages.iter().map(|aged| {
+        let judged = &aged.judgement;
+        Row {
+            name: aged.name.to_string(),
+            version: aged.version.to_string(),
+            uploaded: judged.uploaded.map(|t| t.to_string()),
+            age_days: judged.age_days,
+            eligible_on: judged.eligible.map(|t| t.to_string()),
+            status: judged.verdict,
+            note: judged.note.clone(),
+        }
+    });
     let report = Report {
         version: 1,
         min_age_seconds: policy.min_age.as_secs(),
         now: policy.now.to_string(),
-        packages: rows,
-        eligible_on: latest.map(|t| t.to_string()),
+        packages: rows.collect(),
+        eligible_on: ages.eligible_on().map(|t| t.to_string()),
     };
-    Ok((report, failed))
+    Ok((report, ages.failed))
 }
 
 fn print_text(report: &Report) {
@@ -296,76 +240,4 @@ fn minute(t: &str) -> String {
     Timestamp::from_str(t)
         .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_else(|_| t.to_string())
-}
-
-/// Upload times of exactly the files `wanted` names, from the index.
-enum Times {
-    Index(Vec<Option<Timestamp>>),
-    /// Offline, and the cache has no page for the project.
-    NotCached {
-        asked: Vec<String>,
-    },
-}
-
-/// The index is the authority on when a file was uploaded: a time a lock
-/// records is only a cache of it (a pull request could edit it). The
-/// simple API is asked first, then the JSON API for what it lacks.
-fn upload_times(
-    client: &IndexClient,
-    package: &layerlock_lock::LockedPackage,
-    wanted: &BTreeSet<String>,
-) -> Result<Times> {
-    let mut times: BTreeMap<String, Option<Timestamp>> =
-        wanted.iter().map(|h| (h.clone(), None)).collect();
-    match client.project(&package.name)?.as_ref() {
-        ProjectAnswer::Found(project) => {
-            // A file that cannot be read could be a locked one: its time
-            // would then count as missing, which --allow-missing-time passes.
-            let files = project.files().map_err(|_| {
-                anyhow!(
-                    "the cached page of {} cannot be read; the cache is damaged: delete it and run again",
-                    package.name
-                )
-            })?;
-            for file in files {
-                if let Some(sha) = &file.sha256
-                    && let Some(slot) = times.get_mut(sha)
-                {
-                    *slot = file.upload_time.or(*slot);
-                }
-            }
-        }
-        ProjectAnswer::NotCached { asked } => {
-            return Ok(Times::NotCached {
-                asked: asked.clone(),
-            });
-        }
-        ProjectAnswer::NotFound { .. } => {}
-    }
-    if times.values().any(Option::is_none) {
-        let fallback = client.json_api_upload_times(&package.name, &package.version.to_string());
-        for (sha, slot) in &mut times {
-            if slot.is_none() {
-                *slot = fallback.get(sha).copied();
-            }
-        }
-    }
-    Ok(Times::Index(times.into_values().collect()))
-}
-
-/// The upload times a pylock.toml records for the files `wanted` names.
-fn recorded_times(
-    package: &layerlock_lock::LockedPackage,
-    wanted: &BTreeSet<String>,
-) -> Vec<Option<Timestamp>> {
-    wanted
-        .iter()
-        .map(|sha| {
-            package
-                .files
-                .iter()
-                .find(|f| f.sha256.as_ref() == Some(sha))
-                .and_then(|f| f.upload_time)
-        })
-        .collect()
 }
