@@ -28,7 +28,10 @@ pub use introduced::{
 };
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
 pub use lookahead::{Guess, Lookahead};
-pub use policy::{CooldownPolicy, Exemption, HeldBack, Judgement, Verdict, eligible_on, held_back};
+pub use policy::{
+    CooldownPolicy, Exemption, HeldBack, Judgement, PolicyTextError, Verdict, eligible_on,
+    exempt_target, held_back, parse_age, parse_timestamp,
+};
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
 use provider::{Pkg, Provider};

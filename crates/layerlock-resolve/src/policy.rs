@@ -222,6 +222,105 @@ fn day(t: Timestamp) -> String {
     t.strftime("%Y-%m-%d").to_string()
 }
 
+/// A policy setting as written that does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyTextError {
+    #[error("`{0}` is not an age; write e.g. `7d`, `7 days`, `12h` or `P7D`")]
+    Age(String),
+    #[error("`{0}` is longer than a century; a cooldown is measured in days")]
+    TooLong(String),
+    #[error("`{0}` is not a timestamp; use RFC 3339 (2026-01-31T00:00:00Z) or a date (2026-01-31)")]
+    Timestamp(String),
+    #[error("{place}: `{package}` is not a package name")]
+    Name { place: String, package: String },
+    #[error("{0}: give the version once (`version = …` or PKG==VERSION)")]
+    VersionTwice(String),
+    #[error("{place}: `{version}` is not a version")]
+    Version { place: String, version: String },
+}
+
+/// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`. Months and
+/// years are refused (their length varies), and so is anything past a
+/// century.
+pub fn parse_age(text: &str) -> Result<SignedDuration, PolicyTextError> {
+    let bad = || PolicyTextError::Age(text.to_string());
+    let t = text.trim().to_ascii_lowercase();
+    let split = |s: &str| -> Option<(String, String)> {
+        let at = s.find(|c: char| !c.is_ascii_digit())?;
+        Some((s[..at].to_string(), s[at..].trim().to_string()))
+    };
+    let (number, unit) = match t.strip_prefix('p') {
+        // ISO 8601: PT12H and PT30M (hours, minutes), P7D and P1W (days,
+        // weeks; P1M would be a month).
+        Some(iso) => {
+            let (time, units) = match iso.strip_prefix('t') {
+                Some(time) => (time, ["h", "m"]),
+                None => (iso, ["d", "w"]),
+            };
+            let (n, u) = split(time).ok_or_else(bad)?;
+            if !units.contains(&u.as_str()) {
+                return Err(bad());
+            }
+            (n, u)
+        }
+        None => split(&t).ok_or_else(bad)?,
+    };
+    let n: i64 = number.parse().map_err(|_| bad())?;
+    let unit_seconds: i64 = match unit.as_str() {
+        "w" | "week" | "weeks" => 7 * 86_400,
+        "d" | "day" | "days" => 86_400,
+        "h" | "hour" | "hours" => 3_600,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(unit_seconds)
+        .filter(|s| *s <= 36_500 * 86_400)
+        .map(SignedDuration::from_secs)
+        .ok_or_else(|| PolicyTextError::TooLong(text.to_string()))
+}
+
+/// An RFC 3339 timestamp, or a date (its midnight, UTC).
+pub fn parse_timestamp(text: &str) -> Result<Timestamp, PolicyTextError> {
+    if let Ok(ts) = text.parse::<Timestamp>() {
+        return Ok(ts);
+    }
+    text.parse::<jiff::civil::Date>()
+        .ok()
+        .and_then(|date| date.to_zoned(jiff::tz::TimeZone::UTC).ok())
+        .map(|zoned| zoned.timestamp())
+        .ok_or_else(|| PolicyTextError::Timestamp(text.to_string()))
+}
+
+/// `PKG` or `PKG==VERSION` (or `PKG` with `version`) as what an exemption
+/// covers; `place` names where it was written, for errors.
+pub fn exempt_target(
+    package: &str,
+    version: Option<&str>,
+    place: &str,
+) -> Result<(PackageName, Option<Version>), PolicyTextError> {
+    let (name, pinned) = match package.split_once("==") {
+        Some((name, v)) => (name.trim(), Some(v.trim())),
+        None => (package.trim(), None),
+    };
+    let name = name
+        .parse::<PackageName>()
+        .map_err(|_| PolicyTextError::Name {
+            place: place.to_string(),
+            package: package.to_string(),
+        })?;
+    let version = match (pinned, version) {
+        (Some(_), Some(_)) => return Err(PolicyTextError::VersionTwice(place.to_string())),
+        (Some(v), None) | (None, Some(v)) => {
+            Some(v.parse::<Version>().map_err(|_| PolicyTextError::Version {
+                place: place.to_string(),
+                version: v.to_string(),
+            })?)
+        }
+        (None, None) => None,
+    };
+    Ok((name, version))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +398,67 @@ mod tests {
             &[],
         );
         assert_eq!(j.verdict, Verdict::UnknownUploadTime);
+    }
+
+    #[test]
+    fn ages_read_in_days_weeks_hours_minutes_and_iso_but_not_months() {
+        let secs = |t: &str| parse_age(t).map(|d| d.as_secs());
+        assert_eq!(secs("7d"), Ok(7 * 86_400));
+        assert_eq!(secs(" 7 Days "), Ok(7 * 86_400));
+        assert_eq!(secs("1w"), Ok(7 * 86_400));
+        assert_eq!(secs("12h"), Ok(12 * 3_600));
+        assert_eq!(secs("90m"), Ok(90 * 60));
+        assert_eq!(secs("P7D"), Ok(7 * 86_400));
+        assert_eq!(secs("P1W"), Ok(7 * 86_400));
+        assert_eq!(secs("PT12H"), Ok(12 * 3_600));
+        for bad in ["P1M", "1 month", "PT1D", "7", "d", "", "-7d", "1y"] {
+            assert_eq!(
+                parse_age(bad),
+                Err(PolicyTextError::Age(bad.to_string())),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            parse_age("36501d"),
+            Err(PolicyTextError::TooLong("36501d".to_string()))
+        );
+        assert!(parse_age("99999999999999999w").is_err());
+    }
+
+    #[test]
+    fn timestamps_are_rfc_3339_or_a_date_at_midnight_utc() {
+        assert_eq!(
+            parse_timestamp("2026-01-31"),
+            parse_timestamp("2026-01-31T00:00:00Z")
+        );
+        assert!(parse_timestamp("31/01/2026").is_err());
+    }
+
+    #[test]
+    fn an_exemption_names_a_package_and_at_most_one_version() {
+        let (name, version) = exempt_target("Foo_Bar==1.0", None, "here").unwrap();
+        assert_eq!(
+            (name.as_ref(), version.map(|v| v.to_string())),
+            ("foo-bar", Some("1.0".to_string()))
+        );
+        assert_eq!(
+            exempt_target("foo", Some("2"), "here")
+                .unwrap()
+                .1
+                .map(|v| v.to_string()),
+            Some("2".to_string())
+        );
+        assert_eq!(
+            exempt_target("foo==1", Some("2"), "here"),
+            Err(PolicyTextError::VersionTwice("here".to_string()))
+        );
+        assert!(matches!(
+            exempt_target("foo bar", None, "x"),
+            Err(PolicyTextError::Name { .. })
+        ));
+        assert!(matches!(
+            exempt_target("foo==x.y!", None, "x"),
+            Err(PolicyTextError::Version { .. })
+        ));
     }
 }

@@ -2,13 +2,12 @@
 //! command. Commands take these whole.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use anyhow::{Context, Result, bail};
 use jiff::Timestamp;
 
 use layerlock_lock::LockFormat;
-use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease};
+use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease, exempt_target, parse_age};
 
 use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
 use crate::config::{Config, LayerConfig};
@@ -195,81 +194,6 @@ pub struct CooldownSettings {
     pub min_age_text: String,
 }
 
-/// `PKG` or `PKG==VERSION` as an exemption's package and version.
-fn exempt_target(
-    package: &str,
-    version: Option<&str>,
-    place: &str,
-) -> Result<(uv_normalize::PackageName, Option<uv_pep440::Version>)> {
-    let (name, pinned) = match package.split_once("==") {
-        Some((name, v)) => (name.trim(), Some(v.trim())),
-        None => (package.trim(), None),
-    };
-    let name = uv_normalize::PackageName::from_str(name)
-        .map_err(|_| anyhow::anyhow!("{place}: `{package}` is not a package name"))?;
-    let version = match (pinned, version) {
-        (Some(_), Some(_)) => {
-            bail!("{place}: give the version once (`version = …` or PKG==VERSION)")
-        }
-        (Some(v), None) | (None, Some(v)) => Some(
-            uv_pep440::Version::from_str(v)
-                .map_err(|_| anyhow::anyhow!("{place}: `{v}` is not a version"))?,
-        ),
-        (None, None) => None,
-    };
-    Ok((name, version))
-}
-
-/// `7d`, `7 days`, `1w`, `12h`, `90m`, `P7D`, `PT12H`, `P1W`. Months and
-/// years are refused (their length varies), and so is anything past a
-/// century.
-pub fn parse_age(text: &str) -> Result<jiff::SignedDuration> {
-    let bad =
-        || anyhow::anyhow!("`{text}` is not an age; write e.g. `7d`, `7 days`, `12h` or `P7D`");
-    let t = text.trim().to_ascii_lowercase();
-    let split = |s: &str| -> Option<(String, String)> {
-        let at = s.find(|c: char| !c.is_ascii_digit())?;
-        Some((s[..at].to_string(), s[at..].trim().to_string()))
-    };
-    let (number, unit) = if let Some(iso) = t.strip_prefix('p') {
-        match iso.strip_prefix('t') {
-            // PT12H, PT30M: hours and minutes.
-            Some(time) => {
-                let (n, u) = split(time).ok_or_else(bad)?;
-                if !matches!(u.as_str(), "h" | "m") {
-                    return Err(bad());
-                }
-                (n, u)
-            }
-            // P7D, P1W: days and weeks (P1M would be a month).
-            None => {
-                let (n, u) = split(iso).ok_or_else(bad)?;
-                if !matches!(u.as_str(), "d" | "w") {
-                    return Err(bad());
-                }
-                (n, u)
-            }
-        }
-    } else {
-        split(&t).ok_or_else(bad)?
-    };
-    let n: i64 = number.parse().map_err(|_| bad())?;
-    let unit_seconds: i64 = match unit.as_str() {
-        "w" | "week" | "weeks" => 7 * 86_400,
-        "d" | "day" | "days" => 86_400,
-        "h" | "hour" | "hours" => 3_600,
-        "m" | "min" | "mins" | "minute" | "minutes" => 60,
-        _ => return Err(bad()),
-    };
-    let seconds = n
-        .checked_mul(unit_seconds)
-        .filter(|s| *s <= 36_500 * 86_400);
-    let Some(seconds) = seconds else {
-        bail!("`{text}` is longer than a century; a cooldown is measured in days");
-    };
-    Ok(jiff::SignedDuration::from_secs(seconds))
-}
-
 /// Merge cooldown flags with the config's `[cooldown]`.
 pub fn cooldown(
     flags: &crate::cli::CooldownFlags,
@@ -380,16 +304,9 @@ impl Environment {
     }
 }
 
+/// [`layerlock_resolve::parse_timestamp`], for settings.
 pub fn parse_timestamp(text: &str) -> Result<Timestamp> {
-    if let Ok(ts) = Timestamp::from_str(text) {
-        return Ok(ts);
-    }
-    if let Ok(date) = jiff::civil::Date::from_str(text)
-        && let Ok(zoned) = date.to_zoned(jiff::tz::TimeZone::UTC)
-    {
-        return Ok(zoned.timestamp());
-    }
-    bail!("`{text}` is not a timestamp; use RFC 3339 (2026-01-31T00:00:00Z) or a date (2026-01-31)")
+    Ok(layerlock_resolve::parse_timestamp(text)?)
 }
 
 fn prerelease(arg: Option<PrereleaseArg>) -> Prerelease {
