@@ -5,7 +5,7 @@
 //! keyword or marker still counts as running the files it names.
 
 pub use layerlock_ci::glob::fnmatch;
-use layerlock_walk::{Arg, strip_wrappers};
+use layerlock_walk::{Arg, is_python, strip_wrappers};
 
 /// What a command selects, as paths written in the command (not resolved).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -236,13 +236,6 @@ pub fn selection(args: &[Arg], previous: Option<&[Arg]>) -> Option<Selection> {
     selection.paths.push(script);
     selection.script = true;
     Some(selection)
-}
-
-fn is_python(program: &str) -> bool {
-    program == "python"
-        || program
-            .strip_prefix("python")
-            .is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
 /// The Python file a command runs, if it runs one directly.

@@ -308,7 +308,10 @@ fn step(call: &str, text: &str) -> Option<String> {
     let args = literals(text);
     let words: Vec<String> = args
         .iter()
-        .map(|a| a.as_ref().map_or(COMPUTED.to_string(), |v| quote(v)))
+        .map(|a| {
+            a.as_ref()
+                .map_or(COMPUTED.to_string(), |v| layerlock_shell::quote(v))
+        })
         .collect();
     match call {
         "install" => (!words.is_empty()).then(|| format!("pip install {}", words.join(" "))),
@@ -325,19 +328,6 @@ fn step(call: &str, text: &str) -> Option<String> {
                 || values.first().is_some_and(|v| *v == "uv" || *v == "uvx");
             installs.then(|| words.join(" "))
         }
-    }
-}
-
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]<>~!".contains(c))
-        && !word.contains(['<', '>'])
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -560,8 +550,10 @@ def helper(session):
         assert_eq!(
             lines(&nox.scripts(Some(&[]))),
             vec![
-                (8, "pip install -e .[dev]".to_string()),
-                (13, "pip install flake8 black~=25.0".to_string()),
+                // Written back as a shell reads them: `[` is a glob, `~`
+                // expands at a word's start.
+                (8, "pip install -e '.[dev]'".to_string()),
+                (13, "pip install flake8 'black~=25.0'".to_string()),
                 (
                     17,
                     "python -m pip install \"$(python-expression)\"".to_string()

@@ -213,15 +213,4 @@ impl From<crate::yaml::YamlError> for ModelError {
     }
 }
 
-/// Quote one argv word for a shell command line, when it needs it.
-pub(crate) fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
+pub(crate) use layerlock_shell::quote;

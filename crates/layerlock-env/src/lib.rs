@@ -13,6 +13,7 @@ mod overwrite;
 mod parallel;
 mod plan;
 mod read;
+mod select;
 #[cfg(test)]
 mod testing;
 
@@ -29,6 +30,7 @@ pub use integrity::{IntegrityProblem, check as check_integrity, check_all as che
 pub use interpreter::Interpreter;
 pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
 pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version};
+pub use select::{LockEntry, Mismatch, Refusal, compare, select};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {

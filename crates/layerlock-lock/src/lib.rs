@@ -15,7 +15,7 @@ pub use bases::{BaseError, BasePin, BaseSource, Bases};
 pub use error::{LockError, Origin};
 pub use model::{
     BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, comparable,
-    exact_version, relative_path,
+    exact_version, normalize, relative_path,
 };
 pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
 pub use write::{WriteError, write_atomic};

@@ -280,6 +280,31 @@ pub(crate) fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// `a/./b/../c` as `a/c`, without touching the disk (a lock's paths are
+/// names, and may not exist yet). `..` above the start of a relative path
+/// is kept, above `/` dropped; nothing left is `.`.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(component),
+            },
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
+}
+
 /// `path` relative to `dir` (both absolute and normalised), with `..`
 /// where needed: how a lock names a file beside it.
 pub fn relative_path(path: &Path, dir: &Path) -> PathBuf {
@@ -315,6 +340,21 @@ pub fn exact_version(requirement: &Requirement<VerbatimUrl>) -> Option<Version> 
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn paths_normalize_without_the_disk() {
+        for (path, want) in [
+            ("a/./b/../c", "a/c"),
+            ("../../x", "../../x"),
+            ("a/../../x", "../x"),
+            ("/../x", "/x"),
+            ("/a/b/..", "/a"),
+            ("./", "."),
+            ("a/..", "."),
+        ] {
+            assert_eq!(normalize(Path::new(path)), PathBuf::from(want), "{path}");
+        }
+    }
 
     #[test]
     fn pylock_names_follow_pep_751() {

@@ -4,30 +4,9 @@
 //! (`$(git rev-parse --show-toplevel)`, `$(dirname "$0")/..`,
 //! `$(cd "$(dirname "$0")/../.." && pwd)`, `$PWD`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// `a/./b/../c` → `a/c`, without touching the disk. `..` above the start
-/// of a relative path is kept, above `/` dropped.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out: Vec<Component<'_>> = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => match out.last() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => out.push(component),
-            },
-            other => out.push(other),
-        }
-    }
-    if out.is_empty() {
-        return PathBuf::from(".");
-    }
-    out.iter().collect()
-}
+pub use layerlock_lock::normalize;
 
 /// The existing file `candidate`, if it is inside `root` once symlinks are
 /// resolved: CI text must never make the scan read outside the repository.

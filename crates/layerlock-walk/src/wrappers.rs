@@ -24,13 +24,15 @@ pub fn program(arg: &Arg) -> Option<&str> {
     Some(value.rsplit('/').next().unwrap_or(value))
 }
 
-/// `python`, `python3.12`, `pypy3.11`: a Python interpreter by its program
-/// name (the audit's installs and the walker's Python programs alike).
+/// `python`, `python3.12`, `pypy3.11`, and Windows' `py` launcher: a
+/// Python interpreter by its program name (the audit's installs, the test
+/// inventory and the walker's Python programs alike).
 pub fn is_python(name: &str) -> bool {
-    ["python", "pypy"].iter().any(|stem| {
-        name.strip_prefix(stem)
-            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
-    })
+    name == "py"
+        || ["python", "pypy"].iter().any(|stem| {
+            name.strip_prefix(stem)
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
 }
 
 /// What a container wrapper says about where its command runs.

@@ -50,8 +50,8 @@ impl UserPath {
 /// from it with `..`, so it reads the same from any directory. An
 /// absolute path outside `root` is shown as given.
 pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
-    let absolute = normalize(&cwd.join(path));
-    let root = normalize(&cwd.join(root));
+    let absolute = layerlock_lock::normalize(&cwd.join(path));
+    let root = layerlock_lock::normalize(&cwd.join(root));
     match absolute.strip_prefix(&root) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         Ok(_) => ".".to_string(),
@@ -60,25 +60,6 @@ pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
             .display()
             .to_string(),
     }
-}
-
-/// `a/./b/../c` as `a/c`, without touching the file system (a lock's
-/// paths are names, and may not exist yet).
-pub fn normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// An interpreter: a path (relative to `base`), or a bare name looked up
@@ -369,7 +350,9 @@ fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
             } else {
                 path(arg)
             };
-            out.push(shell_quote(&layerlock_index::redact_text(&shown)));
+            out.push(layerlock_shell::quote(&layerlock_index::redact_text(
+                &shown,
+            )));
             continue;
         }
         if arg == "--" {
@@ -393,7 +376,7 @@ fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
             || PATH_VALUED.contains(&flag)
             || WITH_VALUE.contains(&flag);
         if !takes_value {
-            out.push(shell_quote(flag));
+            out.push(layerlock_shell::quote(flag));
             continue;
         }
         let value = match inline {
@@ -414,36 +397,10 @@ fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
                 // in any spelling (`--index-url URL`, an invalid URL).
                 layerlock_index::redact_text(value)
             };
-            out.push(shell_quote(&value));
+            out.push(layerlock_shell::quote(&value));
         }
     }
     out.join(" ")
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%[]".contains(c));
-    if plain {
-        arg.to_string()
-    } else if arg.chars().any(char::is_control) {
-        // A newline must not end the header's command line: bash's $'…'
-        // keeps the argument on one line and means the same bytes.
-        let mut out = String::from("$'");
-        for c in arg.chars() {
-            match c {
-                '\'' => out.push_str("\\'"),
-                '\\' => out.push_str("\\\\"),
-                c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-                c => out.push(c),
-            }
-        }
-        out.push('\'');
-        out
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
 
 fn index_settings(
@@ -741,7 +698,7 @@ pub fn layers(
                 .transpose()?,
             index,
             index_explicit,
-            command: format!("layerlock {verb} --layer {}", shell_quote(&name)),
+            command: format!("layerlock {verb} --layer {}", layerlock_shell::quote(&name)),
             display_root: root.clone(),
             cwd: env.cwd.clone(),
             cooldown: cooldown(&args.cooldown, config.file.cooldown.as_ref(), env)?,
@@ -775,7 +732,7 @@ pub fn layers(
             layer.command = format!(
                 "{} -o {}",
                 layer.command,
-                shell_quote(&output.display().to_string())
+                layerlock_shell::quote(&output.display().to_string())
             );
             layer.output = Some(path);
         }

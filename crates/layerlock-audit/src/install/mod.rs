@@ -69,13 +69,8 @@ fn short(raw: &str) -> String {
 
 pub use layerlock_walk::{Arg, RequirementFiles};
 use layerlock_walk::{
-    RUN_VALUE_OPTIONS, program, project_runner, run_command_start, strip_to_runner,
+    RUN_VALUE_OPTIONS, is_python, program, project_runner, run_command_start, strip_to_runner,
 };
-
-/// `python`, `python3.12`, `pypy3.11`, and Windows' `py` launcher.
-fn is_python(name: &str) -> bool {
-    name == "py" || layerlock_walk::is_python(name)
-}
 
 fn is_pip(name: &str) -> bool {
     name == "pip"

@@ -15,7 +15,8 @@ use layerlock_resolve::{LockSpec, Resolution, to_lock};
 
 use crate::layer::{self, Prepared};
 use crate::printer::Spinner;
-use crate::settings::{CompileSettings, LayerSettings, normalize};
+use crate::settings::{CompileSettings, LayerSettings};
+use layerlock_lock::normalize;
 
 pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     let mut stale = false;

@@ -104,12 +104,12 @@ fn drift_table(changes: &[Change]) -> String {
 }
 
 pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
-    let mut lock = environment::read_lock(&settings.lock)?;
-    if let Some(entry) = lock.entries.iter().find(|e| e.hashes.is_empty()) {
+    let lock = environment::read_lock(&settings.lock)?;
+    if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
         return Err(Hinted {
             message: format!(
                 "{}: {}=={} has no --hash; install takes hash-pinned locks only",
-                entry.wanted.origin, entry.wanted.name, entry.wanted.version
+                p.origin, p.name, p.version
             ),
             hints: vec![
                 "make one with `layerlock compile … -o LOCK` (every entry gets its sha256 hashes)"
@@ -127,12 +127,12 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
             );
         }
     }
-    let interpreter = environment::inspect(
+    let (interpreter, entries) = environment::inspect(
         &settings.python,
         super::usable_cache(settings.cache_dir.as_deref()).as_deref(),
-        &mut lock,
-        &settings.lock,
+        &lock,
     )?;
+    let target = environment::target_of(&lock);
     // Held while planning and installing, so two runs at once cannot
     // interleave; a dry run changes nothing and needs no lock.
     let _lock = if settings.dry_run {
@@ -151,7 +151,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     for bad in &before.unreadable {
         diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
-    let wanted: Vec<_> = lock.entries.iter().map(|e| e.wanted.clone()).collect();
+    let wanted: Vec<_> = entries.iter().map(|e| e.wanted.clone()).collect();
     // A name --allow-change gives that is neither installed nor locked is a
     // typo, and would let nothing through.
     for name in &settings.allow_change {
@@ -186,7 +186,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
             version: 1,
             lock: settings.lock.display().to_string(),
             python: interpreter.executable.display().to_string(),
-            target: lock.target.as_ref(),
+            target: target.as_ref(),
             installer: settings.installer,
             plan: &plan,
             outcome,
@@ -213,8 +213,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return finish(InstallOutcome::nothing_to_do());
     }
     // By name once: a lock of thousands of entries stays linear.
-    let by_name: std::collections::BTreeMap<&str, &environment::LockEntry> = lock
-        .entries
+    let by_name: std::collections::BTreeMap<&str, &layerlock_env::LockEntry> = entries
         .iter()
         .map(|e| (e.wanted.name.as_str(), e))
         .collect();
@@ -251,7 +250,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         find_links: settings.find_links.clone(),
         cache_dir: settings.cache_dir.clone(),
         netrc: settings.netrc.clone(),
-        target: lock.target.as_ref(),
+        target: target.as_ref(),
     };
     let (overwrites, unlisted) =
         match crate::commands::install_files::find(&lookup, &to_install, &before, &spared) {

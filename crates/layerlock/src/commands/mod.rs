@@ -24,7 +24,7 @@ fn repo_relative(
     let root = fs_err::canonicalize(git.root())?;
     let mut out = Vec::new();
     for path in paths {
-        let real = fs_err::canonicalize(path).unwrap_or_else(|_| crate::settings::normalize(path));
+        let real = fs_err::canonicalize(path).unwrap_or_else(|_| layerlock_lock::normalize(path));
         match real.strip_prefix(&root) {
             Ok(rel) if rel.as_os_str().is_empty() => {}
             Ok(rel) => out.push(rel.to_string_lossy().replace('\\', "/")),

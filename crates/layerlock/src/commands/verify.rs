@@ -8,8 +8,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use layerlock_env::{
-    Clash, IMPORT_LIMIT, ImportResult, Installed, IntegrityProblem, Interpreter, ScanOptions,
-    Snapshot, check_integrity_all, clashes, import_modules, same_version,
+    Clash, IMPORT_LIMIT, ImportResult, Installed, IntegrityProblem, Interpreter, Mismatch,
+    ScanOptions, Snapshot, check_integrity_all, clashes, compare, import_modules,
 };
 
 use crate::cli::FormatArg;
@@ -24,14 +24,6 @@ pub struct VerifySettings {
     pub format: FormatArg,
     /// Where interpreter inspections are cached.
     pub cache_dir: Option<PathBuf>,
-}
-
-#[derive(Serialize)]
-struct Mismatch {
-    name: String,
-    want: String,
-    have: Option<String>,
-    origin: String,
 }
 
 #[derive(Serialize)]
@@ -71,48 +63,25 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
             (interpreter, scan)
         })
     });
-    let mut lock = environment::read_lock(&settings.lock)?;
+    let lock = environment::read_lock(&settings.lock)?;
     let early = early
         .join()
         .map_err(|_| anyhow::anyhow!("scanning {} failed", settings.python.display()))?;
-    let (interpreter, (snapshot, records)) = match early {
+    let (interpreter, entries, (snapshot, records)) = match early {
         Some((interpreter, scan)) => {
-            let interpreter =
-                environment::accept(interpreter, &settings.python, &mut lock, &settings.lock)?;
-            (interpreter, scan)
+            let (interpreter, entries) = environment::accept(interpreter, &lock)?;
+            (interpreter, entries, scan)
         }
         None => {
-            let interpreter = environment::inspect(
-                &settings.python,
-                cache_dir.as_deref(),
-                &mut lock,
-                &settings.lock,
-            )?;
+            let (interpreter, entries) =
+                environment::inspect(&settings.python, cache_dir.as_deref(), &lock)?;
             let scan = Snapshot::scan_with(&interpreter.paths, SCAN);
-            (interpreter, scan)
+            (interpreter, entries, scan)
         }
     };
-    let mut missing = Vec::new();
-    let mut different = Vec::new();
-    for entry in &lock.entries {
-        let want = &entry.wanted;
-        let mismatch = |have: Option<String>| Mismatch {
-            name: want.name.clone(),
-            want: want.version.clone(),
-            have,
-            origin: want.origin.clone(),
-        };
-        match snapshot.dists.get(&want.name) {
-            None => missing.push(mismatch(None)),
-            Some(d) if !same_version(&d.version, &want.version) => {
-                different.push(mismatch(Some(d.version.clone())));
-            }
-            Some(_) => {}
-        }
-    }
+    let (missing, different) = compare(&entries, &snapshot);
     let integrity = if settings.integrity {
-        let dists: Vec<&Installed> = lock
-            .entries
+        let dists: Vec<&Installed> = entries
             .iter()
             .filter_map(|entry| snapshot.dists.get(&entry.wanted.name))
             .collect();
@@ -132,8 +101,8 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
         ok,
         lock: settings.lock.display().to_string(),
         python: interpreter.executable.display().to_string(),
-        target: lock.target.clone(),
-        checked: lock.entries.len(),
+        target: environment::target_of(&lock),
+        checked: entries.len(),
         missing,
         different,
         integrity,
@@ -152,7 +121,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     // The process ends next and the OS takes its memory back whole; freeing
     // a large lock and environment allocation by allocation first took
     // about 10 ms of verify's time on 10,000 distributions.
-    std::mem::forget((lock, snapshot, records));
+    std::mem::forget((lock, entries, snapshot, records));
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
