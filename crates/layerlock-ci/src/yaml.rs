@@ -131,14 +131,19 @@ struct Builder {
     failed: Option<YamlError>,
 }
 
-/// What a copy of `node` costs in memory, roughly: 32 bytes a node and the
-/// bytes of its scalars.
+/// What a copy of `node` costs: the bytes of its scalars, and 256 a node.
+/// A node is 32 bytes in memory, but downstream each copied item can be one
+/// more step or command to read as shell, which costs about as much as a
+/// few hundred bytes of script: a list of 4,096 aliases of a list of 16
+/// four-letter words is only 256 KiB of text but 65,536 commands.
+const NODE_WEIGHT: usize = 256;
+
 fn weight(node: &Node) -> usize {
     // Iterative, so that measuring cannot overflow the stack either.
     let mut count: usize = 0;
     let mut todo = vec![node];
     while let Some(n) = todo.pop() {
-        count = count.saturating_add(32);
+        count = count.saturating_add(NODE_WEIGHT);
         match n {
             Node::Scalar { value, .. } => count = count.saturating_add(value.len()),
             Node::Seq { items, .. } => todo.extend(items.iter()),
@@ -418,6 +423,28 @@ mod tests {
         );
         let err = parse(&long).unwrap_err();
         assert!(err.message.contains("aliases expand"), "{err:?}");
+    }
+
+    /// Tiny scalars, many nodes: each copy is a command to read as shell.
+    #[test]
+    fn many_small_nodes_through_aliases_are_refused() {
+        let mut many = String::from("a: &a [x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x]\n");
+        many.push_str(&format!("c: [{}]\n", vec!["*a"; 4096].join(", ")));
+        let err = parse(&many).unwrap_err();
+        assert!(err.message.contains("aliases expand"), "{err:?}");
+        // A pipeline that copies a block of twenty nodes into 200 steps reads.
+        let mut real = String::from("base: &base {");
+        real.push_str(
+            &(0..10)
+                .map(|i| format!("k{i}: v{i}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        real.push_str("}\nsteps:\n");
+        for i in 0..200 {
+            real.push_str(&format!("  - {{<<: *base, label: s{i}}}\n"));
+        }
+        assert!(parse(&real).is_ok());
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub use files::{
 pub use lines::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
 pub use marker::{
     MAX_MARKER_COMPARISONS, MAX_MARKER_DEPTH, MAX_MARKER_TERMS, MarkerTooHeavy, MarkerWeight,
+    WrittenTooHeavy, written_refusal,
 };
 pub use metadata::{CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
 pub use source::{PackageSource, ProjectAnswer, SourceError};

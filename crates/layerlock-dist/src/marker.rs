@@ -181,8 +181,54 @@ impl fmt::Display for MarkerTooHeavy {
 
 impl std::error::Error for MarkerTooHeavy {}
 
+/// Why a parsed marker is refused although its text passed the gate: the
+/// form uv-pep508 writes it in (disjunctive normal form, simplified) would
+/// not pass it. A lock must read back as it was written, so a reader
+/// refuses what it could not write back.
+pub fn written_refusal(marker: &uv_pep508::MarkerTree) -> Option<WrittenTooHeavy> {
+    let written = marker.try_to_string()?;
+    MarkerWeight::of(&written).refusal().map(WrittenTooHeavy)
+}
+
+/// A marker whose written form is past one of the limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenTooHeavy(pub MarkerTooHeavy);
+
+impl fmt::Display for WrittenTooHeavy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} once written out in normal form, so it would not read back",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for WrittenTooHeavy {}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_marker_that_multiplies_out_past_the_limits_when_written_is_refused() {
+        // Two `or` groups and sixteen extras: 20 comparisons as written,
+        // 144 in the normal form the lock would hold.
+        let extras: Vec<String> = (0..16).map(|i| format!("extra == 'e{i}'")).collect();
+        let text = format!(
+            "(python_version < '3.8' or sys_platform == 'x') and (python_version >= '3.9' or os_name == 'y') and ({})",
+            extras.join(" or ")
+        );
+        assert_eq!(super::MarkerWeight::of(&text).refusal(), None);
+        let marker: uv_pep508::MarkerTree = text.parse().unwrap();
+        let refusal = super::written_refusal(&marker).expect("refused");
+        assert!(
+            refusal.to_string().contains("would not read back"),
+            "{refusal}"
+        );
+        let short: uv_pep508::MarkerTree =
+            "python_version >= '3.8' and extra == 'x'".parse().unwrap();
+        assert_eq!(super::written_refusal(&short), None);
+    }
+
     use super::*;
 
     fn depth(text: &str) -> usize {

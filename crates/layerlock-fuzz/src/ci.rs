@@ -25,6 +25,9 @@ pub fn yaml_ci(data: &[u8]) {
         Err(error) => return crate::render_error(&error),
     };
     walk(&docs);
+    // Once per file, as the walker does: per script, a pipeline of many
+    // small steps over a file of many lines costs their product.
+    let lines = layerlock_ci::SourceLines::new(&text);
     for path in PATHS {
         let Some(system) = System::detect(path, &docs) else {
             continue;
@@ -35,10 +38,7 @@ pub fn yaml_ci(data: &[u8]) {
             black_box(job.map_strings(|s| s.replace("install", "check")));
         }
         for script in system.scripts(&docs) {
-            let layout = script
-                .layout
-                .clone()
-                .refine(&script.text, &layerlock_ci::SourceLines::new(&text));
+            let layout = script.layout.clone().refine(&script.text, &lines);
             use_script(&Script { layout, ..script });
         }
     }

@@ -476,6 +476,13 @@ fn parse_requirement(
             }
         },
     };
+    if let Some(refusal) = layerlock_dist::written_refusal(&requirement.marker) {
+        return Err(LockError::Syntax {
+            origin: origin.clone(),
+            text: text.chars().take(200).collect(),
+            message: refusal.to_string(),
+        });
+    }
     if requirement.extras.len() > layerlock_dist::MAX_EXTRAS {
         return Err(LockError::Syntax {
             origin: origin.clone(),

@@ -316,7 +316,11 @@ fn parse_marker(text: &str) -> Result<MarkerTree, String> {
     if let Some(refusal) = layerlock_dist::MarkerWeight::of(text).refusal() {
         return Err(refusal.to_string());
     }
-    MarkerTree::from_str(text).map_err(|e| e.to_string())
+    let marker = MarkerTree::from_str(text).map_err(|e| e.to_string())?;
+    match layerlock_dist::written_refusal(&marker) {
+        Some(refusal) => Err(refusal.to_string()),
+        None => Ok(marker),
+    }
 }
 
 /// A value as a message quotes it: its first 80 characters.
