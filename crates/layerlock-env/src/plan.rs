@@ -2,12 +2,15 @@
 //! change for a lock; and afterwards, the drift guard that proves nothing
 //! else changed.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
 use serde::Serialize;
 use uv_pep440::Version;
 
-use crate::installed::{Installed, Snapshot};
+use crate::install::HashedPin;
+use crate::installed::{Installed, Snapshot, normalise};
+use crate::select::LockEntry;
 
 /// A lock entry as the plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,6 +51,49 @@ impl Plan {
             .iter()
             .chain(self.change.iter().map(|c| &c.wanted))
     }
+
+    /// What the installer is given: each entry to install with its hashes
+    /// from `entries` (the lock the plan was made from), in plan order.
+    pub fn pins<'a>(&self, entries: &'a [LockEntry]) -> Vec<HashedPin<'a>> {
+        // By name once: a lock of thousands of entries stays linear.
+        let by_name: BTreeMap<&str, &LockEntry> = entries
+            .iter()
+            .map(|e| (e.wanted.name.as_str(), e))
+            .collect();
+        self.to_install()
+            .filter_map(|w| by_name.get(w.name.as_str()).copied())
+            .map(|e| HashedPin {
+                name: &e.wanted.name,
+                version: &e.wanted.version,
+                hashes: &e.hashes,
+            })
+            .collect()
+    }
+
+    /// The installed distributions new wheels may write over: those the
+    /// plan changes, those being repaired, and those `--allow-change`
+    /// names. Every other one the plan keeps must keep its files.
+    pub fn spared(&self, repair: &[String], allow_change: &[String]) -> BTreeSet<String> {
+        self.change
+            .iter()
+            .map(|c| c.installed.name.clone())
+            .chain(repair.iter().cloned())
+            .chain(allow_change.iter().map(|n| normalise(n)))
+            .collect()
+    }
+}
+
+/// The first name `allow_change` gives (normalised) that is neither
+/// installed nor locked: a typo, which would let nothing through.
+pub fn unknown_allowance(
+    allow_change: &[String],
+    wanted: &[Wanted],
+    snapshot: &Snapshot,
+) -> Option<String> {
+    allow_change
+        .iter()
+        .map(|n| normalise(n))
+        .find(|name| !snapshot.dists.contains_key(name) && !wanted.iter().any(|w| &w.name == name))
 }
 
 /// PEP 440 equality (`1.0` is `1.0.0`), falling back to text.
@@ -76,10 +122,7 @@ pub fn plan(wanted: &[Wanted], snapshot: &Snapshot, allow_change: &[String]) -> 
                     wanted: want.clone(),
                     installed: have.clone(),
                 };
-                if allow_change
-                    .iter()
-                    .any(|a| crate::installed::normalise(a) == want.name)
-                {
+                if allow_change.iter().any(|a| normalise(a) == want.name) {
                     plan.change.push(conflict);
                 } else {
                     plan.conflicts.push(conflict);
@@ -175,4 +218,88 @@ pub fn guard(before: &Snapshot, after: &Snapshot, plan: &Plan) -> Vec<Change> {
     }
     changes.sort_by(|a, b| a.name.cmp(&b.name));
     changes
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn wanted(name: &str, version: &str) -> Wanted {
+        Wanted {
+            name: name.to_string(),
+            version: version.to_string(),
+            origin: "lock.txt:1".to_string(),
+        }
+    }
+
+    fn installed(name: &str, version: &str) -> Installed {
+        Installed {
+            name: name.to_string(),
+            version: version.to_string(),
+            installer: "pip".to_string(),
+            record_digest: None,
+            direct_url: false,
+            path: PathBuf::from(format!("{name}-{version}.dist-info")),
+            site: PathBuf::from("site"),
+            egg_info: false,
+        }
+    }
+
+    fn snapshot(dists: &[(&str, &str)]) -> Snapshot {
+        let mut snapshot = Snapshot::default();
+        for (name, version) in dists {
+            snapshot
+                .dists
+                .insert(name.to_string(), installed(name, version));
+        }
+        snapshot
+    }
+
+    #[test]
+    fn pins_follow_the_plan_and_carry_the_locks_hashes() {
+        let before = snapshot(&[("alpha", "1.0"), ("gamma", "1.0")]);
+        let locked = [
+            wanted("alpha", "1.0"),
+            wanted("beta", "2.0"),
+            wanted("gamma", "2.0"),
+        ];
+        let entries: Vec<LockEntry> = locked
+            .iter()
+            .map(|w| LockEntry {
+                wanted: w.clone(),
+                hashes: vec![format!("sha256:{}", w.name)],
+            })
+            .collect();
+        let plan = plan(&locked, &before, &["Gamma".to_string()]);
+        let pins = plan.pins(&entries);
+        let named: Vec<(&str, &str, &str)> = pins
+            .iter()
+            .map(|p| (p.name, p.version, p.hashes[0].as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("beta", "2.0", "sha256:beta"),
+                ("gamma", "2.0", "sha256:gamma")
+            ]
+        );
+        let spared = plan.spared(&["delta".to_string()], &["Epsilon_X".to_string()]);
+        let spared: Vec<&str> = spared.iter().map(String::as_str).collect();
+        assert_eq!(spared, ["delta", "epsilon-x", "gamma"]);
+    }
+
+    #[test]
+    fn an_allowance_for_a_package_neither_installed_nor_locked_is_named() {
+        let before = snapshot(&[("alpha", "1.0")]);
+        let locked = [wanted("beta", "2.0")];
+        let ok = ["Alpha".to_string(), "beta".to_string()];
+        assert_eq!(unknown_allowance(&ok, &locked, &before), None);
+        let typo = ["alpha".to_string(), "Betta".to_string()];
+        assert_eq!(
+            unknown_allowance(&typo, &locked, &before).as_deref(),
+            Some("betta")
+        );
+    }
 }

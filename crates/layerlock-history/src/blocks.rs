@@ -625,132 +625,10 @@ pub fn blocks(
     let mut history = History::new(git, &options.paths)?;
     let now = history.worktree()?;
     let mut problems = now.problems.clone();
-    let selected = |shown: &JobId, id: &JobId| {
-        options.only.is_empty()
-            || options
-                .only
-                .iter()
-                .any(|o| o == id.value() || o == shown.value())
-    };
-    let mut pairs: Vec<Pair> = Vec::new();
-    let description = match baseline {
-        Baseline::Since(rev) => {
-            let commit = git.commit(rev)?;
-            let old = history.at(&commit)?.clone();
-            let ids: BTreeSet<&JobId> = old.jobs.keys().chain(now.jobs.keys()).collect();
-            for id in ids {
-                let (before, after) = (old.defs(id), now.defs(id));
-                let qualify = before.len() > 1 || after.len() > 1;
-                for (o, n) in pair(before, after) {
-                    let (o, n) = (o.map(|o| &before[o]), n.map(|n| &after[n]));
-                    pairs.push(Pair::new(id, qualify, o, n, &commit, None));
-                }
-            }
-            format!("{rev} ({})", short_id(&commit))
-        }
-        Baseline::DisabledBy(rev) => {
-            let commit = git.commit(rev)?;
-            let parent = git
-                .parent(&commit)?
-                .ok_or_else(|| GitError::UnknownRevision {
-                    rev: format!("{rev}^ (the commit has no parent)"),
-                })?;
-            let after = history.at(&commit)?.clone();
-            let old = history.at(&parent)?.clone();
-            let subject = git
-                .log(&["-1".to_string(), commit.clone()], &[], false)?
-                .into_iter()
-                .next();
-            let disabled = subject.map(|c| CommitRef {
-                id: c.id,
-                time: c.time,
-                subject: c.subject,
-            });
-            for (id, defs) in &old.jobs {
-                // What the commit removed, against what is back now: the
-                // definitions the commit kept are not candidates.
-                let removed: Vec<Def> = gone(defs, after.defs(id)).into_iter().cloned().collect();
-                if removed.is_empty() {
-                    continue;
-                }
-                let back: Vec<Def> = fresh(after.defs(id), now.defs(id))
-                    .into_iter()
-                    .cloned()
-                    .collect();
-                let qualify = defs.len() > 1 || now.defs(id).len() > 1;
-                for (o, n) in pair(&removed, &back) {
-                    if let Some(o) = o {
-                        let n = n.map(|n| &back[n]);
-                        pairs.push(Pair::new(
-                            id,
-                            qualify,
-                            Some(&removed[o]),
-                            n,
-                            &parent,
-                            disabled.clone(),
-                        ));
-                    }
-                }
-            }
-            if pairs.is_empty() && history.problems.is_empty() {
-                return Err(BlocksError::DisabledNothing(rev.clone()));
-            }
-            format!(
-                "the parent of {rev} ({}), for the steps it disabled",
-                short_id(&commit)
-            )
-        }
-        Baseline::Restored { since } => {
-            let commit = git.commit(since)?;
-            let then = history.at(&commit)?.clone();
-            // Each definition new since then, by id.
-            let mut back: BTreeMap<&JobId, Vec<Def>> = BTreeMap::new();
-            for (id, defs) in &now.jobs {
-                let new: Vec<Def> = fresh(then.defs(id), defs).into_iter().cloned().collect();
-                if !new.is_empty() {
-                    back.insert(id, new);
-                }
-            }
-            let names: BTreeSet<String> = back.keys().map(|id| id.value().to_string()).collect();
-            let mut prefer: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-            for (id, defs) in &back {
-                prefer
-                    .entry(id.value().to_string())
-                    .or_default()
-                    .extend(defs.iter().map(|(path, _)| path.clone()));
-            }
-            let disabling = history.disabling_commits(&commit, &names, &prefer)?;
-            for (id, restored) in back {
-                let qualify = restored.len() > 1 || now.defs(id).len() > 1;
-                let Some(by) = disabling.get(id.value()) else {
-                    for def in &restored {
-                        pairs.push(Pair::new(id, qualify, None, Some(def), &commit, None));
-                    }
-                    continue;
-                };
-                let parent = git.parent(&by.id)?.unwrap_or_default();
-                let before = history.at(&parent)?.defs(id).to_vec();
-                let removed: Vec<Def> = gone(&before, history.at(&by.id)?.defs(id))
-                    .into_iter()
-                    .cloned()
-                    .collect();
-                for (o, n) in pair(&removed, &restored) {
-                    if let Some(n) = n {
-                        let o = o.map(|o| &removed[o]);
-                        let by = o.map(|_| by.clone());
-                        pairs.push(Pair::new(id, qualify, o, Some(&restored[n]), &parent, by));
-                    }
-                }
-            }
-            let since_shown = if since == &commit {
-                short_id(&commit).to_string()
-            } else {
-                format!("{since} ({})", short_id(&commit))
-            };
-            format!(
-                "each step new since {since_shown}, as it was before the commit that removed it"
-            )
-        }
+    let (pairs, description) = match baseline {
+        Baseline::Since(rev) => since(&mut history, &now, rev)?,
+        Baseline::DisabledBy(rev) => disabled_by(&mut history, &now, rev)?,
+        Baseline::Restored { since } => restored(&mut history, &now, since)?,
     };
     problems.extend(history.problems);
     for path in &history.paths {
@@ -770,6 +648,13 @@ pub fn blocks(
             });
         }
     }
+    let selected = |shown: &JobId, id: &JobId| {
+        options.only.is_empty()
+            || options
+                .only
+                .iter()
+                .any(|o| o == id.value() || o == shown.value())
+    };
     let mut steps = Vec::new();
     for pair in pairs {
         if selected(&pair.shown, &pair.id) {
@@ -794,6 +679,149 @@ pub fn blocks(
         steps,
         problems,
     })
+}
+
+/// `--since REV`: every job as it was at REV against the work tree.
+fn since(
+    history: &mut History,
+    now: &Snapshot,
+    rev: &str,
+) -> Result<(Vec<Pair>, String), BlocksError> {
+    let commit = history.git.commit(rev)?;
+    let old = history.at(&commit)?.clone();
+    let ids: BTreeSet<&JobId> = old.jobs.keys().chain(now.jobs.keys()).collect();
+    let mut pairs = Vec::new();
+    for id in ids {
+        let (before, after) = (old.defs(id), now.defs(id));
+        let qualify = before.len() > 1 || after.len() > 1;
+        for (o, n) in pair(before, after) {
+            let (o, n) = (o.map(|o| &before[o]), n.map(|n| &after[n]));
+            pairs.push(Pair::new(id, qualify, o, n, &commit, None));
+        }
+    }
+    Ok((pairs, format!("{rev} ({})", short_id(&commit))))
+}
+
+/// `--disabled-by REV`: what the commit removed, as its parent had it,
+/// against what is back in the work tree.
+fn disabled_by(
+    history: &mut History,
+    now: &Snapshot,
+    rev: &str,
+) -> Result<(Vec<Pair>, String), BlocksError> {
+    let git = history.git;
+    let commit = git.commit(rev)?;
+    let parent = git
+        .parent(&commit)?
+        .ok_or_else(|| GitError::UnknownRevision {
+            rev: format!("{rev}^ (the commit has no parent)"),
+        })?;
+    let after = history.at(&commit)?.clone();
+    let old = history.at(&parent)?.clone();
+    let subject = git
+        .log(&["-1".to_string(), commit.clone()], &[], false)?
+        .into_iter()
+        .next();
+    let disabled = subject.map(|c| CommitRef {
+        id: c.id,
+        time: c.time,
+        subject: c.subject,
+    });
+    let mut pairs = Vec::new();
+    for (id, defs) in &old.jobs {
+        // What the commit removed, against what is back now: the
+        // definitions the commit kept are not candidates.
+        let removed: Vec<Def> = gone(defs, after.defs(id)).into_iter().cloned().collect();
+        if removed.is_empty() {
+            continue;
+        }
+        let back: Vec<Def> = fresh(after.defs(id), now.defs(id))
+            .into_iter()
+            .cloned()
+            .collect();
+        let qualify = defs.len() > 1 || now.defs(id).len() > 1;
+        for (o, n) in pair(&removed, &back) {
+            if let Some(o) = o {
+                let n = n.map(|n| &back[n]);
+                pairs.push(Pair::new(
+                    id,
+                    qualify,
+                    Some(&removed[o]),
+                    n,
+                    &parent,
+                    disabled.clone(),
+                ));
+            }
+        }
+    }
+    if pairs.is_empty() && history.problems.is_empty() {
+        return Err(BlocksError::DisabledNothing(rev.to_string()));
+    }
+    let description = format!(
+        "the parent of {rev} ({}), for the steps it disabled",
+        short_id(&commit)
+    );
+    Ok((pairs, description))
+}
+
+/// `--restored-since REV`: each definition new since REV, against itself
+/// before the commit that removed it (found by walking back).
+fn restored(
+    history: &mut History,
+    now: &Snapshot,
+    since: &str,
+) -> Result<(Vec<Pair>, String), BlocksError> {
+    let git = history.git;
+    let commit = git.commit(since)?;
+    let then = history.at(&commit)?.clone();
+    // Each definition new since then, by id.
+    let mut back: BTreeMap<&JobId, Vec<Def>> = BTreeMap::new();
+    for (id, defs) in &now.jobs {
+        let new: Vec<Def> = fresh(then.defs(id), defs).into_iter().cloned().collect();
+        if !new.is_empty() {
+            back.insert(id, new);
+        }
+    }
+    let names: BTreeSet<String> = back.keys().map(|id| id.value().to_string()).collect();
+    let mut prefer: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (id, defs) in &back {
+        prefer
+            .entry(id.value().to_string())
+            .or_default()
+            .extend(defs.iter().map(|(path, _)| path.clone()));
+    }
+    let disabling = history.disabling_commits(&commit, &names, &prefer)?;
+    let mut pairs = Vec::new();
+    for (id, restored) in back {
+        let qualify = restored.len() > 1 || now.defs(id).len() > 1;
+        let Some(by) = disabling.get(id.value()) else {
+            for def in &restored {
+                pairs.push(Pair::new(id, qualify, None, Some(def), &commit, None));
+            }
+            continue;
+        };
+        let parent = git.parent(&by.id)?.unwrap_or_default();
+        let before = history.at(&parent)?.defs(id).to_vec();
+        let removed: Vec<Def> = gone(&before, history.at(&by.id)?.defs(id))
+            .into_iter()
+            .cloned()
+            .collect();
+        for (o, n) in pair(&removed, &restored) {
+            if let Some(n) = n {
+                let o = o.map(|o| &removed[o]);
+                let by = o.map(|_| by.clone());
+                pairs.push(Pair::new(id, qualify, o, Some(&restored[n]), &parent, by));
+            }
+        }
+    }
+    let since_shown = if since == commit {
+        short_id(&commit).to_string()
+    } else {
+        format!("{since} ({})", short_id(&commit))
+    };
+    let description =
+        format!("each step new since {since_shown}, as it was before the commit that removed it");
+    Ok((pairs, description))
 }
 
 /// A job to compare: its id, its old definition (file, job, commit) and

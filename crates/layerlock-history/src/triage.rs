@@ -528,9 +528,51 @@ struct Located {
 }
 
 pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, TriageError> {
-    // Every report, merged by (job, test) across shards.
+    let (failing, totals) = merge_reports(&options.reports)?;
+    let crate::ForkPoint {
+        main,
+        main_commit,
+        head,
+        merge_base,
+    } = crate::ForkPoint::find(git, options.main.as_deref(), &options.head)?;
+    let jobs: BTreeSet<String> = failing.iter().map(|f| f.merged.job.clone()).collect();
+    let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
+    let located = locate(git, failing, options.depth)?;
+    let walks = Walks::of(git, &located, &windows, &merge_base, &head)?;
+    let mut xfails = Xfails::new(git, &head);
+    xfails.prepare(&located)?;
+    let mut failures = Vec::new();
+    for l in located {
+        let window = &windows[&l.merged.job].0;
+        failures.push(classify(l, window, &walks, &mut xfails, &main)?);
+    }
+    failures.sort_by(|a, b| (&a.job, a.cause, &a.node_id).cmp(&(&b.job, b.cause, &b.node_id)));
+    Ok(TriageReport {
+        version: 1,
+        main,
+        merge_base,
+        head,
+        windows: windows.into_values().map(|(_, w)| w).collect(),
+        failures,
+        totals,
+    })
+}
+
+/// A failing test before it is located: its cases merged across shards,
+/// its worst outcome, and whether it also passed somewhere.
+struct Failing {
+    merged: Merged,
+    worst: Outcome,
+    flaky: bool,
+}
+
+/// Every report, merged by (job, test) across shards: the failing tests,
+/// and how many tests ended each way.
+fn merge_reports(
+    reports: &[ReportInput],
+) -> Result<(Vec<Failing>, BTreeMap<String, usize>), TriageError> {
     let mut merged: BTreeMap<(String, String, String), Merged> = BTreeMap::new();
-    for input in &options.reports {
+    for input in reports {
         let job = input.job.clone().unwrap_or_else(|| ALL_JOBS.to_string());
         for case in read_report(input)? {
             let key = (job.clone(), case.classname.clone(), case.name.clone());
@@ -559,30 +601,34 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         *totals.entry(outcome_name(worst).to_string()).or_default() += 1;
         if is_bad(worst) {
             let flaky = m.outcomes.contains(&Outcome::Passed);
-            failing.push((m, worst, flaky));
+            failing.push(Failing {
+                merged: m,
+                worst,
+                flaky,
+            });
         }
     }
+    Ok((failing, totals))
+}
 
-    let crate::ForkPoint {
-        main,
-        main_commit,
-        head,
-        merge_base,
-    } = crate::ForkPoint::find(git, options.main.as_deref(), &options.head)?;
-    let jobs: BTreeSet<String> = failing.iter().map(|(m, _, _)| m.job.clone()).collect();
-    let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
-
-    // Locate each failing test and the files it reads.
+/// Each failing test's file and class, and the in-repository files it
+/// reads (its import closure, `depth` deep).
+fn locate(git: &Git, failing: Vec<Failing>, depth: usize) -> Result<Vec<Located>, TriageError> {
     let files = TestFiles::new(git.tracked(&[])?);
     let closure_options = ClosureOptions {
-        depth: options.depth,
+        depth,
         ..ClosureOptions::default()
     };
     let mut closures: HashMap<String, Relevant> = HashMap::new();
     let mut located = Vec::new();
     let root = fs_err::canonicalize(git.root()).unwrap_or_else(|_| git.root().to_path_buf());
     let mut readable: BTreeSet<String> = BTreeSet::new();
-    for (merged, worst, flaky) in failing {
+    for Failing {
+        merged,
+        worst,
+        flaky,
+    } in failing
+    {
         let (file, class) = files.locate(&merged.case);
         // What the test imports is unknown when its file cannot be read:
         // that is no "nothing it imports changed".
@@ -617,150 +663,185 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
             flaky,
         });
     }
+    Ok(located)
+}
 
-    // One walk per window and one for the branch, over every file any
-    // failure reads.
-    let all_relevant: Vec<String> = located
-        .iter()
-        .flat_map(|l| l.relevant.keys().cloned())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut walks: HashMap<Window, Vec<Commit>> = HashMap::new();
-    let branch: Vec<Commit> = if all_relevant.is_empty() || head == merge_base {
-        Vec::new()
-    } else {
-        git.log(&[format!("{merge_base}..{head}")], &all_relevant, true)?
-    };
-    for (window, _) in windows.values() {
-        if walks.contains_key(window) || all_relevant.is_empty() {
-            continue;
-        }
-        let range = match window {
-            Window::After(dark) => vec![
-                "--first-parent".to_string(),
-                format!("{dark}..{merge_base}"),
-            ],
-            Window::SinceDate(date) => vec![
-                "--first-parent".to_string(),
-                format!("--since={date}"),
-                merge_base.clone(),
-            ],
-        };
-        walks.insert(window.clone(), git.log(&range, &all_relevant, true)?);
-    }
+/// The commits that touched any file a failure reads: one walk per dark
+/// window, one for the branch.
+struct Walks {
+    windows: HashMap<Window, Vec<Commit>>,
+    branch: Vec<Commit>,
+}
 
-    let mut xfails = Xfails::new(git, &head);
-    xfails.prepare(&located)?;
-    let mut failures = Vec::new();
-    for l in located {
-        let window = &windows[&l.merged.job].0;
-        let mut latent = touching(
-            walks.get(window).map(Vec::as_slice).unwrap_or_default(),
-            &l.relevant,
-        );
-        let mut this_change = touching(&branch, &l.relevant);
-        let mut xfail_info = None;
-        let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
-        let (cause, note) = if l.worst == Outcome::XPassStrict {
-            let stale = xfails.stale(&l, window)?;
-            xfail_info = stale.marker;
-            if let Some(since_added) = stale.since_added {
-                latent = since_added;
-                this_change.clear();
-            }
-            (Cause::StaleXfail, stale.note)
-        } else if l.flaky {
-            (
-                Cause::Unexplained,
-                "flaky: it also passed in another report of this job".to_string(),
-            )
-        } else if l.file.is_none() {
-            (
-                Cause::Unexplained,
-                format!(
-                    "no tracked test file matches `{}`; nothing to compare with history",
-                    l.merged.case.classname
-                ),
-            )
-        } else if !this_change.is_empty()
-            && latent
-                .first()
-                .is_none_or(|l| this_change[0].distance <= l.distance)
-        {
-            // The branch's own change is the nearer suspect (or as near).
-            (
-                Cause::ThisChange,
-                format!(
-                    "{} commit{} of this branch: {}{}",
-                    this_change.len(),
-                    plural(this_change.len()),
-                    by_distance(&this_change),
-                    if latent.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; also {} while the job was dark", latent.len())
-                    }
-                ),
-            )
-        } else if !latent.is_empty() {
-            (
-                Cause::Latent,
-                format!(
-                    "{} commit{} landed on {} while the job was dark: {}{}",
-                    latent.len(),
-                    plural(latent.len()),
-                    main,
-                    by_distance(&latent),
-                    if this_change.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "; this branch touches only files further away ({})",
-                            this_change.len()
-                        )
-                    }
-                ),
-            )
+impl Walks {
+    fn of(
+        git: &Git,
+        located: &[Located],
+        windows: &BTreeMap<String, (Window, JobWindow)>,
+        merge_base: &str,
+        head: &str,
+    ) -> Result<Self, TriageError> {
+        let all_relevant: Vec<String> = located
+            .iter()
+            .flat_map(|l| l.relevant.keys().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut walks: HashMap<Window, Vec<Commit>> = HashMap::new();
+        let branch: Vec<Commit> = if all_relevant.is_empty() || head == merge_base {
+            Vec::new()
         } else {
-            (
-                Cause::Unexplained,
-                format!(
-                    "nothing touched the test or the {} in-repository file{} it imports while the job was dark: flaky or the environment",
-                    l.relevant.len().saturating_sub(1),
-                    plural(l.relevant.len().saturating_sub(1))
-                ),
-            )
+            git.log(&[format!("{merge_base}..{head}")], &all_relevant, true)?
         };
-        let more = latent.len().saturating_sub(MAX_COMMITS_SHOWN)
-            + this_change.len().saturating_sub(MAX_COMMITS_SHOWN);
-        latent.truncate(MAX_COMMITS_SHOWN);
-        this_change.truncate(MAX_COMMITS_SHOWN);
-        failures.push(Failure {
-            job: l.merged.job.clone(),
-            node_id: node,
-            file: l.file.clone(),
-            outcome: l.worst,
-            message: l.merged.case.message.clone(),
-            cause,
-            note,
-            latent,
-            this_change,
-            more_commits: more,
-            xfail: xfail_info,
-            seen_in: l.merged.seen_in.clone(),
-        });
+        for (window, _) in windows.values() {
+            if walks.contains_key(window) || all_relevant.is_empty() {
+                continue;
+            }
+            let range = match window {
+                Window::After(dark) => vec![
+                    "--first-parent".to_string(),
+                    format!("{dark}..{merge_base}"),
+                ],
+                Window::SinceDate(date) => vec![
+                    "--first-parent".to_string(),
+                    format!("--since={date}"),
+                    merge_base.to_string(),
+                ],
+            };
+            walks.insert(window.clone(), git.log(&range, &all_relevant, true)?);
+        }
+        Ok(Self {
+            windows: walks,
+            branch,
+        })
     }
-    failures.sort_by(|a, b| (&a.job, a.cause, &a.node_id).cmp(&(&b.job, b.cause, &b.node_id)));
-    Ok(TriageReport {
-        version: 1,
-        main,
-        merge_base,
-        head,
-        windows: windows.into_values().map(|(_, w)| w).collect(),
-        failures,
-        totals,
+}
+
+/// What explains one located failure: the commits that touched what it
+/// reads while its job was dark (`latent`) and on the branch, nearest
+/// first, or a stale xfail, or nothing.
+fn classify(
+    l: Located,
+    window: &Window,
+    walks: &Walks,
+    xfails: &mut Xfails,
+    main: &str,
+) -> Result<Failure, TriageError> {
+    let mut latent = touching(
+        walks
+            .windows
+            .get(window)
+            .map(Vec::as_slice)
+            .unwrap_or_default(),
+        &l.relevant,
+    );
+    let mut this_change = touching(&walks.branch, &l.relevant);
+    let mut xfail_info = None;
+    let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
+    let (cause, note) = if l.worst == Outcome::XPassStrict {
+        let stale = xfails.stale(&l, window)?;
+        xfail_info = stale.marker;
+        if let Some(since_added) = stale.since_added {
+            latent = since_added;
+            this_change.clear();
+        }
+        (Cause::StaleXfail, stale.note)
+    } else {
+        explain(&l, &latent, &this_change, main)
+    };
+    let more = latent.len().saturating_sub(MAX_COMMITS_SHOWN)
+        + this_change.len().saturating_sub(MAX_COMMITS_SHOWN);
+    latent.truncate(MAX_COMMITS_SHOWN);
+    this_change.truncate(MAX_COMMITS_SHOWN);
+    Ok(Failure {
+        job: l.merged.job.clone(),
+        node_id: node,
+        file: l.file.clone(),
+        outcome: l.worst,
+        message: l.merged.case.message.clone(),
+        cause,
+        note,
+        latent,
+        this_change,
+        more_commits: more,
+        xfail: xfail_info,
+        seen_in: l.merged.seen_in.clone(),
     })
+}
+
+/// The cause of a failure that is no strict XPASS, and the note that says
+/// why: flaky, nothing to compare, the branch's own change when it is as
+/// near as anything that landed while dark, else what landed, else nothing.
+fn explain(
+    l: &Located,
+    latent: &[CommitInfo],
+    this_change: &[CommitInfo],
+    main: &str,
+) -> (Cause, String) {
+    if l.flaky {
+        return (
+            Cause::Unexplained,
+            "flaky: it also passed in another report of this job".to_string(),
+        );
+    }
+    if l.file.is_none() {
+        return (
+            Cause::Unexplained,
+            format!(
+                "no tracked test file matches `{}`; nothing to compare with history",
+                l.merged.case.classname
+            ),
+        );
+    }
+    if !this_change.is_empty()
+        && latent
+            .first()
+            .is_none_or(|l| this_change[0].distance <= l.distance)
+    {
+        // The branch's own change is the nearer suspect (or as near).
+        return (
+            Cause::ThisChange,
+            format!(
+                "{} commit{} of this branch: {}{}",
+                this_change.len(),
+                plural(this_change.len()),
+                by_distance(this_change),
+                if latent.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also {} while the job was dark", latent.len())
+                }
+            ),
+        );
+    }
+    if !latent.is_empty() {
+        return (
+            Cause::Latent,
+            format!(
+                "{} commit{} landed on {} while the job was dark: {}{}",
+                latent.len(),
+                plural(latent.len()),
+                main,
+                by_distance(latent),
+                if this_change.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; this branch touches only files further away ({})",
+                        this_change.len()
+                    )
+                }
+            ),
+        );
+    }
+    (
+        Cause::Unexplained,
+        format!(
+            "nothing touched the test or the {} in-repository file{} it imports while the job was dark: flaky or the environment",
+            l.relevant.len().saturating_sub(1),
+            plural(l.relevant.len().saturating_sub(1))
+        ),
+    )
 }
 
 /// The job name used when a report names none.

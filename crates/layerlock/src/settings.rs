@@ -478,12 +478,6 @@ fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
     }
 }
 
-fn need(value: Option<String>, flag: &str, key: &str) -> Result<String> {
-    value.with_context(|| {
-        format!("{flag} is required (or set `{key}` in layerlock.toml); a layer is compiled for one target")
-    })
-}
-
 /// The layers to handle: from the command line when inputs are given, else
 /// from the config file.
 pub fn layers(
@@ -494,103 +488,7 @@ pub fn layers(
     env: &Environment,
 ) -> Result<Vec<LayerSettings>> {
     if !args.inputs.is_empty() {
-        if !args.layers.is_empty() {
-            bail!(
-                "--layer selects layers of the config file; it cannot be combined with input files"
-            );
-        }
-        // A config's top-level keys are defaults for every command, with
-        // inputs on the command line as with its layers; a [[layer]]'s own
-        // keys are that layer's only.
-        let defaults = config.map(|c| &c.file.defaults);
-        let config_root = config.map_or(env.cwd.clone(), |c| c.root.clone());
-        let (index, index_explicit) = index_settings(&args.index, defaults, &config_root, &env.cwd);
-        let root = display_root(&env.cwd);
-        let arg = |p: &PathBuf| UserPath::from_arg(p, &env.cwd, &root);
-        let need = |value: Option<String>, flag: &str, key: &str| {
-            match config {
-            Some(c) => value.with_context(|| {
-                format!(
-                    "{flag} is required, or `{key}` at the top of {}; a layer is compiled for one target",
-                    c.path.display()
-                )
-            }),
-            None => need(value, flag, key),
-        }
-        };
-        // `-o -` is stdout, as in pip-compile and uv.
-        let output = output
-            .filter(|o| *o != Path::new("-"))
-            .map(|o| arg(&o.to_path_buf()));
-        return Ok(vec![LayerSettings {
-            name: None,
-            inputs: args.inputs.iter().map(arg).collect(),
-            bases: if args.bases.is_empty() {
-                defaults
-                    .map(|d| {
-                        d.bases
-                            .iter()
-                            .map(|p| UserPath::new(p, &config_root))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            } else {
-                args.bases.iter().map(arg).collect()
-            },
-            base_env: match &args.base_env {
-                Some(p) => Some(interpreter_path(p, &env.cwd, &root)),
-                None => defaults
-                    .and_then(|d| d.base_env.as_deref())
-                    .map(|p| interpreter_path(Path::new(p), &config_root, &config_root)),
-            },
-            format: output
-                .as_ref()
-                .map_or(LockFormat::Requirements, |o| LockFormat::from_path(&o.path)),
-            output,
-            python_version: need(
-                args.python_version
-                    .clone()
-                    .or_else(|| defaults.and_then(|d| d.python_version.clone())),
-                "--python-version",
-                "python-version",
-            )?,
-            platform: need(
-                args.platform
-                    .clone()
-                    .or_else(|| defaults.and_then(|d| d.platform.clone())),
-                "--platform",
-                "platform",
-            )?,
-            owned: if args.owned.is_empty() {
-                defaults.map(|d| d.owned.clone()).unwrap_or_default()
-            } else {
-                args.owned.clone()
-            },
-            hashes: hashes.or(defaults.and_then(|d| d.hashes)),
-            prerelease: prerelease(args.prerelease.or(defaults.and_then(|d| d.prerelease))),
-            exclude_newer: args
-                .exclude_newer
-                .clone()
-                .or_else(|| defaults.and_then(|d| d.exclude_newer.clone()))
-                .as_deref()
-                .map(parse_timestamp)
-                .transpose()?,
-            index,
-            index_explicit,
-            command: regenerate_command(&env.argv, &env.cwd, &root),
-            display_root: root.clone(),
-            cwd: env.cwd.clone(),
-            cooldown: cooldown(
-                &args.cooldown,
-                config.and_then(|c| c.file.cooldown.as_ref()),
-                env,
-            )?,
-            allow_missing_time: args.cooldown.allow_missing_time
-                || config
-                    .and_then(|c| c.file.cooldown.as_ref())
-                    .and_then(|c| c.allow_missing_time)
-                    .unwrap_or(false),
-        }]);
+        return Ok(vec![command_line_layer(args, config, output, hashes, env)?]);
     }
     let Some(config) = config else {
         bail!(
@@ -598,6 +496,170 @@ pub fn layers(
             env.cwd.display()
         );
     };
+    let mut out = config_layers(args, config, hashes, env)?;
+    if let Some(output) = output {
+        redirect_output(&mut out, output, config, env)?;
+    }
+    Ok(out)
+}
+
+/// One table of the config that a layer's keys come from, under the flags:
+/// a `[[layer]]`, or the top-level defaults when the inputs are given on the
+/// command line.
+struct Table<'a> {
+    keys: Option<&'a LayerConfig>,
+    /// The folder the table's relative paths are read from.
+    root: &'a Path,
+    /// The folder the flags' paths are shown relative to.
+    flags_root: &'a Path,
+}
+
+/// What only one of the two ways of naming a layer gives: its name,
+/// inputs, output and the command that regenerates it.
+struct Own {
+    name: Option<String>,
+    inputs: Vec<UserPath>,
+    output: Option<UserPath>,
+    format: LockFormat,
+    command: String,
+    display_root: PathBuf,
+}
+
+/// A layer's settings: each key from its flag, else from `table`. A
+/// missing target key is the error `missing(flag, key)` words.
+fn merge(
+    args: &LayerArgs,
+    table: &Table,
+    own: Own,
+    (hashes, config, env): (Option<HashesArg>, Option<&Config>, &Environment),
+    missing: impl Fn(&str, &str) -> anyhow::Error,
+) -> Result<LayerSettings> {
+    let keys = table.keys;
+    let (index, index_explicit) = index_settings(&args.index, keys, table.root, &env.cwd);
+    let required = |flag: &Option<String>, key: Option<&String>, name: &str, option: &str| {
+        flag.clone()
+            .or_else(|| key.cloned())
+            .ok_or_else(|| missing(option, name))
+    };
+    let config_cooldown = config.and_then(|c| c.file.cooldown.as_ref());
+    Ok(LayerSettings {
+        name: own.name,
+        inputs: own.inputs,
+        bases: if args.bases.is_empty() {
+            keys.map(|k| {
+                k.bases
+                    .iter()
+                    .map(|p| UserPath::new(p, table.root))
+                    .collect()
+            })
+            .unwrap_or_default()
+        } else {
+            args.bases
+                .iter()
+                .map(|p| UserPath::from_arg(p, &env.cwd, table.flags_root))
+                .collect()
+        },
+        base_env: match &args.base_env {
+            Some(p) => Some(interpreter_path(p, &env.cwd, table.flags_root)),
+            None => keys
+                .and_then(|k| k.base_env.as_deref())
+                .map(|p| interpreter_path(Path::new(p), table.root, table.root)),
+        },
+        output: own.output,
+        format: own.format,
+        python_version: required(
+            &args.python_version,
+            keys.and_then(|k| k.python_version.as_ref()),
+            "python-version",
+            "--python-version",
+        )?,
+        platform: required(
+            &args.platform,
+            keys.and_then(|k| k.platform.as_ref()),
+            "platform",
+            "--platform",
+        )?,
+        owned: if args.owned.is_empty() {
+            keys.map(|k| k.owned.clone()).unwrap_or_default()
+        } else {
+            args.owned.clone()
+        },
+        hashes: hashes.or(keys.and_then(|k| k.hashes)),
+        prerelease: prerelease(args.prerelease.or(keys.and_then(|k| k.prerelease))),
+        exclude_newer: args
+            .exclude_newer
+            .clone()
+            .or_else(|| keys.and_then(|k| k.exclude_newer.clone()))
+            .as_deref()
+            .map(parse_timestamp)
+            .transpose()?,
+        index,
+        index_explicit,
+        command: own.command,
+        display_root: own.display_root,
+        cwd: env.cwd.clone(),
+        cooldown: cooldown(&args.cooldown, config_cooldown, env)?,
+        allow_missing_time: args.cooldown.allow_missing_time
+            || config_cooldown
+                .and_then(|c| c.allow_missing_time)
+                .unwrap_or(false),
+    })
+}
+
+/// The one layer whose inputs are on the command line. A config's
+/// top-level keys are defaults for it, as for every command; a
+/// `[[layer]]`'s own keys are that layer's only.
+fn command_line_layer(
+    args: &LayerArgs,
+    config: Option<&Config>,
+    output: Option<&Path>,
+    hashes: Option<HashesArg>,
+    env: &Environment,
+) -> Result<LayerSettings> {
+    if !args.layers.is_empty() {
+        bail!("--layer selects layers of the config file; it cannot be combined with input files");
+    }
+    let config_root = config.map_or(env.cwd.clone(), |c| c.root.clone());
+    let root = display_root(&env.cwd);
+    let arg = |p: &Path| UserPath::from_arg(p, &env.cwd, &root);
+    // `-o -` is stdout, as in pip-compile and uv.
+    let output = output.filter(|o| *o != Path::new("-")).map(arg);
+    let own = Own {
+        name: None,
+        inputs: args.inputs.iter().map(|p| arg(p)).collect(),
+        format: output
+            .as_ref()
+            .map_or(LockFormat::Requirements, |o| LockFormat::from_path(&o.path)),
+        output,
+        command: regenerate_command(&env.argv, &env.cwd, &root),
+        display_root: root.clone(),
+    };
+    let table = Table {
+        keys: config.map(|c| &c.file.defaults),
+        root: &config_root,
+        flags_root: &root,
+    };
+    merge(args, &table, own, (hashes, config, env), |flag, key| {
+        let message = match config {
+            Some(c) => format!(
+                "{flag} is required, or `{key}` at the top of {}; a layer is compiled for one target",
+                c.path.display()
+            ),
+            None => format!(
+                "{flag} is required (or set `{key}` in layerlock.toml); a layer is compiled for one target"
+            ),
+        };
+        anyhow::anyhow!(message)
+    })
+}
+
+/// The config's layers that `--layer` selects (all of them without it).
+fn config_layers(
+    args: &LayerArgs,
+    config: &Config,
+    hashes: Option<HashesArg>,
+    env: &Environment,
+) -> Result<Vec<LayerSettings>> {
     let all = config.layers();
     if all.is_empty() {
         bail!("{} defines no [[layer]]", config.path.display());
@@ -616,55 +678,21 @@ pub fn layers(
             );
         }
     }
-    let verb = env
-        .argv
-        .get(1)
-        .cloned()
-        .unwrap_or_else(|| "compile".to_string());
+    let verb = env.argv.get(1).map_or("compile", String::as_str);
+    let root = &config.root;
     let mut out = Vec::new();
     for layer in all {
         let name = layer.name.clone().unwrap_or_default();
         if !args.layers.is_empty() && !args.layers.contains(&name) {
             continue;
         }
-        let root = &config.root;
-        let (index, index_explicit) = index_settings(&args.index, Some(&layer), root, &env.cwd);
-        let context = |key: &str| format!("layer `{name}` in {}", config.path.display()) + key;
-        // A target the config names wrongly is the config's error, named
-        // there (not the layer's at resolve time).
-        if let (Some(python), Some(platform)) = (
-            args.python_version
-                .as_ref()
-                .or(layer.python_version.as_ref()),
-            args.platform.as_ref().or(layer.platform.as_ref()),
-        ) && let Err(e) = layerlock_dist::Target::new(python, platform)
-        {
-            bail!(
-                "{}: layer `{name}`: {e} (python-version = \"{python}\", platform = \"{platform}\")",
-                config.path.display()
-            );
-        }
-        out.push(LayerSettings {
+        check_target(args, &layer, &name, config)?;
+        let own = Own {
             inputs: layer
                 .inputs
                 .iter()
                 .map(|p| UserPath::new(p, root))
                 .collect(),
-            bases: if args.bases.is_empty() {
-                layer.bases.iter().map(|p| UserPath::new(p, root)).collect()
-            } else {
-                args.bases
-                    .iter()
-                    .map(|p| UserPath::from_arg(p, &env.cwd, root))
-                    .collect()
-            },
-            base_env: match &args.base_env {
-                Some(p) => Some(interpreter_path(p, &env.cwd, root)),
-                None => layer
-                    .base_env
-                    .as_deref()
-                    .map(|p| interpreter_path(Path::new(p), root, root)),
-            },
             format: layer
                 .output
                 .as_deref()
@@ -672,72 +700,74 @@ pub fn layers(
                     LockFormat::from_path(Path::new(o))
                 }),
             output: layer.output.as_deref().map(|p| UserPath::new(p, root)),
-            python_version: args
-                .python_version
-                .clone()
-                .or(layer.python_version.clone())
-                .with_context(|| context(": no python-version"))?,
-            platform: args
-                .platform
-                .clone()
-                .or(layer.platform.clone())
-                .with_context(|| context(": no platform"))?,
-            owned: if args.owned.is_empty() {
-                layer.owned.clone()
-            } else {
-                args.owned.clone()
-            },
-            hashes: hashes.or(layer.hashes),
-            prerelease: prerelease(args.prerelease.or(layer.prerelease)),
-            exclude_newer: args
-                .exclude_newer
-                .clone()
-                .or(layer.exclude_newer.clone())
-                .as_deref()
-                .map(parse_timestamp)
-                .transpose()?,
-            index,
-            index_explicit,
             command: format!("layerlock {verb} --layer {}", layerlock_shell::quote(&name)),
             display_root: root.clone(),
-            cwd: env.cwd.clone(),
-            cooldown: cooldown(&args.cooldown, config.file.cooldown.as_ref(), env)?,
-            allow_missing_time: args.cooldown.allow_missing_time
-                || config
-                    .file
-                    .cooldown
-                    .as_ref()
-                    .and_then(|c| c.allow_missing_time)
-                    .unwrap_or(false),
-            name: Some(name),
-        });
-    }
-    // `-o` puts the one layer selected elsewhere (`-o -`: stdout).
-    if let Some(output) = output {
-        let [layer] = out.as_mut_slice() else {
-            let names: Vec<&str> = out.iter().filter_map(|l| l.name.as_deref()).collect();
-            bail!(
-                "-o names one file, but {} layers of {} are selected ({}); pick one with --layer NAME",
-                out.len(),
-                config.path.display(),
-                names.join(", ")
-            );
+            name: Some(name.clone()),
         };
-        let root = display_root(&env.cwd);
-        if output == Path::new("-") {
-            layer.output = None;
-        } else {
-            let path = UserPath::from_arg(output, &env.cwd, &root);
-            layer.format = LockFormat::from_path(&path.path);
-            layer.command = format!(
-                "{} -o {}",
-                layer.command,
-                layerlock_shell::quote(&output.display().to_string())
-            );
-            layer.output = Some(path);
-        }
+        let table = Table {
+            keys: Some(&layer),
+            root,
+            flags_root: root,
+        };
+        out.push(merge(
+            args,
+            &table,
+            own,
+            (hashes, Some(config), env),
+            |_, key| anyhow::anyhow!("layer `{name}` in {}: no {key}", config.path.display()),
+        )?);
     }
     Ok(out)
+}
+
+/// A target the config names wrongly is the config's error, named there
+/// (not the layer's at resolve time).
+fn check_target(args: &LayerArgs, layer: &LayerConfig, name: &str, config: &Config) -> Result<()> {
+    let python = args
+        .python_version
+        .as_ref()
+        .or(layer.python_version.as_ref());
+    let platform = args.platform.as_ref().or(layer.platform.as_ref());
+    if let (Some(python), Some(platform)) = (python, platform)
+        && let Err(e) = layerlock_dist::Target::new(python, platform)
+    {
+        bail!(
+            "{}: layer `{name}`: {e} (python-version = \"{python}\", platform = \"{platform}\")",
+            config.path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `-o` puts the one layer selected elsewhere (`-o -`: stdout).
+fn redirect_output(
+    layers: &mut [LayerSettings],
+    output: &Path,
+    config: &Config,
+    env: &Environment,
+) -> Result<()> {
+    let [layer] = layers else {
+        let names: Vec<&str> = layers.iter().filter_map(|l| l.name.as_deref()).collect();
+        bail!(
+            "-o names one file, but {} layers of {} are selected ({}); pick one with --layer NAME",
+            layers.len(),
+            config.path.display(),
+            names.join(", ")
+        );
+    };
+    if output == Path::new("-") {
+        layer.output = None;
+        return Ok(());
+    }
+    let path = UserPath::from_arg(output, &env.cwd, &display_root(&env.cwd));
+    layer.format = LockFormat::from_path(&path.path);
+    layer.command = format!(
+        "{} -o {}",
+        layer.command,
+        layerlock_shell::quote(&output.display().to_string())
+    );
+    layer.output = Some(path);
+    Ok(())
 }
 
 impl CompileSettings {

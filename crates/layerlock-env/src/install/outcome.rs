@@ -106,6 +106,14 @@ impl InstallOutcome {
             drift,
         }
     }
+
+    /// Whether an interrupted install's journal can go: the plan was
+    /// carried out, or nothing was written (the installer refused a hash,
+    /// or the index lacks a package), so no plan is left half-done and a
+    /// failed install leaves site-packages as it was.
+    pub fn leaves_nothing_pending(&self, before: &Snapshot, after: &Snapshot) -> bool {
+        self.status == InstallStatus::Installed || before.dists == after.dists
+    }
 }
 
 #[cfg(test)]

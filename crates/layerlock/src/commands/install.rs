@@ -105,28 +105,7 @@ fn drift_table(changes: &[Change]) -> String {
 
 pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     let lock = environment::read_lock(&settings.lock)?;
-    if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
-        return Err(Hinted {
-            message: format!(
-                "{}: {}=={} has no --hash; install takes hash-pinned locks only",
-                p.origin, p.name, p.version
-            ),
-            hints: vec![
-                "make one with `layerlock compile … -o LOCK` (every entry gets its sha256 hashes)"
-                    .to_string(),
-            ],
-        }
-        .into());
-    }
-    if let Some(report) = &settings.report {
-        let dir = report.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) {
-            bail!(
-                "--report {}: its directory does not exist",
-                report.display()
-            );
-        }
-    }
+    check_inputs(settings, &lock)?;
     let (interpreter, entries) = environment::inspect(
         &settings.python,
         super::usable_cache(settings.cache_dir.as_deref()).as_deref(),
@@ -151,31 +130,8 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     for bad in &before.unreadable {
         diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
-    let wanted: Vec<_> = entries.iter().map(|e| e.wanted.clone()).collect();
-    // A name --allow-change gives that is neither installed nor locked is a
-    // typo, and would let nothing through.
-    for name in &settings.allow_change {
-        let name = layerlock_env::normalise(name);
-        if !before.dists.contains_key(&name) && !wanted.iter().any(|w| w.name == name) {
-            bail!(
-                "--allow-change {name}: no package of that name is installed or in {}; name a package the install may change",
-                settings.lock.display()
-            );
-        }
-    }
-    let mut plan = plan(&wanted, &before, &settings.allow_change);
-    // An install that was interrupted (killed, out of memory) left its plan
-    // behind: what it was installing may be half-written though present at
-    // the right version. Check those files; reinstall what is damaged.
     let journal = Journal::in_site(&interpreter.purelib);
-    let repair = journal.repairs(&before, &mut plan);
-    if !repair.is_empty() && !settings.quiet {
-        diag!(
-            "an interrupted install left {} damaged; reinstalling {}",
-            repair.join(", "),
-            if repair.len() == 1 { "it" } else { "them" }
-        );
-    }
+    let (plan, repair) = make_plan(settings, &entries, &before, &journal)?;
     // Write the report, if asked for, and give the exit code.
     let finish = |outcome: InstallOutcome| -> Result<ExitCode> {
         let code = exit_code(outcome.status);
@@ -212,70 +168,10 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         }
         return finish(InstallOutcome::nothing_to_do());
     }
-    // By name once: a lock of thousands of entries stays linear.
-    let by_name: std::collections::BTreeMap<&str, &layerlock_env::LockEntry> = entries
-        .iter()
-        .map(|e| (e.wanted.name.as_str(), e))
-        .collect();
-    let to_install: Vec<HashedPin> = plan
-        .to_install()
-        .filter_map(|w| by_name.get(w.name.as_str()).copied())
-        .map(|e| HashedPin {
-            name: &e.wanted.name,
-            version: &e.wanted.version,
-            hashes: &e.hashes,
-        })
-        .collect();
-    // What the new wheels would write over, before anything is written:
-    // a distribution the plan keeps must keep its files.
-    let spared: std::collections::BTreeSet<String> = plan
-        .change
-        .iter()
-        .map(|c| c.installed.name.clone())
-        .chain(repair.iter().cloned())
-        .chain(
-            settings
-                .allow_change
-                .iter()
-                .map(|n| layerlock_env::normalise(n)),
-        )
-        .collect();
-    let lookup = crate::commands::install_files::Lookup {
-        index_urls: match &settings.index_url {
-            Some(url) => std::iter::once(url.clone())
-                .chain(settings.extra_index_urls.iter().cloned())
-                .collect(),
-            None => settings.default_index_urls.clone(),
-        },
-        find_links: settings.find_links.clone(),
-        cache_dir: settings.cache_dir.clone(),
-        netrc: settings.netrc.clone(),
-        target: target.as_ref(),
-    };
-    let (overwrites, unlisted) =
-        match crate::commands::install_files::find(&lookup, &to_install, &before, &spared) {
-            Ok(found) => found,
-            // Fail closed, and say so in the report too.
-            Err(e) => {
-                diag!(
-                    "error: refusing to install {}: {e:#}",
-                    settings.lock.display()
-                );
-                diag!("(nothing was touched)");
-                return finish(InstallOutcome::refused());
-            }
-        };
-    if !overwrites.is_empty() {
-        print_overwrites(&settings.lock, &overwrites);
-        return finish(InstallOutcome::refused());
-    }
-    if !unlisted.is_empty() && !settings.quiet {
-        diag!(
-            "note: {} {} no wheel among its hashes; what {} writes is checked once installed",
-            unlisted.join(", "),
-            if unlisted.len() == 1 { "has" } else { "have" },
-            if unlisted.len() == 1 { "it" } else { "each" }
-        );
+    let to_install = plan.pins(&entries);
+    let spared = plan.spared(&repair, &settings.allow_change);
+    if let Some(refused) = check_files(settings, target.as_ref(), &to_install, &before, &spared) {
+        return finish(refused);
     }
     if settings.dry_run {
         print_plan(&plan);
@@ -296,13 +192,118 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     let after = Snapshot::scan(&interpreter.paths);
     let outcome = InstallOutcome::settle(&plan, &before, &after, exit);
     print_outcome(&outcome, plan.keep.len(), settings.quiet);
-    // Done, or nothing was written (the installer refused a hash, or the
-    // index lacks a package): no plan is left half-carried-out, and a
-    // failed install leaves site-packages as it was.
-    if outcome.status == InstallStatus::Installed || before.dists == after.dists {
+    if outcome.leaves_nothing_pending(&before, &after) {
         journal.clear();
     }
     finish(outcome)
+}
+
+/// Before the environment is looked at: the lock is hash-pinned, and the
+/// report has somewhere to go.
+fn check_inputs(settings: &InstallSettings, lock: &layerlock_lock::Lock) -> Result<()> {
+    if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
+        return Err(Hinted {
+            message: format!(
+                "{}: {}=={} has no --hash; install takes hash-pinned locks only",
+                p.origin, p.name, p.version
+            ),
+            hints: vec![
+                "make one with `layerlock compile … -o LOCK` (every entry gets its sha256 hashes)"
+                    .to_string(),
+            ],
+        }
+        .into());
+    }
+    if let Some(report) = &settings.report {
+        let dir = report.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            bail!(
+                "--report {}: its directory does not exist",
+                report.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The plan for `entries` in the environment `before`, with what an
+/// interrupted install left damaged moved into it (and named, to be
+/// reinstalled).
+fn make_plan(
+    settings: &InstallSettings,
+    entries: &[layerlock_env::LockEntry],
+    before: &Snapshot,
+    journal: &Journal,
+) -> Result<(Plan, Vec<String>)> {
+    let wanted: Vec<_> = entries.iter().map(|e| e.wanted.clone()).collect();
+    if let Some(name) = layerlock_env::unknown_allowance(&settings.allow_change, &wanted, before) {
+        bail!(
+            "--allow-change {name}: no package of that name is installed or in {}; name a package the install may change",
+            settings.lock.display()
+        );
+    }
+    let mut plan = plan(&wanted, before, &settings.allow_change);
+    // An install that was interrupted (killed, out of memory) left its plan
+    // behind: what it was installing may be half-written though present at
+    // the right version. Check those files; reinstall what is damaged.
+    let repair = journal.repairs(before, &mut plan);
+    if !repair.is_empty() && !settings.quiet {
+        diag!(
+            "an interrupted install left {} damaged; reinstalling {}",
+            repair.join(", "),
+            if repair.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok((plan, repair))
+}
+
+/// What the new wheels would write over, before anything is written: the
+/// refusal, when a distribution the plan keeps would lose its files or the
+/// file lists cannot be had (fail closed).
+fn check_files(
+    settings: &InstallSettings,
+    target: Option<&(String, String)>,
+    to_install: &[HashedPin],
+    before: &Snapshot,
+    spared: &std::collections::BTreeSet<String>,
+) -> Option<InstallOutcome> {
+    let lookup = crate::commands::install_files::Lookup {
+        index_urls: match &settings.index_url {
+            Some(url) => std::iter::once(url.clone())
+                .chain(settings.extra_index_urls.iter().cloned())
+                .collect(),
+            None => settings.default_index_urls.clone(),
+        },
+        find_links: settings.find_links.clone(),
+        cache_dir: settings.cache_dir.clone(),
+        netrc: settings.netrc.clone(),
+        target,
+    };
+    let (overwrites, unlisted) =
+        match crate::commands::install_files::find(&lookup, to_install, before, spared) {
+            Ok(found) => found,
+            Err(e) => {
+                diag!(
+                    "error: refusing to install {}: {e:#}",
+                    settings.lock.display()
+                );
+                diag!("(nothing was touched)");
+                return Some(InstallOutcome::refused());
+            }
+        };
+    if !overwrites.is_empty() {
+        print_overwrites(&settings.lock, &overwrites);
+        return Some(InstallOutcome::refused());
+    }
+    if !unlisted.is_empty() && !settings.quiet {
+        diag!(
+            "note: {} {} no wheel among its hashes; what {} writes is checked once installed",
+            unlisted.join(", "),
+            if unlisted.len() == 1 { "has" } else { "have" },
+            if unlisted.len() == 1 { "it" } else { "each" }
+        );
+    }
+    None
 }
 
 /// New wheels that would write over installed distributions' files: why
