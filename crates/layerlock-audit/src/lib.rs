@@ -27,6 +27,6 @@ pub use report::{Coverage, github, json, rule_list, sarif, text};
 pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
 pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
 pub use tether::{
-    StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
-    collect as collect_runs, diagnose, explain, parse_tether_allowlist,
+    NotChecked, StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
+    collect as collect_runs, diagnose, explain, not_checked, parse_tether_allowlist,
 };

@@ -272,6 +272,48 @@ pub struct TetherReport {
     pub checked: usize,
 }
 
+impl TetherReport {
+    /// Nearly nothing tethered among enough files: with no configuration,
+    /// the cause is almost always where the steps run (their test paths do
+    /// not resolve from the repository root), not every file on its own.
+    pub fn mostly_untethered(&self) -> bool {
+        self.checked >= 20 && self.untethered.len() * 10 >= self.checked * 9
+    }
+
+    /// Whether the check fails: an untethered file, or (with `all`) a
+    /// stale allowlist entry.
+    pub fn fails(&self, all: bool) -> bool {
+        !self.untethered.is_empty() || (all && !self.stale.is_empty())
+    }
+}
+
+/// Why a file named to check (`tether FILE…`) is not checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotChecked {
+    Missing,
+    NotATestFile,
+}
+
+/// The files among `only` that are not checked, and why; and whether none
+/// of them is (an error: files were named and nothing was checked).
+pub fn not_checked<'a>(
+    only: &'a [String],
+    inventory: &[String],
+    root: &Path,
+) -> (Vec<(&'a str, NotChecked)>, bool) {
+    let known: std::collections::HashSet<&str> = inventory.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
+    for file in only {
+        if !root.join(file).exists() {
+            out.push((file.as_str(), NotChecked::Missing));
+        } else if !known.contains(file.as_str()) {
+            out.push((file.as_str(), NotChecked::NotATestFile));
+        }
+    }
+    let none = !only.is_empty() && only.iter().all(|f| !known.contains(f.as_str()));
+    (out, none)
+}
+
 /// Check `files` (or the whole inventory) against the runs and allowlist.
 pub fn check(
     inventory: &[String],
@@ -436,4 +478,49 @@ pub fn diagnose(runs: &[StepRun], root: &Path) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod decisions {
+    use super::*;
+
+    #[test]
+    fn named_files_that_are_not_checked_say_why() {
+        let root = std::env::temp_dir().join(format!("tether-only-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(root.join("tests/test_a.py"), "").unwrap();
+        std::fs::write(root.join("tests/helper.py"), "").unwrap();
+        let inventory = vec!["tests/test_a.py".to_string()];
+        let only = ["tests/test_a.py", "tests/helper.py", "tests/gone.py"].map(String::from);
+        let (why, none) = not_checked(&only, &inventory, &root);
+        assert_eq!(
+            why,
+            [
+                ("tests/helper.py", NotChecked::NotATestFile),
+                ("tests/gone.py", NotChecked::Missing)
+            ]
+        );
+        assert!(!none);
+        let (_, none) = not_checked(&only[1..], &inventory, &root);
+        assert!(none);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_report_fails_on_untethered_and_with_all_on_stale() {
+        let mut report = TetherReport {
+            checked: 20,
+            untethered: (0..18).map(|i| format!("t{i}")).collect(),
+            ..TetherReport::default()
+        };
+        assert!(report.mostly_untethered() && report.fails(false));
+        report.untethered.truncate(17);
+        assert!(!report.mostly_untethered());
+        report.untethered.clear();
+        report.stale.push(StaleEntry {
+            path: "x".to_string(),
+            why: "gone".to_string(),
+        });
+        assert!(!report.fails(false) && report.fails(true));
+    }
 }

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use layerlock_audit::{check_tether, collect_runs, explain, inventory, parse_tether_allowlist};
+use layerlock_audit::{
+    NotChecked, check_tether, collect_runs, explain, inventory, parse_tether_allowlist,
+};
 
 use crate::cli::FormatArg;
 use crate::settings::TetherSettings;
@@ -50,24 +52,22 @@ pub fn run(settings: &TetherSettings) -> Result<ExitCode> {
         None => Vec::new(),
     };
     if let Some(files) = &settings.only {
-        let known: std::collections::HashSet<&str> = tests.iter().map(String::as_str).collect();
-        for file in files {
-            if !root.join(file).exists() {
-                diag!("note: {file} does not exist");
-            } else if !known.contains(file.as_str()) {
-                diag!(
-                    "note: {file} is not a test file (test_*.py, *_test.py) under the test roots ({}); not checked",
-                    options.test_roots.join(", ")
-                );
+        let roots = options.test_roots.join(", ");
+        let (skipped, none) = layerlock_audit::not_checked(files, &tests, root);
+        for (file, why) in skipped {
+            match why {
+                NotChecked::Missing => diag!("note: {file} does not exist"),
+                NotChecked::NotATestFile => diag!(
+                    "note: {file} is not a test file (test_*.py, *_test.py) under the test roots ({roots}); not checked"
+                ),
             }
         }
         // Fail closed: files were named and none of them was checked.
-        if !files.is_empty() && files.iter().all(|f| !known.contains(f.as_str())) {
+        if none {
             bail!(
-                "none of the {} given file{} is a test file under the test roots ({}); set [tether] test-roots to include {}",
+                "none of the {} given file{} is a test file under the test roots ({roots}); set [tether] test-roots to include {}",
                 files.len(),
                 if files.len() == 1 { "" } else { "s" },
-                options.test_roots.join(", "),
                 if files.len() == 1 { "it" } else { "them" }
             );
         }
@@ -75,70 +75,75 @@ pub fn run(settings: &TetherSettings) -> Result<ExitCode> {
     let report = check_tether(&tests, settings.only.as_deref(), &runs, &allowlist, root);
     match settings.format {
         FormatArg::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
-        FormatArg::Text => {
-            // With no configuration and nearly nothing tethered, the cause
-            // is almost always where steps run: say that, not every file.
-            let mostly = report.checked >= 20 && report.untethered.len() * 10 >= report.checked * 9;
-            let hints = if !settings.configured && mostly {
-                layerlock_audit::diagnose(&runs, root)
-            } else {
-                Vec::new()
-            };
-            let shown = if hints.is_empty() {
-                report.untethered.len()
-            } else {
-                report.untethered.len().min(10)
-            };
-            if !hints.is_empty() {
-                outln!(
-                    "note: {} of {} test files are untethered, and there is no [tether] configuration: the CI's test paths do not resolve from the repository root",
-                    report.untethered.len(),
-                    report.checked
-                );
-                for hint in &hints {
-                    outln!("hint: {hint}");
-                }
-            }
-            for file in &report.untethered[..shown] {
-                outln!(
-                    "untethered: {file} (no CI step runs it; `layerlock tether --explain {file}`)"
-                );
-            }
-            if shown < report.untethered.len() {
-                outln!(
-                    "… and {} more untethered (configure as hinted above; --format json lists them all)",
-                    report.untethered.len() - shown
-                );
-            }
-            for stale in &report.stale {
-                outln!(
-                    "{}: stale allowlist entry {}: {}",
-                    if settings.all { "error" } else { "note" },
-                    stale.path,
-                    stale.why
-                );
-            }
-            outln!(
-                "{} test file{} checked: {} tethered, {} allowlisted, {} untethered, {} stale allowlist entr{}; {} CI test commands",
-                report.checked,
-                if report.checked == 1 { "" } else { "s" },
-                report.tethered.len(),
-                report.allowed.len(),
-                report.untethered.len(),
-                report.stale.len(),
-                if report.stale.len() == 1 { "y" } else { "ies" },
-                runs.len()
-            );
-        }
+        FormatArg::Text => print_text(settings, &report, &runs, root),
     }
     if !errors.is_empty() {
         return Ok(ExitCode::from(2));
     }
-    Ok(
-        if !report.untethered.is_empty() || (settings.all && !report.stale.is_empty()) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    Ok(if report.fails(settings.all) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The report as text: the untethered files (or, when nearly all are and
+/// nothing is configured, the likely cause and the first ten), stale
+/// allowlist entries, and a summary line.
+fn print_text(
+    settings: &TetherSettings,
+    report: &layerlock_audit::TetherReport,
+    runs: &[layerlock_audit::StepRun],
+    root: &std::path::Path,
+) {
+    // With no configuration and nearly nothing tethered, the cause
+    // is almost always where steps run: say that, not every file.
+    let hints = if !settings.configured && report.mostly_untethered() {
+        layerlock_audit::diagnose(&runs, root)
+    } else {
+        Vec::new()
+    };
+    let shown = if hints.is_empty() {
+        report.untethered.len()
+    } else {
+        report.untethered.len().min(10)
+    };
+    if !hints.is_empty() {
+        outln!(
+            "note: {} of {} test files are untethered, and there is no [tether] configuration: the CI's test paths do not resolve from the repository root",
+            report.untethered.len(),
+            report.checked
+        );
+        for hint in &hints {
+            outln!("hint: {hint}");
+        }
+    }
+    for file in &report.untethered[..shown] {
+        outln!("untethered: {file} (no CI step runs it; `layerlock tether --explain {file}`)");
+    }
+    if shown < report.untethered.len() {
+        outln!(
+            "… and {} more untethered (configure as hinted above; --format json lists them all)",
+            report.untethered.len() - shown
+        );
+    }
+    for stale in &report.stale {
+        outln!(
+            "{}: stale allowlist entry {}: {}",
+            if settings.all { "error" } else { "note" },
+            stale.path,
+            stale.why
+        );
+    }
+    outln!(
+        "{} test file{} checked: {} tethered, {} allowlisted, {} untethered, {} stale allowlist entr{}; {} CI test commands",
+        report.checked,
+        if report.checked == 1 { "" } else { "s" },
+        report.tethered.len(),
+        report.allowed.len(),
+        report.untethered.len(),
+        report.stale.len(),
+        if report.stale.len() == 1 { "y" } else { "ies" },
+        runs.len()
+    );
 }
