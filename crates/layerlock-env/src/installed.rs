@@ -233,7 +233,45 @@ pub struct ScanOptions {
     pub keep_records: bool,
 }
 
+/// Why an environment cannot be read as a base: a distribution that
+/// cannot be read could be any version, so its pins are unknown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseEnvError {
+    Unreadable(Unreadable),
+    /// A dist-info whose name or version does not parse.
+    BadPin {
+        path: PathBuf,
+        name: String,
+        version: String,
+    },
+}
+
 impl Snapshot {
+    /// Every distribution as a base pin, by name: the first unreadable one
+    /// is an error (fail closed), as is a name or version that does not
+    /// parse.
+    pub fn base_pins(&self) -> Result<Vec<(PackageName, uv_pep440::Version)>, BaseEnvError> {
+        if let Some(bad) = self.unreadable.first() {
+            return Err(BaseEnvError::Unreadable(bad.clone()));
+        }
+        self.dists
+            .values()
+            .map(|dist| {
+                match (
+                    PackageName::from_str(&dist.name),
+                    uv_pep440::Version::from_str(&dist.version),
+                ) {
+                    (Ok(name), Ok(version)) => Ok((name, version)),
+                    _ => Err(BaseEnvError::BadPin {
+                        path: dist.path.clone(),
+                        name: dist.name.clone(),
+                        version: dist.version.clone(),
+                    }),
+                }
+            })
+            .collect()
+    }
+
     /// Scan `paths` in order, provenance included.
     pub fn scan(paths: &[PathBuf]) -> Self {
         let options = ScanOptions {
@@ -454,6 +492,26 @@ mod tests {
         assert!(snapshot.dists["foo-bar"].record_digest.is_some());
         assert!(snapshot.dists["old"].egg_info);
         assert_eq!(snapshot.unreadable.len(), 1);
+        // An unreadable distribution could be any version: no base.
+        assert!(matches!(
+            snapshot.base_pins(),
+            Err(BaseEnvError::Unreadable(_))
+        ));
+        std::fs::remove_dir_all(dir.join("broken-1.0.dist-info")).unwrap();
+        let pins = Snapshot::scan(std::slice::from_ref(&dir))
+            .base_pins()
+            .unwrap();
+        let pins: Vec<String> = pins.iter().map(|(n, v)| format!("{n}=={v}")).collect();
+        assert_eq!(pins, ["foo-bar==1.0", "old==0.1"]);
+        std::fs::write(
+            dir.join("old.egg-info/PKG-INFO"),
+            "Name: old\nVersion: not a version\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            Snapshot::scan(std::slice::from_ref(&dir)).base_pins(),
+            Err(BaseEnvError::BadPin { .. })
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

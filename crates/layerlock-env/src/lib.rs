@@ -24,7 +24,8 @@ pub use install::{
     InstallerCommand, InstallerProgram, Journal,
 };
 pub use installed::{
-    Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise, read_record,
+    BaseEnvError, Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise,
+    read_record,
 };
 pub use integrity::{IntegrityProblem, check as check_integrity, check_all as check_integrity_all};
 pub use interpreter::Interpreter;

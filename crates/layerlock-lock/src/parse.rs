@@ -33,6 +33,40 @@ pub struct IndexOptions {
     pub no_index: bool,
 }
 
+impl IndexOptions {
+    /// Adds the options of one more input file: the first `--index-url`
+    /// stands, the rest accumulate.
+    pub fn add(&mut self, other: IndexOptions) {
+        self.index_url = self.index_url.take().or(other.index_url);
+        self.extra_index_urls.extend(other.extra_index_urls);
+        self.find_links.extend(other.find_links);
+        self.no_index |= other.no_index;
+    }
+
+    /// The indexes these options ask for, extra ones first (as uv asks
+    /// them), over `default` when only extras are given; `None` when they
+    /// name no index (the caller's stay), empty for `--no-index`.
+    pub fn index_urls(&self, default: &str) -> Option<Vec<String>> {
+        if self.index_url.is_none() && self.extra_index_urls.is_empty() && !self.no_index {
+            return None;
+        }
+        if self.no_index {
+            return Some(Vec::new());
+        }
+        let main = self
+            .index_url
+            .clone()
+            .unwrap_or_else(|| default.to_string());
+        Some(
+            self.extra_index_urls
+                .iter()
+                .cloned()
+                .chain(std::iter::once(main))
+                .collect(),
+        )
+    }
+}
+
 /// A requirements file with its includes flattened.
 #[derive(Debug, Clone, Default)]
 pub struct RequirementsFile {
@@ -567,6 +601,35 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn index_options_of_several_files_add_up_and_name_the_indexes() {
+        let mut options = IndexOptions::default();
+        assert_eq!(options.index_urls("D"), None);
+        options.add(IndexOptions {
+            extra_index_urls: vec!["E1".to_string()],
+            find_links: vec!["f1".to_string()],
+            ..IndexOptions::default()
+        });
+        assert_eq!(options.index_urls("D").unwrap(), ["E1", "D"]);
+        options.add(IndexOptions {
+            index_url: Some("I1".to_string()),
+            extra_index_urls: vec!["E2".to_string()],
+            ..IndexOptions::default()
+        });
+        options.add(IndexOptions {
+            index_url: Some("I2".to_string()),
+            find_links: vec!["f2".to_string()],
+            ..IndexOptions::default()
+        });
+        assert_eq!(options.index_urls("D").unwrap(), ["E1", "E2", "I1"]);
+        assert_eq!(options.find_links, ["f1", "f2"]);
+        options.add(IndexOptions {
+            no_index: true,
+            ..IndexOptions::default()
+        });
+        assert_eq!(options.index_urls("D").unwrap(), Vec::<String>::new());
+    }
 
     fn parse(text: &str) -> Result<RequirementsFile, LockError> {
         RequirementsFile::parse(Path::new("reqs.txt"), text)

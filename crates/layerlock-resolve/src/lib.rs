@@ -60,6 +60,61 @@ pub fn resolve(
     resolve_sharing(source, request, &CandidatesMemo::default())
 }
 
+/// A resolution under a cooldown, told against the same request without
+/// it.
+pub struct UnderCooldown {
+    pub outcome: Result<Resolution, ResolveError>,
+    /// `None` without a cooldown, after an error other than no solution,
+    /// or when the request has no solution without the cooldown either.
+    /// Otherwise, for a resolution: each version the cooldown held back
+    /// (what was chosen instead); for no solution, the cooldown alone is
+    /// why, and these are the versions the free resolution uses that are
+    /// not eligible yet (`chosen` is `None`, `eligible` when they will be).
+    pub held: Option<Vec<HeldBack>>,
+}
+
+/// [`resolve_sharing`], and under a cooldown the same request without it,
+/// to say what the cooldown held back or that it alone made the request
+/// unsolvable.
+pub fn resolve_under_cooldown(
+    source: &dyn PackageSource,
+    request: &ResolveRequest,
+    memo: &CandidatesMemo,
+) -> UnderCooldown {
+    let outcome = resolve_sharing(source, request, memo);
+    let Some(cooldown) = &request.cooldown else {
+        return UnderCooldown {
+            outcome,
+            held: None,
+        };
+    };
+    let free = || {
+        let mut free = request.clone();
+        free.cooldown = None;
+        resolve_sharing(source, &free, memo).ok()
+    };
+    let held = match &outcome {
+        Ok(with) => free().map(|without| held_back(with, &without, cooldown)),
+        Err(ResolveError::NoSolution { .. }) => free().map(|without| {
+            without
+                .packages
+                .iter()
+                .filter_map(|(name, r)| {
+                    let when = eligible_on(r, cooldown).filter(|w| *w > cooldown.now)?;
+                    Some(HeldBack {
+                        name: name.clone(),
+                        chosen: None,
+                        skipped: r.version.clone(),
+                        eligible: Some(when),
+                    })
+                })
+                .collect()
+        }),
+        Err(_) => None,
+    };
+    UnderCooldown { outcome, held }
+}
+
 /// [`resolve`], with each project's versions sorted and judged in `memo`,
 /// which a [`Lookahead`] on the same source may share.
 pub fn resolve_sharing(

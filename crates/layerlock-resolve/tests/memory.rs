@@ -15,8 +15,12 @@ use uv_normalize::PackageName;
 use uv_pep440::Version;
 use uv_pep508::{Requirement, VerbatimUrl};
 
-/// name -> [(version, requires-dist)]
-struct Memory(BTreeMap<String, Vec<(&'static str, Vec<&'static str>)>>);
+/// name -> [(version, requires-dist)], and the upload time of the files
+/// of some `name==version` (the rest have none).
+struct Memory(
+    BTreeMap<String, Vec<(&'static str, Vec<&'static str>)>>,
+    BTreeMap<String, jiff::Timestamp>,
+);
 
 impl Memory {
     fn new(table: &[(&str, &'static str, &[&'static str])]) -> Self {
@@ -26,7 +30,13 @@ impl Memory {
                 .or_default()
                 .push((*version, deps.to_vec()));
         }
-        Self(map)
+        Self(map, BTreeMap::new())
+    }
+
+    /// The files of `name==version` were uploaded at `when`.
+    fn uploaded(mut self, pin: &str, when: &str) -> Self {
+        self.1.insert(pin.to_string(), when.parse().unwrap());
+        self
     }
 }
 
@@ -45,7 +55,7 @@ impl PackageSource for Memory {
                 sha256: Some(format!("{name}{v}")),
                 requires_python: None,
                 yanked: None,
-                upload_time: None,
+                upload_time: self.1.get(&format!("{name}=={v}")).copied(),
                 size: None,
                 core_metadata: Some(None),
                 listed_by: "memory".to_string(),
@@ -424,4 +434,61 @@ fn a_version_with_an_unreadable_requires_dist_is_left_out_not_locked_without_it(
             .contains("a Requires-Dist layerlock cannot read"),
         "{err}"
     );
+}
+
+/// Under a cooldown, the same request is also resolved without it: what it
+/// held back is named with the date each version becomes eligible, and a
+/// request only the cooldown makes unsolvable says which versions it waits
+/// for.
+#[test]
+fn a_cooldown_is_told_against_the_resolution_without_it() {
+    let source = Memory::new(&[
+        ("a", "1.0", &[]),
+        ("a", "2.0", &[]),
+        ("b", "1.0", &["a>=2"]),
+    ])
+    .uploaded("a==1.0", "2026-01-01T00:00:00Z")
+    .uploaded("a==2.0", "2026-11-28T00:00:00Z")
+    .uploaded("b==1.0", "2026-01-01T00:00:00Z");
+    let cooldown = layerlock_resolve::Cooldown {
+        now: "2026-12-01T00:00:00Z".parse().unwrap(),
+        min_age: jiff::SignedDuration::from_hours(7 * 24),
+        exempt: Vec::new(),
+        allow_missing_time: false,
+    };
+    let memo = layerlock_resolve::CandidatesMemo::default();
+    let mut held_request = request(&["a"], &[]);
+    held_request.cooldown = Some(cooldown.clone());
+    let told = layerlock_resolve::resolve_under_cooldown(&source, &held_request, &memo);
+    assert_eq!(pins(&told.outcome.unwrap()), ["a==1.0"]);
+    let held = told.held.unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].name.as_ref(), "a");
+    assert_eq!(
+        held[0].chosen.as_ref().map(ToString::to_string),
+        Some("1.0".to_string())
+    );
+    assert_eq!(held[0].skipped.to_string(), "2.0");
+    assert_eq!(
+        held[0].eligible.unwrap().to_string(),
+        "2026-12-05T00:00:00Z"
+    );
+
+    let memo = layerlock_resolve::CandidatesMemo::default();
+    let mut stuck = request(&["b"], &[]);
+    stuck.cooldown = Some(cooldown);
+    let told = layerlock_resolve::resolve_under_cooldown(&source, &stuck, &memo);
+    assert!(matches!(told.outcome, Err(ResolveError::NoSolution { .. })));
+    let waits: Vec<String> = told
+        .held
+        .unwrap()
+        .iter()
+        .map(|h| format!("{}=={} at {}", h.name, h.skipped, h.eligible.unwrap()))
+        .collect();
+    assert_eq!(waits, ["a==2.0 at 2026-12-05T00:00:00Z"]);
+
+    // Without a cooldown there is nothing to tell.
+    let memo = layerlock_resolve::CandidatesMemo::default();
+    let told = layerlock_resolve::resolve_under_cooldown(&source, &request(&["b"], &[]), &memo);
+    assert!(told.outcome.is_ok() && told.held.is_none());
 }

@@ -3,19 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use uv_normalize::PackageName;
 
 use layerlock_dist::Target;
-use layerlock_env::{Interpreter, Snapshot};
+use layerlock_env::{BaseEnvError, Interpreter, Snapshot};
 use layerlock_index::{FetchStats, IndexClient, IndexConfig};
 use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
     BasePin, CandidatesMemo, Direct, Lookahead, Resolution, ResolveError, ResolveRequest,
-    eligible_on, held_back,
+    UnderCooldown,
 };
 
 use crate::printer::{Hinted, Spinner, Unsolvable};
@@ -98,30 +97,28 @@ fn add_environment(bases: &mut Bases, python: &UserPath, target: &Target) -> Res
         }
         .into());
     }
-    let snapshot = Snapshot::scan(&interpreter.paths);
-    if let Some(bad) = snapshot.unreadable.first() {
-        // Fail closed: a distribution we cannot read could be any version.
-        bail!(
-            "--base-env {}: cannot read {}: {}",
-            python.shown,
-            bad.path.display(),
-            bad.why
-        );
-    }
-    let origin = format!("the environment ({})", python.shown);
-    for dist in snapshot.dists.values() {
-        let (Ok(name), Ok(version)) = (
-            PackageName::from_str(&dist.name),
-            uv_pep440::Version::from_str(&dist.version),
-        ) else {
-            bail!(
-                "--base-env {}: {} has the unreadable name or version `{} {}`",
+    let pins = Snapshot::scan(&interpreter.paths)
+        .base_pins()
+        .map_err(|e| match e {
+            // Fail closed: a distribution we cannot read could be any version.
+            BaseEnvError::Unreadable(bad) => anyhow::anyhow!(
+                "--base-env {}: cannot read {}: {}",
                 python.shown,
-                dist.path.display(),
-                dist.name,
-                dist.version
-            );
-        };
+                bad.path.display(),
+                bad.why
+            ),
+            BaseEnvError::BadPin {
+                path,
+                name,
+                version,
+            } => anyhow::anyhow!(
+                "--base-env {}: {} has the unreadable name or version `{name} {version}`",
+                python.shown,
+                path.display()
+            ),
+        })?;
+    let origin = format!("the environment ({})", python.shown);
+    for (name, version) in pins {
         bases.add_installed(name, version, &origin).map_err(|err| Hinted {
             message: err.to_string(),
             hints: vec![
@@ -169,11 +166,7 @@ pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
         }
         direct_reqs.extend(direct(&parsed.entries, layer));
         constraints.extend(direct(&parsed.constraints, layer));
-        let o = parsed.options;
-        input_options.index_url = input_options.index_url.or(o.index_url);
-        input_options.extra_index_urls.extend(o.extra_index_urls);
-        input_options.find_links.extend(o.find_links);
-        input_options.no_index |= o.no_index;
+        input_options.add(parsed.options);
     }
     Ok(Prepared {
         request: ResolveRequest {
@@ -203,21 +196,11 @@ pub fn client(
         // Options lines in the input files count when no flag or config
         // entry names an index, as with pip.
         let o = &prepared.input_options;
-        if o.index_url.is_some() || !o.extra_index_urls.is_empty() || o.no_index {
-            index_urls.clear();
-            if !o.no_index {
-                index_urls.extend(
-                    o.extra_index_urls
-                        .iter()
-                        .cloned()
-                        .map(layerlock_index::SecretUrl::new),
-                );
-                index_urls.push(layerlock_index::SecretUrl::new(
-                    o.index_url
-                        .clone()
-                        .unwrap_or_else(|| crate::settings::DEFAULT_INDEX.to_string()),
-                ));
-            }
+        if let Some(urls) = o.index_urls(crate::settings::DEFAULT_INDEX) {
+            index_urls = urls
+                .into_iter()
+                .map(layerlock_index::SecretUrl::new)
+                .collect();
         }
         find_links.extend(o.find_links.iter().map(|p| run.cwd.join(p)));
     }
@@ -277,12 +260,8 @@ pub fn resolve(
     let prepared = prepare(layer)?;
     let memo = Arc::default();
     let client = client(layer, run, &prepared, spinner, &memo)?;
-    let outcome = layerlock_resolve::resolve_sharing(&client, &prepared.request, &memo);
-    let free = |request: &ResolveRequest| {
-        let mut free = request.clone();
-        free.cooldown = None;
-        layerlock_resolve::resolve_sharing(&client, &free, &memo).ok()
-    };
+    let UnderCooldown { outcome, held } =
+        layerlock_resolve::resolve_under_cooldown(&client, &prepared.request, &memo);
     let resolution = match outcome {
         Ok(r) => r,
         Err(ResolveError::NoSolution {
@@ -295,8 +274,8 @@ pub fn resolve(
                 prepared.request.target.describe(),
                 indent(&report)
             );
-            if let (Some(cooldown), Some(settings)) = (&prepared.request.cooldown, &layer.cooldown)
-                && let Some(without) = free(&prepared.request)
+            if let (Some(cooldown), Some(settings), Some(held)) =
+                (&prepared.request.cooldown, &layer.cooldown, &held)
             {
                 message = format!(
                     "the cooldown ({} before {}) makes this layer unsolvable:\n{}",
@@ -304,14 +283,13 @@ pub fn resolve(
                     cooldown.now.strftime("%Y-%m-%d %H:%M UTC"),
                     indent(&report)
                 );
-                for (name, r) in &without.packages {
-                    if let Some(when) = eligible_on(r, cooldown).filter(|w| *w > cooldown.now) {
-                        hints.push(format!(
-                            "without the cooldown {name}=={} would be used; it becomes eligible at {}",
-                            r.version,
-                            moment(when)
-                        ));
-                    }
+                for h in held {
+                    hints.push(format!(
+                        "without the cooldown {}=={} would be used; it becomes eligible at {}",
+                        h.name,
+                        h.skipped,
+                        h.eligible.map_or("an unknown time".to_string(), moment)
+                    ));
                 }
                 hints.push("wait, or exempt a package with --min-age-exempt PKG (in the config: [cooldown] exempt, with a reason)".to_string());
             }
@@ -352,29 +330,27 @@ pub fn resolve(
     for warning in &resolution.warnings {
         spinner.warn(warning);
     }
-    if let (Some(cooldown), Some(settings)) = (&prepared.request.cooldown, &layer.cooldown)
-        && let Some(without) = free(&prepared.request)
+    if let (Some(settings), Some(held)) = (&layer.cooldown, &held)
+        && !held.is_empty()
+        && !run.quiet
     {
-        let held = held_back(&resolution, &without, cooldown);
-        if !held.is_empty() && !run.quiet {
-            spinner.finish();
+        spinner.finish();
+        diag!(
+            "the cooldown ({}) held back {} package{}:",
+            settings.min_age_text,
+            held.len(),
+            if held.len() == 1 { "" } else { "s" }
+        );
+        for h in held {
             diag!(
-                "the cooldown ({}) held back {} package{}:",
-                settings.min_age_text,
-                held.len(),
-                if held.len() == 1 { "" } else { "s" }
+                "  {}: {} instead of {} (eligible at {})",
+                h.name,
+                h.chosen
+                    .as_ref()
+                    .map_or("not needed".to_string(), ToString::to_string),
+                h.skipped,
+                h.eligible.map_or("an unknown time".to_string(), moment)
             );
-            for h in &held {
-                diag!(
-                    "  {}: {} instead of {} (eligible at {})",
-                    h.name,
-                    h.chosen
-                        .as_ref()
-                        .map_or("not needed".to_string(), ToString::to_string),
-                    h.skipped,
-                    h.eligible.map_or("an unknown time".to_string(), moment)
-                );
-            }
         }
     }
     let stats = client.stats();
