@@ -61,7 +61,7 @@ impl Value {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
-    pub system: &'static str,
+    pub system: System,
     pub id: JobId,
     pub label: Option<String>,
     /// 1-based line where the job starts in its file.
@@ -220,7 +220,7 @@ fn buildkite_step(step: &Node, inherited: &BTreeMap<String, Value>, out: &mut Ve
     let mut fields = inherited.clone();
     fields.extend(fields_except(step, &["command", "commands", "steps"]));
     out.push(Job {
-        system: "buildkite",
+        system: System::Buildkite,
         id,
         label,
         line: step.pos().line,
@@ -280,7 +280,7 @@ fn github_jobs(doc: &Node, out: &mut Vec<Job>) {
             }
         }
         out.push(Job {
-            system: "github-actions",
+            system: System::GithubActions,
             id: JobId::Job(id.to_string()),
             label: job.get("name").and_then(Node::as_str).map(str::to_string),
             line: job.pos().line,
@@ -373,7 +373,7 @@ pub fn gitlab_pipeline(files: &[(String, Vec<Node>)]) -> GitlabPipeline {
         jobs.push((
             path,
             Job {
-                system: "gitlab",
+                system: System::Gitlab,
                 id: JobId::Job(id.clone()),
                 label: None,
                 line: node.pos().line,

@@ -6,7 +6,10 @@ use crate::script::Script;
 use crate::yaml::Node;
 use crate::{buildkite, github, gitlab};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A CI system layerlock reads; serialized by its stable kebab-case name
+/// (`buildkite`, `github-actions`, `gitlab`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum System {
     Buildkite,
     GithubActions,

@@ -30,7 +30,9 @@ pub use installed::{
 pub use integrity::{IntegrityProblem, check as check_integrity, check_all as check_integrity_all};
 pub use interpreter::Interpreter;
 pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
-pub use plan::{Change, Conflict, Plan, Wanted, guard, plan, same_version, unknown_allowance};
+pub use plan::{
+    Change, Conflict, Plan, Wanted, guard, is_version, plan, same_version, unknown_allowance,
+};
 pub use select::{LockEntry, Mismatch, Refusal, compare, select};
 
 #[derive(Debug, thiserror::Error)]

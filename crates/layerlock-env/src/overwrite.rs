@@ -253,7 +253,7 @@ mod tests {
         let snapshot = Snapshot::scan(&[site.to_path_buf()]);
         let wanted = [crate::plan::Wanted {
             name: "jwt".into(),
-            version: "1.0".into(),
+            version: "1.0".parse().unwrap(),
             origin: "lock.txt:1".into(),
         }];
         let plan = crate::plan::plan(&wanted, &Snapshot::default(), &[]);

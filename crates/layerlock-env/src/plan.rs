@@ -17,9 +17,15 @@ use crate::select::LockEntry;
 pub struct Wanted {
     /// Normalised name.
     pub name: String,
-    pub version: String,
+    #[serde(serialize_with = "as_text")]
+    pub version: Version,
     /// `lock.txt:12`.
     pub origin: String,
+}
+
+/// A version in a report: as PEP 440 writes it.
+fn as_text<S: serde::Serializer>(version: &Version, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(version)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -96,6 +102,12 @@ pub fn unknown_allowance(
         .find(|name| !snapshot.dists.contains_key(name) && !wanted.iter().any(|w| &w.name == name))
 }
 
+/// Whether an installed distribution's version (as its metadata spells
+/// it) is the `wanted` one, by PEP 440 equality (`1.0` is `1.0.0`).
+pub fn is_version(installed: &str, wanted: &Version) -> bool {
+    Version::from_str(installed).is_ok_and(|v| &v == wanted)
+}
+
 /// PEP 440 equality (`1.0` is `1.0.0`), falling back to text.
 pub fn same_version(a: &str, b: &str) -> bool {
     // The same text is the same version either way, and nearly every
@@ -114,9 +126,7 @@ pub fn plan(wanted: &[Wanted], snapshot: &Snapshot, allow_change: &[String]) -> 
     for want in wanted {
         match snapshot.dists.get(&want.name) {
             None => plan.install.push(want.clone()),
-            Some(have) if same_version(&have.version, &want.version) => {
-                plan.keep.push(want.clone())
-            }
+            Some(have) if is_version(&have.version, &want.version) => plan.keep.push(want.clone()),
             Some(have) => {
                 let conflict = Conflict {
                     wanted: want.clone(),
@@ -158,7 +168,7 @@ pub fn guard(before: &Snapshot, after: &Snapshot, plan: &Plan) -> Vec<Change> {
     for (name, old) in &before.dists {
         if let Some(want) = planned(name) {
             match after.dists.get(name) {
-                Some(new) if same_version(&new.version, &want.version) => {}
+                Some(new) if is_version(&new.version, &want.version) => {}
                 Some(new) => changes.push(Change {
                     name: name.clone(),
                     before: Some(label(old)),
@@ -201,7 +211,7 @@ pub fn guard(before: &Snapshot, after: &Snapshot, plan: &Plan) -> Vec<Change> {
             continue;
         }
         match planned(name) {
-            Some(want) if same_version(&new.version, &want.version) => {}
+            Some(want) if is_version(&new.version, &want.version) => {}
             Some(want) => changes.push(Change {
                 name: name.clone(),
                 before: None,
@@ -229,7 +239,7 @@ mod tests {
     fn wanted(name: &str, version: &str) -> Wanted {
         Wanted {
             name: name.to_string(),
-            version: version.to_string(),
+            version: version.parse().unwrap(),
             origin: "lock.txt:1".to_string(),
         }
     }
@@ -274,15 +284,15 @@ mod tests {
             .collect();
         let plan = plan(&locked, &before, &["Gamma".to_string()]);
         let pins = plan.pins(&entries);
-        let named: Vec<(&str, &str, &str)> = pins
+        let named: Vec<(&str, String, &str)> = pins
             .iter()
-            .map(|p| (p.name, p.version, p.hashes[0].as_str()))
+            .map(|p| (p.name, p.version.to_string(), p.hashes[0].as_str()))
             .collect();
         assert_eq!(
             named,
             [
-                ("beta", "2.0", "sha256:beta"),
-                ("gamma", "2.0", "sha256:gamma")
+                ("beta", "2.0".to_string(), "sha256:beta"),
+                ("gamma", "2.0".to_string(), "sha256:gamma")
             ]
         );
         let spared = plan.spared(&["delta".to_string()], &["Epsilon_X".to_string()]);

@@ -24,7 +24,7 @@ impl LockEntry {
         Self {
             wanted: Wanted {
                 name: package.name.to_string(),
-                version: package.version.to_string(),
+                version: package.version.clone(),
                 origin: package.origin.clone(),
             },
             hashes: package.hashes.clone(),
@@ -185,13 +185,13 @@ pub fn compare(
         let want = &entry.wanted;
         let mismatch = |have: Option<String>| Mismatch {
             name: want.name.clone(),
-            want: want.version.clone(),
+            want: want.version.to_string(),
             have,
             origin: want.origin.clone(),
         };
         match snapshot.dists.get(&want.name) {
             None => missing.push(mismatch(None)),
-            Some(d) if !crate::same_version(&d.version, &want.version) => {
+            Some(d) if !crate::plan::is_version(&d.version, &want.version) => {
                 different.push(mismatch(Some(d.version.clone())));
             }
             Some(_) => {}

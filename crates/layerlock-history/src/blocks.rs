@@ -163,7 +163,7 @@ pub struct FieldChange {
 #[derive(Debug, Clone, Serialize)]
 pub struct StepReport {
     pub id: JobId,
-    pub system: &'static str,
+    pub system: layerlock_ci::System,
     pub label: Option<String>,
     pub status: Status,
     pub old: Option<Site>,
@@ -889,7 +889,7 @@ fn compare(
             .as_ref()
             .map(|(_, j, _)| j.system)
             .or(after.as_ref().map(|(_, j)| j.system))
-            .unwrap_or("buildkite"),
+            .unwrap_or(layerlock_ci::System::Buildkite),
         label: after
             .as_ref()
             .and_then(|(_, j)| j.label.clone())

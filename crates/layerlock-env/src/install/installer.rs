@@ -56,7 +56,7 @@ impl InstallerProgram<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HashedPin<'a> {
     pub name: &'a str,
-    pub version: &'a str,
+    pub version: &'a uv_pep440::Version,
     /// `sha256:…`, as the lock has them.
     pub hashes: &'a [String],
 }
@@ -372,15 +372,16 @@ mod tests {
     #[test]
     fn the_requirements_file_holds_each_pin_with_its_hashes() {
         let hashes = ["sha256:aa".to_string(), "sha256:bb".to_string()];
+        let (one, two) = ("1.0".parse().unwrap(), "2.0".parse().unwrap());
         let pins = [
             HashedPin {
                 name: "alpha",
-                version: "1.0",
+                version: &one,
                 hashes: &hashes,
             },
             HashedPin {
                 name: "beta",
-                version: "2.0",
+                version: &two,
                 hashes: HASHES,
             },
         ];

@@ -132,7 +132,7 @@ mod tests {
     fn wanted(name: &str) -> Wanted {
         Wanted {
             name: name.to_string(),
-            version: "1.0".to_string(),
+            version: "1.0".parse().unwrap(),
             origin: format!("lock.txt:{name}"),
         }
     }

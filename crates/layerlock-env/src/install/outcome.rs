@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::installed::Snapshot;
-use crate::plan::{Change, Plan, guard, same_version};
+use crate::plan::{Change, Plan, guard, is_version};
 
 /// How an install ended. The names are part of the JSON report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,7 +77,7 @@ impl InstallOutcome {
             let done = after
                 .dists
                 .get(&w.name)
-                .is_some_and(|d| same_version(&d.version, &w.version));
+                .is_some_and(|d| is_version(&d.version, &w.version));
             let label = format!("{}=={}", w.name, w.version);
             if done {
                 installed.push(label);
@@ -128,7 +128,7 @@ mod tests {
     fn wanted(name: &str, version: &str) -> Wanted {
         Wanted {
             name: name.to_string(),
-            version: version.to_string(),
+            version: version.parse().unwrap(),
             origin: "lock.txt:1".to_string(),
         }
     }

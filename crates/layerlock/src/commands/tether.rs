@@ -99,7 +99,7 @@ fn print_text(
     // With no configuration and nearly nothing tethered, the cause
     // is almost always where steps run: say that, not every file.
     let hints = if !settings.configured && report.mostly_untethered() {
-        layerlock_audit::diagnose(&runs, root)
+        layerlock_audit::diagnose(runs, root)
     } else {
         Vec::new()
     };
