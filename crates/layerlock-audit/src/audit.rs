@@ -8,6 +8,8 @@ use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, walk};
 use crate::finding::{Finding, FindingBuilder, Severity};
 use crate::rules::{RuleId, registry};
 
+pub(crate) mod cfg;
+
 /// What the audit found, and what it could not read.
 #[derive(Debug, Default)]
 pub struct ScanResult {

@@ -14,6 +14,7 @@ mod rules;
 mod steps;
 mod tether;
 
+pub use audit::cfg::AuditConfig;
 pub use audit::{ScanResult, scan};
 pub use finding::{Finding, Location, Severity, UnknownSeverity};
 pub use install::{Class, Install, classify};
@@ -25,7 +26,9 @@ pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_a
 pub use pytest::{Selection, fnmatch, selection};
 pub use report::{Coverage, github, json, rule_list, sarif, text};
 pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
+pub use steps::cfg::StepsConfig;
 pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
+pub use tether::cfg::TetherConfig;
 pub use tether::{
     NotChecked, StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
     collect as collect_runs, diagnose, explain, not_checked, parse_tether_allowlist,

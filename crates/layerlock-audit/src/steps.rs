@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use layerlock_ci::yaml::{self, Node};
 use serde::Serialize;
 
+pub(crate) mod cfg;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StepProblem {
     pub path: String,

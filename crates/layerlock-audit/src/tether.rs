@@ -13,6 +13,7 @@ use layerlock_walk::{CommandSite, FileError, Reach, ScanOptions, Visitor, normal
 
 use crate::pytest::{Selection, fnmatch, selection};
 
+pub(crate) mod cfg;
 mod index;
 
 use index::RunIndex;

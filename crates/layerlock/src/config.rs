@@ -36,46 +36,8 @@ pub struct LayerConfig {
     pub no_index: Option<bool>,
 }
 
-/// `[audit]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct AuditConfig {
-    #[serde(default)]
-    pub path_map: Vec<String>,
-    pub allowlist: Option<String>,
-    pub min_severity: Option<crate::cli::SeverityArg>,
-    /// Where CI jobs run when a step does not say (a container path).
-    pub default_working_dir: Option<String>,
-}
-
-/// `[tether]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct TetherConfig {
-    #[serde(default)]
-    pub test_roots: Vec<String>,
-    #[serde(default)]
-    pub pipelines: Vec<String>,
-    pub default_working_dir: Option<String>,
-    #[serde(default)]
-    pub path_map: Vec<String>,
-    pub allowlist: Option<String>,
-}
-
-/// `[steps]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct StepsConfig {
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// Pipelines checked apart (keys are unique within each); overrides
-    /// the `.buildkite/ci_config*.yaml` discovery.
-    #[serde(default)]
-    pub pipelines: Vec<String>,
-    #[serde(default)]
-    pub external_keys: Vec<String>,
-    pub no_groups: Option<bool>,
-}
+// The CI checks' tables live beside the checks, with their keys.
+pub use layerlock_audit::{AuditConfig, StepsConfig, TetherConfig};
 
 /// `[blocks]`: the expected edits of restored steps.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -316,29 +278,9 @@ const LAYER_KEYS: &[&str] = &[
 /// The tables and their keys.
 const TABLES: &[(&str, &[&str])] = &[
     ("cooldown", &["min-age", "exempt", "allow-missing-time"]),
-    (
-        "tether",
-        &[
-            "test-roots",
-            "pipelines",
-            "default-working-dir",
-            "path-map",
-            "allowlist",
-        ],
-    ),
-    (
-        "steps",
-        &["paths", "pipelines", "external-keys", "no-groups"],
-    ),
-    (
-        "audit",
-        &[
-            "path-map",
-            "allowlist",
-            "min-severity",
-            "default-working-dir",
-        ],
-    ),
+    ("tether", TetherConfig::KEYS),
+    ("steps", StepsConfig::KEYS),
+    ("audit", AuditConfig::KEYS),
     ("blocks", &["paths", "rewrite", "drop-line"]),
     ("triage", &["main", "depth"]),
 ];

@@ -153,10 +153,11 @@ impl AuditSettings {
             .as_deref()
             .or(audit.default_working_dir.as_deref())
             .map(|d| path_map.dir_in(d, &root));
-        let severity = args
+        let min_severity = args
             .min_severity
+            .map(severity_of)
             .or(audit.min_severity)
-            .unwrap_or(SeverityArg::Low);
+            .unwrap_or(Severity::Low);
         Ok(Self {
             scan: ScanOptions {
                 root,
@@ -166,7 +167,7 @@ impl AuditSettings {
             },
             allowlist,
             format: args.format,
-            min_severity: severity_of(severity),
+            min_severity,
             strict: args.strict,
         })
     }
@@ -182,34 +183,13 @@ impl TetherSettings {
             .unwrap_or_default();
         let root = checks_root(config, env);
         // `[tether] path-map`, else the audit's: both describe one CI.
-        let (configured_map, table_name) = if tether.path_map.is_empty() {
-            (&audit.path_map, "audit")
-        } else {
-            (&tether.path_map, "tether")
-        };
+        let (configured_map, table_name) = tether.path_map(&audit);
         let path_map = path_map(
             &args.path_map,
-            config.map(|c| {
-                (
-                    configured_map.as_slice(),
-                    table(c, table_name),
-                    root.clone(),
-                )
-            }),
+            config.map(|c| (configured_map, table(c, table_name), root.clone())),
             env,
         )?;
-        let pipelines: Vec<String> = if !tether.pipelines.is_empty() {
-            tether.pipelines.clone()
-        } else {
-            let discovered = layerlock_audit::pipelines::discover(&root);
-            let mut p = layerlock_audit::pipelines::all_paths(&discovered);
-            p.extend(layerlock_audit::pipelines::loose_files(&root, &discovered));
-            p.extend([
-                ".github/workflows".to_string(),
-                ".gitlab-ci.yml".to_string(),
-            ]);
-            p
-        };
+        let pipelines = tether.pipelines(&root);
         let targets: Vec<PathBuf> = pipelines
             .iter()
             .map(|p| root.join(p))
@@ -250,11 +230,7 @@ impl TetherSettings {
                     path_map,
                     default_working_dir: default_working_dir.clone(),
                 },
-                test_roots: if tether.test_roots.is_empty() {
-                    vec!["tests".to_string()]
-                } else {
-                    tether.test_roots
-                },
+                test_roots: tether.test_roots(),
                 default_working_dir,
             },
             allowlist,
