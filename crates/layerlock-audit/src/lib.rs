@@ -20,7 +20,7 @@ pub use finding::{Finding, Location, Severity, UnknownSeverity};
 pub use install::{Class, Install, classify};
 pub use layerlock_walk::{
     Arg, CommandSite, Container, FileError, PathMap, PathMapError, Reach, RequirementFiles,
-    ScanOptions, Via, Visitor, inventory, pipelines, strip_wrappers, unwrap, walk,
+    ScanOptions, Via, Visitor, pipelines, strip_wrappers, unwrap, walk,
 };
 pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
 pub use pytest::{Selection, fnmatch, selection};
@@ -29,6 +29,7 @@ pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
 pub use steps::cfg::StepsConfig;
 pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
 pub use tether::cfg::TetherConfig;
+pub use tether::inventory::inventory;
 pub use tether::{
     NotChecked, StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,
     collect as collect_runs, diagnose, explain, not_checked, parse_tether_allowlist,

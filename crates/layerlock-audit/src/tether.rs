@@ -15,6 +15,7 @@ use crate::pytest::{Selection, fnmatch, selection};
 
 pub(crate) mod cfg;
 mod index;
+pub(crate) mod inventory;
 
 use index::RunIndex;
 

@@ -6,7 +6,6 @@
 mod arrays;
 mod branches;
 mod frame;
-mod inventory;
 mod loops;
 mod path_map;
 mod paths;
@@ -19,7 +18,6 @@ mod via;
 mod walker;
 mod wrappers;
 
-pub use inventory::inventory;
 pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
 pub use read::{MAX_FILE_BYTES, Refused, read_bounded};

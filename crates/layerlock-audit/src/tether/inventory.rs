@@ -60,3 +60,39 @@ pub fn inventory(root: &Path, roots: &[String]) -> Vec<String> {
     }
     files.into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_are_named_so_and_conftest_is_not_one() {
+        for yes in ["tests/test_a.py", "tests/x/b_test.py", "test_top.py"] {
+            assert!(is_test_file(yes), "{yes}");
+        }
+        for no in [
+            "tests/conftest.py",
+            "tests/__init__.py",
+            "tests/util.py",
+            "tests/test_a.txt",
+        ] {
+            assert!(!is_test_file(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn outside_git_the_disk_is_walked_without_following_folder_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("tests/unit")).unwrap();
+        std::fs::write(root.join("tests/unit/test_one.py"), "").unwrap();
+        std::fs::write(root.join("tests/helper.py"), "").unwrap();
+        std::fs::write(root.join("other_test.py"), "").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("tests"), root.join("tests/loop")).unwrap();
+        assert_eq!(
+            inventory(root, &["tests".to_string()]),
+            ["tests/unit/test_one.py"]
+        );
+    }
+}
