@@ -1,7 +1,10 @@
 //! The checks on CI configuration: the audit (job-time installs: rules one
 //! per file behind a registry, findings, policy, reports), tether (every
 //! test file is run by a CI step) and steps (stable, unique step keys).
-//! Every file they see comes through the walker (`layerlock-walk`).
+//! Each is a module with its `cfg.rs`: its table of layerlock.toml, its
+//! keys and what a left-out key means. Every CI file they see comes
+//! through the walker (`layerlock-walk`); tether lists test files itself
+//! (`git ls-files`, names only).
 
 mod audit;
 mod finding;

@@ -1,5 +1,9 @@
 //! Resolution of a layer against fixed base pins, for one target, with
-//! PubGrub. The resolver asks a `PackageSource` and never touches the network.
+//! PubGrub, and the release-age policy it applies: cooldown ages,
+//! exemptions and verdicts (`policy`), what a lock introduced and when
+//! (`introduced`), and a resolution told against the same request without
+//! its cooldown ([`resolve_under_cooldown`]). The resolver asks a
+//! `PackageSource` and never touches the network or a file.
 
 mod candidates;
 mod explain;

@@ -1,7 +1,8 @@
-//! The walker under every CI check: all file reads (CI files, the scripts
-//! and Dockerfiles they lead to, `git ls-files`), confined to the root, and
+//! The walker under every CI check: every read of a CI file and of the
+//! scripts, recipes and Dockerfiles it leads to, confined to the root, and
 //! one model of how CI commands run other commands. Checks (audit, tether,
-//! steps) see commands through [`Visitor`] and never read files themselves.
+//! steps) see commands through [`Visitor`] and never read CI files
+//! themselves. It judges no command: what a command means is the checks'.
 
 mod arrays;
 mod branches;
