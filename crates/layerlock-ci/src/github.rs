@@ -232,20 +232,14 @@ fn image_build(step: &Node) -> Option<Script> {
     }
     let file = field(&["file", "dockerfiles", "containerfiles"])?;
     let context = field(&["context"]).unwrap_or(".");
-    Some(Script {
-        text: format!(
+    Some(Script::job_time(
+        format!(
             "docker build -f {} {}",
             crate::script::quote(file),
             crate::script::quote(context)
         ),
-        layout: Layout::Folded { start: uses.pos() },
-        job: None,
-        phase: Phase::JobTime,
-        env: BTreeMap::new(),
-        working_dir: None,
-        mounts: Vec::new(),
-        shell: None,
-    })
+        Layout::Folded { start: uses.pos() },
+    ))
 }
 
 /// At most this many combinations of a matrix are read; past it, each

@@ -8,9 +8,7 @@
 //! it is pinned). tox.ini: each `[testenv]`/`[testenv:NAME]` section's
 //! `deps` (one install per line) and `commands`.
 
-use std::collections::BTreeMap;
-
-use crate::script::{Layout, Phase, Script};
+use crate::script::{Layout, Script};
 use crate::yaml::Pos;
 
 /// An install found, as a shell command at its place.
@@ -77,16 +75,7 @@ impl Environments {
             .iter()
             .filter(|(name, _)| chosen(name))
             .flat_map(|(_, steps)| steps.iter())
-            .map(|step| Script {
-                text: step.text.clone(),
-                layout: Layout::Lines { start: step.pos },
-                job: None,
-                phase: Phase::JobTime,
-                env: BTreeMap::new(),
-                working_dir: None,
-                mounts: Vec::new(),
-                shell: None,
-            })
+            .map(|step| Script::job_time(step.text.clone(), Layout::Lines { start: step.pos }))
             .collect()
     }
 

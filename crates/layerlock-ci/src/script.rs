@@ -195,6 +195,24 @@ pub struct Script {
     pub shell: Option<String>,
 }
 
+impl Script {
+    /// A script run at job time of which nothing else is known: no job,
+    /// environment, working directory, mounts or shell of its own (a shell
+    /// file, a recipe's lines, a step an action stands for).
+    pub fn job_time(text: String, layout: Layout) -> Self {
+        Self {
+            text,
+            layout,
+            job: None,
+            phase: Phase::JobTime,
+            env: BTreeMap::new(),
+            working_dir: None,
+            mounts: Vec::new(),
+            shell: None,
+        }
+    }
+}
+
 /// A CI file that could be parsed only in part, or not at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError {

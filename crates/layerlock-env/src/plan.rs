@@ -232,39 +232,14 @@ pub fn guard(before: &Snapshot, after: &Snapshot, plan: &Plan) -> Vec<Change> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
+    use crate::testing::wanted;
 
-    fn wanted(name: &str, version: &str) -> Wanted {
-        Wanted {
-            name: name.to_string(),
-            version: version.parse().unwrap(),
-            origin: "lock.txt:1".to_string(),
-        }
-    }
-
-    fn installed(name: &str, version: &str) -> Installed {
-        Installed {
-            name: name.to_string(),
-            version: version.to_string(),
-            installer: "pip".to_string(),
-            record_digest: None,
-            direct_url: false,
-            path: PathBuf::from(format!("{name}-{version}.dist-info")),
-            site: PathBuf::from("site"),
-            egg_info: false,
-        }
-    }
-
+    /// `(name, version)` installed, each with a RECORD digest of its own.
     fn snapshot(dists: &[(&str, &str)]) -> Snapshot {
-        let mut snapshot = Snapshot::default();
-        for (name, version) in dists {
-            snapshot
-                .dists
-                .insert(name.to_string(), installed(name, version));
-        }
-        snapshot
+        let with_records: Vec<(&str, &str, &str)> =
+            dists.iter().map(|(n, v)| (*n, *v, "r")).collect();
+        crate::testing::snapshot(&with_records)
     }
 
     #[test]

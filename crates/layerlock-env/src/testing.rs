@@ -38,3 +38,34 @@ pub(crate) fn install(site: &Path, name: &str, files: &[(&str, &str)]) {
     std::fs::write(site.join(&info).join("INSTALLER"), "uv\n").unwrap();
     std::fs::write(site.join(&info).join("RECORD"), record).unwrap();
 }
+
+/// A lock entry as the plan sees it, from `lock.txt:1`.
+pub(crate) fn wanted(name: &str, version: &str) -> crate::Wanted {
+    crate::Wanted {
+        name: name.to_string(),
+        version: version.parse().unwrap(),
+        origin: "lock.txt:1".to_string(),
+    }
+}
+
+/// A snapshot of `(name, version, RECORD digest)` distributions installed
+/// by uv in `site`.
+pub(crate) fn snapshot(dists: &[(&str, &str, &str)]) -> crate::Snapshot {
+    let mut snapshot = crate::Snapshot::default();
+    for (name, version, record) in dists {
+        snapshot.dists.insert(
+            name.to_string(),
+            crate::Installed {
+                name: name.to_string(),
+                version: version.to_string(),
+                installer: "uv".to_string(),
+                record_digest: Some(record.to_string()),
+                direct_url: false,
+                path: std::path::PathBuf::from(format!("{name}-{version}.dist-info")),
+                site: std::path::PathBuf::from("site"),
+                egg_info: false,
+            },
+        );
+    }
+    snapshot
+}

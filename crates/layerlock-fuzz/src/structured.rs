@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+use layerlock_lock::toml_string;
+
 /// The longest marker written: a pylock file stays far below the lock
 /// reader's own size limit, and each input stays fast.
 const MAX_MARKER: usize = 1 << 20;
@@ -93,24 +95,6 @@ fn marker(ops: &mut Ops) -> String {
     }
     text.truncate(MAX_MARKER);
     text
-}
-
-/// A TOML basic string holding `text`.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The `pylock_markers` target: a PEP 751 lock whose `environments` and

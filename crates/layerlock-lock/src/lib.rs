@@ -18,4 +18,5 @@ pub use model::{
     exact_version, normalize, relative_path,
 };
 pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
+pub use pylock::toml_string;
 pub use write::{WriteError, write_atomic};

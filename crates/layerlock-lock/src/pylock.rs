@@ -456,8 +456,9 @@ fn major_one(version: &str) -> bool {
     })
 }
 
-/// A TOML basic string.
-fn q(text: &str) -> String {
+/// `text` as a TOML basic string: quoted, with quotes, backslashes and
+/// control characters escaped.
+pub fn toml_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -477,7 +478,7 @@ fn q(text: &str) -> String {
 }
 
 fn list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| q(i)).collect();
+    let quoted: Vec<String> = items.iter().map(|i| toml_string(i)).collect();
     format!("[{}]", quoted.join(", "))
 }
 
@@ -511,7 +512,7 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         let _ = writeln!(
             out,
             "requires-python = {}",
-            q(&format!("=={}.*", target.python))
+            toml_string(&format!("=={}.*", target.python))
         );
     }
     out.push_str("created-by = \"layerlock\"\n");
@@ -519,10 +520,10 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     packages.sort_by(|a, b| a.name.cmp(&b.name));
     for p in packages {
         out.push_str("\n[[packages]]\n");
-        let _ = writeln!(out, "name = {}", q(p.name.as_ref()));
-        let _ = writeln!(out, "version = {}", q(&p.version.to_string()));
+        let _ = writeln!(out, "name = {}", toml_string(p.name.as_ref()));
+        let _ = writeln!(out, "version = {}", toml_string(&p.version.to_string()));
         if let Some(marker) = p.marker.contents() {
-            let _ = writeln!(out, "marker = {}", q(&marker.to_string()));
+            let _ = writeln!(out, "marker = {}", toml_string(&marker.to_string()));
         }
         let mut files: Vec<&LockedFile> = p.files.iter().collect();
         files.sort_by(|a, b| a.name.cmp(&b.name));
@@ -548,14 +549,14 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         let _ = writeln!(
             out,
             "target = {{ python = {}, platform = {} }}",
-            q(&target.python),
-            q(&target.platform)
+            toml_string(&target.python),
+            toml_string(&target.platform)
         );
     }
     let _ = writeln!(out, "bases = {}", list(&h.bases));
     let _ = writeln!(out, "owned = {}", list(&h.owned));
     if let Some(command) = &h.command {
-        let _ = writeln!(out, "command = {}", q(command));
+        let _ = writeln!(out, "command = {}", toml_string(command));
     }
     for used in &lock.base_used {
         write_base_use(&mut out, used);
@@ -564,12 +565,12 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
 }
 
 fn write_file(out: &mut String, f: &LockedFile) {
-    let _ = writeln!(out, "name = {}", q(&f.name));
+    let _ = writeln!(out, "name = {}", toml_string(&f.name));
     if let Some(url) = &f.url {
-        let _ = writeln!(out, "url = {}", q(url));
+        let _ = writeln!(out, "url = {}", toml_string(url));
     }
     if let Some(path) = &f.path {
-        let _ = writeln!(out, "path = {}", q(path));
+        let _ = writeln!(out, "path = {}", toml_string(path));
     }
     if let Some(time) = f.upload_time {
         let _ = writeln!(out, "upload-time = {time}");
@@ -578,17 +579,17 @@ fn write_file(out: &mut String, f: &LockedFile) {
         let _ = writeln!(out, "size = {size}");
     }
     if let Some(sha) = &f.sha256 {
-        let _ = writeln!(out, "hashes = {{ sha256 = {} }}", q(sha));
+        let _ = writeln!(out, "hashes = {{ sha256 = {} }}", toml_string(sha));
     }
 }
 
 fn write_base_use(out: &mut String, used: &BaseUse) {
     out.push_str("\n[[tool.layerlock.base-used]]\n");
-    let _ = writeln!(out, "name = {}", q(used.name.as_ref()));
+    let _ = writeln!(out, "name = {}", toml_string(used.name.as_ref()));
     if let Some(version) = &used.version {
-        let _ = writeln!(out, "version = {}", q(&version.to_string()));
+        let _ = writeln!(out, "version = {}", toml_string(&version.to_string()));
     }
-    let _ = writeln!(out, "origin = {}", q(&used.origin));
+    let _ = writeln!(out, "origin = {}", toml_string(&used.origin));
     let _ = writeln!(out, "via = {}", list(&used.via));
 }
 

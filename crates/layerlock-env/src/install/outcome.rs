@@ -120,38 +120,8 @@ impl InstallOutcome {
 mod tests {
     use super::*;
 
-    use std::path::PathBuf;
-
-    use crate::installed::Installed;
-    use crate::plan::{Wanted, plan};
-
-    fn wanted(name: &str, version: &str) -> Wanted {
-        Wanted {
-            name: name.to_string(),
-            version: version.parse().unwrap(),
-            origin: "lock.txt:1".to_string(),
-        }
-    }
-
-    fn snapshot(dists: &[(&str, &str, &str)]) -> Snapshot {
-        let mut snapshot = Snapshot::default();
-        for (name, version, record) in dists {
-            snapshot.dists.insert(
-                name.to_string(),
-                Installed {
-                    name: name.to_string(),
-                    version: version.to_string(),
-                    installer: "uv".to_string(),
-                    record_digest: Some(record.to_string()),
-                    direct_url: false,
-                    path: PathBuf::from(format!("{name}-{version}.dist-info")),
-                    site: PathBuf::from("site"),
-                    egg_info: false,
-                },
-            );
-        }
-        snapshot
-    }
+    use crate::plan::plan;
+    use crate::testing::{snapshot, wanted};
 
     /// alpha is kept, beta is to be installed.
     fn planned() -> (Plan, Snapshot) {

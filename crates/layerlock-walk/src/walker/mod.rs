@@ -492,18 +492,12 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         let scripts = match kind {
             Kind::Dockerfile => dockerfile::scripts(&text).map(of_file),
-            Kind::Shell => Ok(vec![Script {
-                text: text.clone(),
-                layout: Layout::Lines {
+            Kind::Shell => Ok(vec![Script::job_time(
+                text.clone(),
+                Layout::Lines {
                     start: yaml::Pos { line: 1, column: 1 },
                 },
-                job: None,
-                phase: Phase::JobTime,
-                env: BTreeMap::new(),
-                working_dir: None,
-                mounts: Vec::new(),
-                shell: None,
-            }])
+            )])
             .map(of_file),
             Kind::Yaml => {
                 let docs = match yaml::parse(&text) {
