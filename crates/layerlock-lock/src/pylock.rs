@@ -25,23 +25,52 @@ use crate::model::{
 pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     let bad = |line: usize, message: String| invalid(path, line, message);
     let doc = document(path, text)?;
+    let header = header(path, &doc)?;
     // Where each `[[packages]]` table starts, for messages.
     let starts = package_lines(text);
+    let empty = Vec::new();
+    let tables = match doc.get("packages") {
+        None => &empty,
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(bad(1, "`packages` is not an array of tables".to_string())),
+    };
+    let mut packages = Vec::with_capacity(tables.len());
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, table) in tables.iter().enumerate() {
+        let line = starts.get(i).copied().unwrap_or(1);
+        let package = package(path, table, line, &mut seen)?;
+        packages.push(package);
+    }
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Lock {
+        path: path.to_path_buf(),
+        format: LockFormat::Pylock,
+        header,
+        packages,
+        base_used: Vec::new(),
+    })
+}
+
+/// The strings of an array; anything else reads as none.
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the lock says of itself: `[tool.layerlock]` (target, bases,
+/// owned, command), `requires-python` and `environments`.
+fn header(path: &Path, doc: &toml::Table) -> Result<Header, LockError> {
     let tool = doc
         .get("tool")
         .and_then(|t| t.get("layerlock"))
         .and_then(Value::as_table);
-    let strings = |value: Option<&Value>| -> Vec<String> {
-        value
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     // A target that is there but unreadable must not count as no target:
     // it is what install and verify check the interpreter against.
     let target = match tool.and_then(|t| t.get("target")) {
@@ -55,7 +84,8 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
                     platform: platform.to_string(),
                 })
                 .ok_or_else(|| {
-                    bad(
+                    invalid(
+                        path,
                         1,
                         "[tool.layerlock] target must be { python = \"3.12\", platform = \"…\" }"
                             .to_string(),
@@ -78,109 +108,101 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             .and_then(Value::as_str)
             .map(str::to_string),
     };
-    let environments = environments(path, &doc)?;
-    header.environments = environments;
-    let empty = Vec::new();
-    let tables = match doc.get("packages") {
-        None => &empty,
-        Some(Value::Array(a)) => a,
-        Some(_) => return Err(bad(1, "`packages` is not an array of tables".to_string())),
-    };
-    let mut packages = Vec::with_capacity(tables.len());
-    let mut seen = std::collections::BTreeMap::new();
-    for (i, table) in tables.iter().enumerate() {
-        let line = starts.get(i).copied().unwrap_or(1);
-        let origin = format!("{}:{line}", path.display());
-        let get = |key: &str| table.get(key);
-        let (name, version, marker) = head(path, table, line)?;
-        for kind in ["vcs", "directory", "archive"] {
-            if get(kind).is_some() {
-                return Err(bad(
-                    line,
-                    format!(
-                        "{name} is locked from a {kind}; layerlock installs files from an index by hash (lock a released version)"
-                    ),
-                ));
-            }
-        }
-        let version = version.ok_or_else(|| {
-            bad(
-                line,
-                format!("{name} has no valid `version`; a lock pins exact versions"),
-            )
-        })?;
-        if marker.is_true()
-            && let Some(first) = seen.insert(name.clone(), origin.clone())
-        {
+    header.environments = environments(path, doc)?;
+    Ok(header)
+}
+
+/// One `[[packages]]` table starting at `line`: a released version, with
+/// its files, each hash-pinned, and (without a marker) not in `seen` yet.
+fn package(
+    path: &Path,
+    table: &Value,
+    line: usize,
+    seen: &mut std::collections::BTreeMap<PackageName, String>,
+) -> Result<LockedPackage, LockError> {
+    let bad = |line: usize, message: String| invalid(path, line, message);
+    let origin = format!("{}:{line}", path.display());
+    let get = |key: &str| table.get(key);
+    let (name, version, marker) = head(path, table, line)?;
+    for kind in ["vcs", "directory", "archive"] {
+        if get(kind).is_some() {
             return Err(bad(
                 line,
-                format!("{name} is locked twice (also at {first}); a lock pins each package once"),
+                format!(
+                    "{name} is locked from a {kind}; layerlock installs files from an index by hash (lock a released version)"
+                ),
             ));
         }
-        let mut files = Vec::new();
-        let wheels = match get("wheels") {
-            None => &[][..],
-            Some(Value::Array(wheels)) => wheels.as_slice(),
-            Some(_) => {
-                return Err(bad(
-                    line,
-                    format!("{name}: `wheels` must be an array of tables ([[packages.wheels]])"),
-                ));
-            }
-        };
-        for wheel in wheels {
-            files.push(file(wheel, &name, line, &bad)?);
-        }
-        match get("sdist") {
-            None => {}
-            Some(sdist @ Value::Table(_)) => files.push(file(sdist, &name, line, &bad)?),
-            Some(_) => {
-                return Err(bad(line, format!("{name}: `sdist` must be a table")));
-            }
-        }
-        if files.is_empty() {
-            return Err(bad(
-                line,
-                format!("{name} {version} lists no wheels and no sdist"),
-            ));
-        }
-        let mut hashes = Vec::new();
-        for f in &files {
-            let Some(sha) = &f.sha256 else {
-                return Err(bad(
-                    line,
-                    format!(
-                        "{name}: {} has no sha256 hash; a lock is hash-pinned",
-                        f.name
-                    ),
-                ));
-            };
-            hashes.push(format!("sha256:{sha}"));
-        }
-        hashes.sort();
-        hashes.dedup();
-        let via = strings(
-            get("tool")
-                .and_then(|t| t.get("layerlock"))
-                .and_then(|t| t.get("via")),
-        );
-        packages.push(LockedPackage {
-            name,
-            version,
-            marker,
-            hashes,
-            files,
-            via,
-            origin,
-        });
     }
-    packages.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Lock {
-        path: path.to_path_buf(),
-        format: LockFormat::Pylock,
-        header,
-        packages,
-        base_used: Vec::new(),
+    let version = version.ok_or_else(|| {
+        bad(
+            line,
+            format!("{name} has no valid `version`; a lock pins exact versions"),
+        )
+    })?;
+    if marker.is_true()
+        && let Some(first) = seen.insert(name.clone(), origin.clone())
+    {
+        return Err(bad(
+            line,
+            format!("{name} is locked twice (also at {first}); a lock pins each package once"),
+        ));
+    }
+    let mut files = Vec::new();
+    let wheels = match get("wheels") {
+        None => &[][..],
+        Some(Value::Array(wheels)) => wheels.as_slice(),
+        Some(_) => {
+            return Err(bad(
+                line,
+                format!("{name}: `wheels` must be an array of tables ([[packages.wheels]])"),
+            ));
+        }
+    };
+    for wheel in wheels {
+        files.push(file(wheel, &name, line, &bad)?);
+    }
+    match get("sdist") {
+        None => {}
+        Some(sdist @ Value::Table(_)) => files.push(file(sdist, &name, line, &bad)?),
+        Some(_) => {
+            return Err(bad(line, format!("{name}: `sdist` must be a table")));
+        }
+    }
+    if files.is_empty() {
+        return Err(bad(
+            line,
+            format!("{name} {version} lists no wheels and no sdist"),
+        ));
+    }
+    let mut hashes = Vec::new();
+    for f in &files {
+        let Some(sha) = &f.sha256 else {
+            return Err(bad(
+                line,
+                format!(
+                    "{name}: {} has no sha256 hash; a lock is hash-pinned",
+                    f.name
+                ),
+            ));
+        };
+        hashes.push(format!("sha256:{sha}"));
+    }
+    hashes.sort();
+    hashes.dedup();
+    let via = strings(
+        get("tool")
+            .and_then(|t| t.get("layerlock"))
+            .and_then(|t| t.get("via")),
+    );
+    Ok(LockedPackage {
+        name,
+        version,
+        marker,
+        hashes,
+        files,
+        via,
+        origin,
     })
 }
 

@@ -264,68 +264,7 @@ pub fn resolve(
         layerlock_resolve::resolve_under_cooldown(&client, &prepared.request, &memo);
     let resolution = match outcome {
         Ok(r) => r,
-        Err(ResolveError::NoSolution {
-            report,
-            mut hints,
-            causes,
-        }) => {
-            let mut message = format!(
-                "no layer for {} satisfies the requirements with the base fixed:\n{}",
-                prepared.request.target.describe(),
-                indent(&report)
-            );
-            if let (Some(cooldown), Some(settings), Some(held)) =
-                (&prepared.request.cooldown, &layer.cooldown, &held)
-            {
-                message = format!(
-                    "the cooldown ({} before {}) makes this layer unsolvable:\n{}",
-                    settings.min_age_text,
-                    cooldown.now.strftime("%Y-%m-%d %H:%M UTC"),
-                    indent(&report)
-                );
-                for h in held {
-                    hints.push(format!(
-                        "without the cooldown {}=={} would be used; it becomes eligible at {}",
-                        h.name,
-                        h.skipped,
-                        h.eligible.map_or("an unknown time".to_string(), moment)
-                    ));
-                }
-                hints.push("wait, or exempt a package with --min-age-exempt PKG (in the config: [cooldown] exempt, with a reason)".to_string());
-            }
-            return Err(Unsolvable {
-                hinted: Hinted { message, hints },
-                causes,
-            }
-            .into());
-        }
-        Err(err @ ResolveError::Source { .. }) => {
-            let mut hints = Vec::new();
-            // Only for what the cache lacks: a damaged entry says itself
-            // what to do, and a run online would be told the same.
-            if let ResolveError::Source {
-                source: layerlock_dist::SourceError::Offline { .. },
-                ..
-            } = &err
-            {
-                hints.push("run once without --offline to fill the cache".to_string());
-            }
-            if let ResolveError::Source {
-                source:
-                    layerlock_dist::SourceError::Status {
-                        status: 401 | 403, ..
-                    },
-                ..
-            } = &err
-            {
-                hints.push("the index wants credentials: put them in the index URL (https://user:token@host/simple/) or in ~/.netrc (or $NETRC)".to_string());
-            }
-            return Err(Hinted {
-                message: format!("{:#}", anyhow::Error::from(err)),
-                hints,
-            }
-            .into());
-        }
+        Err(err) => return Err(failure(layer, &prepared, err, held.as_deref())),
     };
     for warning in &resolution.warnings {
         spinner.warn(warning);
@@ -356,6 +295,81 @@ pub fn resolve(
     let stats = client.stats();
     discard(client);
     Ok((prepared, resolution, stats))
+}
+
+/// A resolution that failed, worded for the user: the conflict (or that
+/// the cooldown alone causes it, with when each held version becomes
+/// eligible), or the index's failure, with what to do.
+fn failure(
+    layer: &LayerSettings,
+    prepared: &Prepared,
+    err: ResolveError,
+    held: Option<&[layerlock_resolve::HeldBack]>,
+) -> anyhow::Error {
+    match err {
+        ResolveError::NoSolution {
+            report,
+            mut hints,
+            causes,
+        } => {
+            let mut message = format!(
+                "no layer for {} satisfies the requirements with the base fixed:\n{}",
+                prepared.request.target.describe(),
+                indent(&report)
+            );
+            if let (Some(cooldown), Some(settings), Some(held)) =
+                (&prepared.request.cooldown, &layer.cooldown, held)
+            {
+                message = format!(
+                    "the cooldown ({} before {}) makes this layer unsolvable:\n{}",
+                    settings.min_age_text,
+                    cooldown.now.strftime("%Y-%m-%d %H:%M UTC"),
+                    indent(&report)
+                );
+                for h in held {
+                    hints.push(format!(
+                        "without the cooldown {}=={} would be used; it becomes eligible at {}",
+                        h.name,
+                        h.skipped,
+                        h.eligible.map_or("an unknown time".to_string(), moment)
+                    ));
+                }
+                hints.push("wait, or exempt a package with --min-age-exempt PKG (in the config: [cooldown] exempt, with a reason)".to_string());
+            }
+            Unsolvable {
+                hinted: Hinted { message, hints },
+                causes,
+            }
+            .into()
+        }
+        err @ ResolveError::Source { .. } => {
+            let mut hints = Vec::new();
+            // Only for what the cache lacks: a damaged entry says itself
+            // what to do, and a run online would be told the same.
+            if let ResolveError::Source {
+                source: layerlock_dist::SourceError::Offline { .. },
+                ..
+            } = &err
+            {
+                hints.push("run once without --offline to fill the cache".to_string());
+            }
+            if let ResolveError::Source {
+                source:
+                    layerlock_dist::SourceError::Status {
+                        status: 401 | 403, ..
+                    },
+                ..
+            } = &err
+            {
+                hints.push("the index wants credentials: put them in the index URL (https://user:token@host/simple/) or in ~/.netrc (or $NETRC)".to_string());
+            }
+            Hinted {
+                message: format!("{:#}", anyhow::Error::from(err)),
+                hints,
+            }
+            .into()
+        }
+    }
 }
 
 /// Drop `value` on a thread of its own: freeing the pages and metadata a

@@ -813,58 +813,11 @@ fn compile(
             layer.command = layerlock_index::redact_text(custom);
         }
     }
-    // An output must not be another layer's output, nor any layer's input or
-    // base: writing it would destroy an input or make runs flip.
-    let canonical = |p: &Path| {
-        let absolute = env.cwd.join(p);
-        fs_err::canonicalize(&absolute).unwrap_or(absolute)
-    };
-    let mut outputs: Vec<(PathBuf, String)> = Vec::new();
-    for layer in &layers {
-        let Some(out) = &layer.output else { continue };
-        let path = canonical(&out.path);
-        if let Some((_, other)) = outputs.iter().find(|(p, _)| *p == path) {
-            bail!(
-                "layers `{other}` and `{}` both write {}",
-                layer.name.as_deref().unwrap_or("compile"),
-                out.shown
-            );
-        }
-        outputs.push((
-            path,
-            layer.name.clone().unwrap_or_else(|| "compile".to_string()),
-        ));
-    }
-    for layer in &layers {
-        for input in layer.inputs.iter().chain(&layer.bases) {
-            if outputs.iter().any(|(p, _)| *p == canonical(&input.path)) {
-                bail!(
-                    "{} is both an input (or base) and an output; write the lock to another file",
-                    input.shown
-                );
-            }
-        }
-    }
-    // `--stats FILE` is written last: over an input it would destroy it,
-    // over a lock it would replace it.
     let stats = args
         .stats
         .as_deref()
         .map(|p| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd)));
-    if let Some(stats) = &stats {
-        let path = canonical(&stats.path);
-        let taken = outputs.iter().any(|(p, _)| *p == path)
-            || layers
-                .iter()
-                .flat_map(|l| l.inputs.iter().chain(&l.bases))
-                .any(|input| canonical(&input.path) == path);
-        if taken {
-            bail!(
-                "--stats {} names an input, base or output of the compile; write the stats to another file",
-                stats.shown
-            );
-        }
-    }
+    check_outputs(&layers, stats.as_ref(), &env.cwd)?;
     if args.check
         && let Some(layer) = layers.iter().find(|l| l.output.is_none())
     {
@@ -879,6 +832,59 @@ fn compile(
         check: args.check,
         stats,
     })
+}
+
+/// An output must not be another layer's output, nor any layer's input or
+/// base: writing it would destroy an input or make runs flip. Nor may
+/// `--stats` name any of them.
+fn check_outputs(layers: &[LayerSettings], stats: Option<&UserPath>, cwd: &Path) -> Result<()> {
+    let canonical = |p: &Path| {
+        let absolute = cwd.join(p);
+        fs_err::canonicalize(&absolute).unwrap_or(absolute)
+    };
+    let mut outputs: Vec<(PathBuf, String)> = Vec::new();
+    for layer in layers {
+        let Some(out) = &layer.output else { continue };
+        let path = canonical(&out.path);
+        if let Some((_, other)) = outputs.iter().find(|(p, _)| *p == path) {
+            bail!(
+                "layers `{other}` and `{}` both write {}",
+                layer.name.as_deref().unwrap_or("compile"),
+                out.shown
+            );
+        }
+        outputs.push((
+            path,
+            layer.name.clone().unwrap_or_else(|| "compile".to_string()),
+        ));
+    }
+    for layer in layers {
+        for input in layer.inputs.iter().chain(&layer.bases) {
+            if outputs.iter().any(|(p, _)| *p == canonical(&input.path)) {
+                bail!(
+                    "{} is both an input (or base) and an output; write the lock to another file",
+                    input.shown
+                );
+            }
+        }
+    }
+    // `--stats FILE` is written last: over an input it would destroy it,
+    // over a lock it would replace it.
+    if let Some(stats) = stats {
+        let path = canonical(&stats.path);
+        let taken = outputs.iter().any(|(p, _)| *p == path)
+            || layers
+                .iter()
+                .flat_map(|l| l.inputs.iter().chain(&l.bases))
+                .any(|input| canonical(&input.path) == path);
+        if taken {
+            bail!(
+                "--stats {} names an input, base or output of the compile; write the stats to another file",
+                stats.shown
+            );
+        }
+    }
+    Ok(())
 }
 
 impl CoversSettings {

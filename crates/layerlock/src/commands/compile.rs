@@ -40,44 +40,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         let text = lock.render(layer.format, shown);
         match (&layer.output, settings.check) {
             (Some(output), true) => {
-                // Bounded, and only a regular file (`-o /dev/zero --check`
-                // must not read forever).
-                let current = match layerlock_lock::read_text(&output.path) {
-                    Ok(text) => text,
-                    Err(layerlock_lock::LockError::Missing { .. }) => {
-                        stale = true;
-                        diag!(
-                            "{} does not exist; create it with:\n    {}",
-                            output.shown,
-                            layer.command
-                        );
-                        continue;
-                    }
-                    Err(e) => {
-                        return Err(e).with_context(|| format!("cannot read {}", output.shown));
-                    }
-                };
-                // The regenerate command is how, not what: a lock made by
-                // another spelling of the same command is up to date.
-                if comparable(&current) == comparable(&text) {
-                    if !settings.run.quiet {
-                        diag!("{} is up to date", output.shown);
-                    }
-                } else {
-                    stale = true;
-                    let diff = similar::TextDiff::from_lines(&current, &text);
-                    out!(
-                        "{}",
-                        diff.unified_diff()
-                            .context_radius(2)
-                            .header(&output.shown, &format!("{} (regenerated)", output.shown))
-                    );
-                    diag!(
-                        "{} is stale; regenerate it with:\n    {}",
-                        output.shown,
-                        layer.command
-                    );
-                }
+                stale |= is_stale(layer, output, &text, settings.run.quiet)?;
             }
             (Some(output), false) => {
                 write_atomic(&output.path, &text)
@@ -108,6 +71,52 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--check`: whether the lock at `output` differs from `text` (ignoring
+/// how the regenerate command was spelled), saying so with a diff and the
+/// command that regenerates it.
+fn is_stale(
+    layer: &LayerSettings,
+    output: &crate::settings::UserPath,
+    text: &str,
+    quiet: bool,
+) -> Result<bool> {
+    // Bounded, and only a regular file (`-o /dev/zero --check` must not
+    // read forever).
+    let current = match layerlock_lock::read_text(&output.path) {
+        Ok(current) => current,
+        Err(layerlock_lock::LockError::Missing { .. }) => {
+            diag!(
+                "{} does not exist; create it with:\n    {}",
+                output.shown,
+                layer.command
+            );
+            return Ok(true);
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", output.shown)),
+    };
+    // The regenerate command is how, not what: a lock made by another
+    // spelling of the same command is up to date.
+    if comparable(&current) == comparable(text) {
+        if !quiet {
+            diag!("{} is up to date", output.shown);
+        }
+        return Ok(false);
+    }
+    let diff = similar::TextDiff::from_lines(current.as_str(), text);
+    out!(
+        "{}",
+        diff.unified_diff()
+            .context_radius(2)
+            .header(&output.shown, &format!("{} (regenerated)", output.shown))
+    );
+    diag!(
+        "{} is stale; regenerate it with:\n    {}",
+        output.shown,
+        layer.command
+    );
+    Ok(true)
 }
 
 /// A layer over bases that pins pip, setuptools or wheel when no base names
