@@ -31,7 +31,7 @@ pub use report::{Coverage, github, json, rule_list, sarif, text};
 pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};
 pub use steps::cfg::StepsConfig;
 pub use steps::{StepInfo, StepKind, StepProblem, StepsReport, check_steps};
-pub use tether::cfg::TetherConfig;
+pub use tether::cfg::{TetherConfig, targets as tether_targets};
 pub use tether::inventory::inventory;
 pub use tether::{
     NotChecked, StaleEntry, StepRun, TetherOptions, TetherReport, check as check_tether,

@@ -1,6 +1,8 @@
 //! `[tether]` of layerlock.toml: the table as written, and what it means
 //! when a key is left out.
 
+use std::path::{Path, PathBuf};
+
 use serde::Deserialize;
 
 use crate::AuditConfig;
@@ -40,23 +42,6 @@ impl TetherConfig {
         }
     }
 
-    /// The CI files to read: as configured, else every Buildkite pipeline
-    /// found under `root` (and loose pipeline files), GitHub's workflows
-    /// and GitLab's file.
-    pub fn pipelines(&self, root: &std::path::Path) -> Vec<String> {
-        if !self.pipelines.is_empty() {
-            return self.pipelines.clone();
-        }
-        let discovered = crate::pipelines::discover(root);
-        let mut found = crate::pipelines::all_paths(&discovered);
-        found.extend(crate::pipelines::loose_files(root, &discovered));
-        found.extend([
-            ".github/workflows".to_string(),
-            ".gitlab-ci.yml".to_string(),
-        ]);
-        found
-    }
-
     /// The path map to use and the table it comes from: this table's,
     /// else the audit's (both describe one CI).
     pub fn path_map<'a>(&'a self, audit: &'a AuditConfig) -> (&'a [String], &'static str) {
@@ -66,6 +51,30 @@ impl TetherConfig {
             (&self.path_map, "tether")
         }
     }
+}
+
+/// The CI files tether reads under `root`: those `[tether] pipelines`
+/// names (`configured`), else every Buildkite pipeline found (and loose
+/// pipeline files), GitHub's workflows and GitLab's file; of these, the
+/// ones that exist.
+pub fn targets(root: &Path, configured: &[String]) -> Vec<PathBuf> {
+    let pipelines = if configured.is_empty() {
+        let discovered = crate::pipelines::discover(root);
+        let mut found = crate::pipelines::all_paths(&discovered);
+        found.extend(crate::pipelines::loose_files(root, &discovered));
+        found.extend([
+            ".github/workflows".to_string(),
+            ".gitlab-ci.yml".to_string(),
+        ]);
+        found
+    } else {
+        configured.to_vec()
+    };
+    pipelines
+        .iter()
+        .map(|p| root.join(p))
+        .filter(|p| p.exists())
+        .collect()
 }
 
 #[cfg(test)]
@@ -89,5 +98,17 @@ mod tests {
         assert_eq!(own.test_roots(), ["t"]);
         assert_eq!(own.path_map(&audit).1, "tether");
         assert!(toml::from_str::<TetherConfig>("test-root = [\"t\"]\n").is_err());
+    }
+
+    #[test]
+    fn targets_are_the_configured_files_that_exist_else_those_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+        std::fs::create_dir_all(root.join("ci")).unwrap();
+        std::fs::write(root.join("ci/p.yml"), "steps: []\n").unwrap();
+        let configured = ["ci/p.yml".to_string(), "ci/gone.yml".to_string()];
+        assert_eq!(targets(root, &configured), [root.join("ci/p.yml")]);
+        assert_eq!(targets(root, &[]), [root.join(".github/workflows")]);
     }
 }

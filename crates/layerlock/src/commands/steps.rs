@@ -11,8 +11,14 @@ use crate::settings::StepsSettings;
 
 pub fn run(settings: &StepsSettings) -> Result<ExitCode> {
     let root = &settings.root;
+    let pipelines = settings.pipelines.clone().unwrap_or_else(|| {
+        layerlock_audit::pipelines::discover(root)
+            .into_iter()
+            .map(|p| p.paths.iter().map(|d| root.join(d)).collect())
+            .collect()
+    });
     let mut groups: Vec<Vec<(String, String)>> = Vec::new();
-    for roots in &settings.pipelines {
+    for roots in &pipelines {
         let (files, errors) = layerlock_audit::pipelines::pipeline_files(roots, root);
         if let Some((path, message)) = errors.first() {
             anyhow::bail!("{}: {message}", path.display());

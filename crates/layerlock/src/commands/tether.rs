@@ -12,7 +12,9 @@ use crate::cli::FormatArg;
 use crate::settings::TetherSettings;
 
 pub fn run(settings: &TetherSettings) -> Result<ExitCode> {
-    let options = &settings.options;
+    let mut options = settings.options.clone();
+    options.scan.targets = layerlock_audit::tether_targets(&options.scan.root, &settings.pipelines);
+    let options = &options;
     let root = &options.scan.root;
     let (runs, errors) = collect_runs(options);
     for e in &errors {

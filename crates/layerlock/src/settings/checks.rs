@@ -33,8 +33,11 @@ pub struct AuditSettings {
 
 #[derive(Debug, Clone)]
 pub struct TetherSettings {
-    /// `options.scan.root` is the repository root.
+    /// `options.scan.root` is the repository root; `options.scan.targets`
+    /// are found from `pipelines` when the command runs.
     pub options: TetherOptions,
+    /// `[tether] pipelines`; none: the pipelines found under the root.
+    pub pipelines: Vec<String>,
     pub allowlist: Option<AllowlistFile>,
     /// The files to check (relative to the root); `None`: every test file.
     pub only: Option<Vec<String>>,
@@ -62,8 +65,10 @@ pub struct ExplainFile {
 pub struct StepsSettings {
     pub root: PathBuf,
     /// The files or directories of each pipeline (absolute); each pipeline
-    /// is checked on its own, as keys are unique within one.
-    pub pipelines: Vec<Vec<PathBuf>>,
+    /// is checked on its own, as keys are unique within one. `None`: those
+    /// found under the root (`layerlock_audit::pipelines::discover`), when
+    /// the command runs.
+    pub pipelines: Option<Vec<Vec<PathBuf>>>,
     /// Paths are shown from here (the working directory), else from the
     /// root.
     pub shown_base: PathBuf,
@@ -189,12 +194,6 @@ impl TetherSettings {
             config.map(|c| (configured_map, table(c, table_name), root.clone())),
             env,
         )?;
-        let pipelines = tether.pipelines(&root);
-        let targets: Vec<PathBuf> = pipelines
-            .iter()
-            .map(|p| root.join(p))
-            .filter(|p| p.exists())
-            .collect();
         let default_working_dir = tether
             .default_working_dir
             .as_deref()
@@ -226,13 +225,15 @@ impl TetherSettings {
             options: TetherOptions {
                 scan: ScanOptions {
                     root,
-                    targets,
+                    // Found when the command runs, from `pipelines`.
+                    targets: Vec::new(),
                     path_map,
                     default_working_dir: default_working_dir.clone(),
                 },
                 test_roots: tether.test_roots(),
                 default_working_dir,
             },
+            pipelines: tether.pipelines,
             allowlist,
             only,
             explain,
@@ -249,17 +250,14 @@ impl StepsSettings {
             .and_then(|c| c.file.steps.clone())
             .unwrap_or_default();
         let root = checks_root(config, env);
-        let pipelines: Vec<Vec<PathBuf>> = if !args.paths.is_empty() {
-            vec![args.paths.iter().map(|p| env.cwd.join(p)).collect()]
+        let pipelines: Option<Vec<Vec<PathBuf>>> = if !args.paths.is_empty() {
+            Some(vec![args.paths.iter().map(|p| env.cwd.join(p)).collect()])
         } else if !steps.pipelines.is_empty() {
-            steps.pipelines.iter().map(|p| vec![root.join(p)]).collect()
+            Some(steps.pipelines.iter().map(|p| vec![root.join(p)]).collect())
         } else if !steps.paths.is_empty() {
-            vec![steps.paths.iter().map(|p| root.join(p)).collect()]
+            Some(vec![steps.paths.iter().map(|p| root.join(p)).collect()])
         } else {
-            layerlock_audit::pipelines::discover(&root)
-                .into_iter()
-                .map(|p| p.paths.iter().map(|d| root.join(d)).collect())
-                .collect()
+            None
         };
         Ok(Self {
             pipelines,
