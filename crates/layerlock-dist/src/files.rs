@@ -42,6 +42,62 @@ pub enum DistKind {
     Other,
 }
 
+/// Which of a project's files a lock entry installs, by its hashes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LockedFiles<'a> {
+    /// No file has a hash the lock gives: the lock is stale, or the index
+    /// serves other files.
+    None,
+    /// Only files that are no wheels (an sdist): what they install is known
+    /// only once built.
+    NoWheel,
+    /// The locked wheels to look into: those for the target when it is
+    /// known and any fits (a lock with every platform's hashes need not
+    /// read them all), else every locked wheel.
+    Wheels(Vec<&'a IndexFile>),
+}
+
+/// The files of `files` that `hashes` (`sha256:…`, as a lock has them)
+/// pin, as [`LockedFiles`] says.
+pub fn locked_files<'a>(
+    files: &'a [IndexFile],
+    hashes: &[String],
+    target: Option<&crate::Target>,
+) -> LockedFiles<'a> {
+    let locked: std::collections::BTreeSet<&str> = hashes
+        .iter()
+        .map(|h| h.strip_prefix("sha256:").unwrap_or(h))
+        .collect();
+    let matching: Vec<&IndexFile> = files
+        .iter()
+        .filter(|f| f.sha256.as_deref().is_some_and(|h| locked.contains(h)))
+        .collect();
+    let wheels: Vec<(&IndexFile, WheelFilename)> = matching
+        .iter()
+        .filter_map(|f| Some((*f, f.filename.parse::<WheelFilename>().ok()?)))
+        .collect();
+    if wheels.is_empty() {
+        return if matching.is_empty() {
+            LockedFiles::None
+        } else {
+            LockedFiles::NoWheel
+        };
+    }
+    let fitting: Vec<&IndexFile> = match target {
+        Some(target) => wheels
+            .iter()
+            .filter(|(_, w)| w.is_compatible(target.tags()))
+            .map(|(f, _)| *f)
+            .collect(),
+        None => Vec::new(),
+    };
+    if fitting.is_empty() {
+        LockedFiles::Wheels(wheels.into_iter().map(|(f, _)| f).collect())
+    } else {
+        LockedFiles::Wheels(fitting)
+    }
+}
+
 impl IndexFile {
     pub fn kind(&self, project: &PackageName) -> DistKind {
         if self.filename.ends_with(".whl") {
@@ -188,4 +244,67 @@ impl Eq for ProjectFiles {}
 pub fn sha256_digest(text: &str) -> Option<String> {
     (text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| text.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, sha: &str) -> IndexFile {
+        IndexFile {
+            filename: name.to_string(),
+            url: format!("https://files.example/{name}"),
+            sha256: Some(sha.to_string()),
+            requires_python: None,
+            yanked: None,
+            upload_time: None,
+            size: None,
+            core_metadata: None,
+            listed_by: "https://pypi.example/simple/".to_string(),
+        }
+    }
+
+    fn names(found: LockedFiles<'_>) -> Vec<String> {
+        match found {
+            LockedFiles::Wheels(files) => files.iter().map(|f| f.filename.clone()).collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_locked_wheels_are_read_for_the_target_when_one_fits() {
+        let files = [
+            file("a-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "aa"),
+            file("a-1.0-cp312-cp312-macosx_11_0_arm64.whl", "bb"),
+            file("a-1.0-py3-none-any.whl", "cc"),
+            file("a-1.0.tar.gz", "dd"),
+        ];
+        let linux = crate::Target::new("3.12", "x86_64-manylinux_2_28").unwrap();
+        let mac = crate::Target::new("3.12", "aarch64-apple-darwin").unwrap();
+        let hashes = ["sha256:aa".to_string(), "sha256:bb".to_string()];
+        assert_eq!(
+            names(locked_files(&files, &hashes, Some(&linux))),
+            ["a-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"]
+        );
+        assert_eq!(
+            names(locked_files(&files, &hashes, Some(&mac))),
+            ["a-1.0-cp312-cp312-macosx_11_0_arm64.whl"]
+        );
+        // No target, or none fits: every locked wheel.
+        assert_eq!(names(locked_files(&files, &hashes, None)).len(), 2);
+        let windows = crate::Target::new("3.12", "x86_64-pc-windows-msvc").unwrap();
+        assert_eq!(
+            names(locked_files(&files, &hashes, Some(&windows))).len(),
+            2
+        );
+        assert_eq!(
+            locked_files(&files, &["sha256:dd".to_string()], Some(&linux)),
+            LockedFiles::NoWheel
+        );
+        assert_eq!(
+            locked_files(&files, &["sha256:ee".to_string()], None),
+            LockedFiles::None
+        );
+    }
 }

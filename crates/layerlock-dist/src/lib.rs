@@ -10,7 +10,8 @@ mod source;
 mod target;
 
 pub use files::{
-    DistKind, IndexFile, ProjectFiles, VersionFiles, sha256_digest, version_in_filename,
+    DistKind, IndexFile, LockedFiles, ProjectFiles, VersionFiles, locked_files, sha256_digest,
+    version_in_filename,
 };
 pub use lines::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
 pub use marker::{

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 
-use layerlock_dist::{PackageSource, ProjectAnswer};
+use layerlock_dist::{LockedFiles, PackageSource, ProjectAnswer};
 use layerlock_env::{HashedPin, Overwrite, Records, Snapshot, WheelFiles, overwrites};
 use layerlock_index::{IndexClient, IndexConfig, SecretUrl};
-use uv_distribution_filename::WheelFilename;
 
 /// Where the wheels are looked up, and for which target.
 pub struct Lookup<'a> {
@@ -71,44 +70,20 @@ pub fn find(
                 return Err(cannot(format!("no index knows it ({})", asked.join(", "))));
             }
         };
-        let locked: BTreeSet<&str> = pin
-            .hashes
-            .iter()
-            .map(|h| h.strip_prefix("sha256:").unwrap_or(h))
-            .collect();
-        let matching: Vec<_> = files
-            .iter()
-            .filter(|f| f.sha256.as_deref().is_some_and(|h| locked.contains(h)))
-            .collect();
-        let wheels: Vec<_> = matching
-            .iter()
-            .filter_map(|f| Some((*f, f.filename.parse::<WheelFilename>().ok()?)))
-            .collect();
-        if wheels.is_empty() {
-            if matching.is_empty() {
+        let chosen = match layerlock_dist::locked_files(&files, pin.hashes, tags.as_ref()) {
+            LockedFiles::None => {
                 return Err(cannot(
                     "no file on the index has a hash the lock gives (the lock is stale, or the index serves other files)".to_string(),
                 ));
             }
-            unlisted.push(format!("{}=={}", pin.name, pin.version));
-            continue;
-        }
-        // The target's wheels when it is known (a lock with every
-        // platform's hashes need not read them all), else every one.
-        let fitting: Vec<_> = match &tags {
-            Some(target) => wheels
-                .iter()
-                .filter(|(_, w)| w.is_compatible(target.tags()))
-                .collect(),
-            None => Vec::new(),
-        };
-        let chosen: Vec<_> = if fitting.is_empty() {
-            wheels.iter().collect()
-        } else {
-            fitting
+            LockedFiles::NoWheel => {
+                unlisted.push(format!("{}=={}", pin.name, pin.version));
+                continue;
+            }
+            LockedFiles::Wheels(wheels) => wheels,
         };
         let mut members = Vec::new();
-        for (file, _) in chosen {
+        for file in chosen {
             let names = client
                 .wheel_members(file)
                 .map_err(|e| cannot(format!("{}: {e}", file.filename)))?;
