@@ -4,14 +4,17 @@
 //! already has into one set of base pins. No network.
 
 mod bases;
+mod changes;
 mod error;
 mod model;
 mod parse;
 mod pylock;
+mod pyproject;
 mod requirements;
 mod write;
 
 pub use bases::{BaseError, BasePin, BaseSource, Bases};
+pub use changes::{Change, ChangeKind, Changes, changes, uploaded};
 pub use error::{LockError, Origin};
 pub use model::{
     BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, comparable,
@@ -19,4 +22,5 @@ pub use model::{
 };
 pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
 pub use pylock::toml_string;
+pub use pyproject::{ProjectParts, is_pyproject, parse_project, read_project};
 pub use write::{WriteError, write_atomic};

@@ -446,7 +446,7 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
 }
 
 /// Parse one requirement with its trailing per-requirement options.
-fn parse_requirement(
+pub(crate) fn parse_requirement(
     text: &str,
     dir: &Path,
     origin: &Origin,

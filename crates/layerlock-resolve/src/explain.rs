@@ -15,7 +15,7 @@ use crate::provider::{Pkg, Provider, Range};
 
 /// Render `range` for a reader: no internal local-version sentinels, and
 /// nothing at all for "any version".
-fn show_range(range: &Range) -> String {
+pub(crate) fn show_range(range: &Range) -> String {
     let range = strip_local_version_sentinels(range);
     if range == Range::full() {
         String::new()

@@ -80,6 +80,29 @@ pub enum UploadTimeError {
     Damaged(PackageName),
 }
 
+/// When `name` `version` was uploaded, by the index: its earliest file's
+/// time. `None` when the index gives no time, lacks the version, or is
+/// not at hand (offline and uncached).
+pub fn uploaded_at(
+    source: &dyn PackageSource,
+    name: &PackageName,
+    version: &Version,
+) -> Option<Timestamp> {
+    let answer = source.project(name).ok()?;
+    let ProjectAnswer::Found(project) = answer.as_ref() else {
+        return None;
+    };
+    project
+        .files()
+        .ok()?
+        .into_iter()
+        .filter(|f| {
+            layerlock_dist::version_in_filename(name, &f.filename).as_ref() == Some(version)
+        })
+        .filter_map(|f| f.upload_time)
+        .min()
+}
+
 /// The index is the authority on when a file was uploaded: a time a lock
 /// records is only a cache of it (a pull request could edit it). The
 /// simple API (`source`) is asked first, then `json_api` (sha256 to upload

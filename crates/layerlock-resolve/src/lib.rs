@@ -8,6 +8,7 @@
 mod candidates;
 mod explain;
 mod introduced;
+mod keep;
 mod lock;
 mod lookahead;
 mod policy;
@@ -29,12 +30,14 @@ pub use candidates::{
 pub use explain::Cause;
 pub use introduced::{
     Aged, Known, LockAges, UploadTimeError, UploadTimes, lock_target, recorded_times, upload_times,
+    uploaded_at,
 };
+pub use keep::{Freed, check_freed, explain_changes, preferences};
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
 pub use lookahead::{Guess, Lookahead};
 pub use policy::{
     CooldownPolicy, Exemption, HeldBack, Judgement, PolicyTextError, Verdict, eligible_on,
-    exempt_target, held_back, parse_age, parse_timestamp,
+    exempt_target, held_back, parse_age, parse_timestamp, young_kept,
 };
 pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
 
@@ -199,6 +202,24 @@ pub fn resolve_sharing(
         warnings: state.warnings.iter().cloned().collect(),
         ..Resolution::default()
     };
+    let passed_over = state.passed_over.clone();
+    drop(state);
+    for (name, preferred) in &request.preferences {
+        if chosen.get(&Pkg::Name(name.clone())) == Some(preferred) {
+            continue;
+        }
+        let why = match passed_over.get(name) {
+            None => continue,
+            Some(Some(why)) => why.clone(),
+            Some(None) => provider
+                .conflict_of(name, preferred, &chosen)
+                .unwrap_or_else(|| {
+                    format!("{name}=={preferred} no longer fits with the other pins")
+                }),
+        };
+        resolution.replaced.insert(name.clone(), why);
+    }
+    let state = provider.state.borrow();
     for (pkg, version) in &chosen {
         let Pkg::Name(name) = pkg else { continue };
         let asked_by = via.get(name).cloned().unwrap_or_default();

@@ -233,7 +233,14 @@ impl Lookahead {
             // Sorted and judged once a project, for the resolver too; kept
             // here for `none_left`.
             let candidates = sorted();
-            let pick = speculative_wheel(&candidates, below);
+            // A kept pin is what the resolver tries first.
+            let kept = request
+                .preferences
+                .get(name)
+                .filter(|_| below.is_none())
+                .and_then(|v| candidates.get(v))
+                .and_then(|c| c.best_wheel.clone());
+            let pick = kept.or_else(|| speculative_wheel(&candidates, below));
             self.seen
                 .lock()
                 .ok()?

@@ -3,6 +3,8 @@
 //! the lock pins? `compile` applies the same policy while resolving
 //! (through [`CooldownPolicy::for_resolver`]).
 
+use std::collections::BTreeMap;
+
 use jiff::{SignedDuration, Timestamp};
 use uv_normalize::PackageName;
 use uv_pep440::Version;
@@ -197,6 +199,31 @@ pub fn eligible_on(resolved: &Resolved, cooldown: &Cooldown) -> Option<jiff::Tim
         .filter_map(|f| f.upload_time)
         .min()
         .and_then(|t| t.checked_add(cooldown.min_age).ok())
+}
+
+/// Kept pins (the request's preferences, chosen again) that are younger
+/// than the cooldown's minimum age: the policy does not move them (they
+/// are not newly introduced), but they are named, with when each becomes
+/// eligible.
+pub fn young_kept(
+    resolution: &Resolution,
+    preferences: &BTreeMap<PackageName, Version>,
+    cooldown: &Cooldown,
+) -> Vec<HeldBack> {
+    resolution
+        .packages
+        .iter()
+        .filter(|(name, r)| preferences.get(*name) == Some(&r.version))
+        .filter_map(|(name, r)| {
+            let when = eligible_on(r, cooldown).filter(|w| *w > cooldown.now)?;
+            Some(HeldBack {
+                name: name.clone(),
+                chosen: Some(r.version.clone()),
+                skipped: r.version.clone(),
+                eligible: Some(when),
+            })
+        })
+        .collect()
 }
 
 /// What the same resolution picks without the cooldown, compared with what

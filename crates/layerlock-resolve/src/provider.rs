@@ -73,6 +73,10 @@ pub(crate) struct State {
     early: HashSet<Pkg>,
     late: HashSet<Pkg>,
     pub(crate) warnings: BTreeSet<String>,
+    /// Why each preferred version was last passed over: `None` when the
+    /// range PubGrub asked for left it out (a conflict, told afterwards by
+    /// [`Provider::conflict_of`]).
+    pub(crate) passed_over: HashMap<PackageName, Option<String>>,
 }
 
 pub(crate) struct Provider<'a> {
@@ -195,6 +199,8 @@ impl<'a> Provider<'a> {
             }
             return Ok(());
         }
+        let overridden = self.overridden(requirement);
+        let requirement = overridden.as_ref().unwrap_or(requirement);
         let mut range = match &requirement.version_or_url {
             None => Range::full(),
             Some(VersionOrUrl::VersionSpecifier(specs)) => {
@@ -262,12 +268,152 @@ impl<'a> Provider<'a> {
         Dependencies::Available(deps.into_iter().collect())
     }
 
-    /// Choose the newest usable version in `range`.
+    /// `requirement` with its version specifier replaced by the
+    /// `--override`s of its package that apply on the target (`None` when
+    /// none does). Its name, extras and marker stay.
+    fn overridden(
+        &self,
+        requirement: &Requirement<VerbatimUrl>,
+    ) -> Option<Requirement<VerbatimUrl>> {
+        let env = self.request.target.markers();
+        let mut specs: Option<Vec<uv_pep440::VersionSpecifier>> = None;
+        for o in &self.request.overrides {
+            if o.requirement.name != requirement.name || !o.requirement.marker.evaluate(env, &[]) {
+                continue;
+            }
+            let mine = specs.get_or_insert_with(Vec::new);
+            if let Some(VersionOrUrl::VersionSpecifier(given)) = &o.requirement.version_or_url {
+                mine.extend(given.iter().cloned());
+            }
+        }
+        let specs = specs?;
+        let mut replaced = requirement.clone();
+        replaced.version_or_url = (!specs.is_empty())
+            .then(|| VersionOrUrl::VersionSpecifier(specs.into_iter().collect()));
+        Some(replaced)
+    }
+
+    /// The kept pin of `name`, when `range` and the target still allow it;
+    /// otherwise why not is recorded and `None` returned.
+    fn preferred(
+        &self,
+        name: &PackageName,
+        range: &Range,
+        candidates: &Candidates,
+    ) -> Result<Option<Version>, SourceError> {
+        let Some(preferred) = self.request.preferences.get(name) else {
+            return Ok(None);
+        };
+        let why = match candidates.get(preferred) {
+            Some(c) if c.exclusion == Some(Exclusion::Damaged) => {
+                return Err(damaged(name, preferred));
+            }
+            _ if !range.contains(preferred) => {
+                self.state
+                    .borrow_mut()
+                    .passed_over
+                    .insert(name.clone(), None);
+                return Ok(None);
+            }
+            None => format!("{name}=={preferred} is not on any index asked"),
+            Some(_)
+                if preferred.any_prerelease()
+                    && self.request.prerelease == Prerelease::Disallow =>
+            {
+                format!("{name}=={preferred} is a pre-release, and pre-releases are not allowed")
+            }
+            Some(c) if self.usable(name, preferred, c) => return Ok(Some(preferred.clone())),
+            Some(c) => format!(
+                "{name}=={preferred}: {}",
+                c.exclusion
+                    .as_ref()
+                    .map_or_else(|| "not usable".to_string(), ToString::to_string)
+            ),
+        };
+        self.state
+            .borrow_mut()
+            .passed_over
+            .insert(name.clone(), Some(why));
+        Ok(None)
+    }
+
+    /// Why `name==preferred` does not fit the resolution `chosen`: a
+    /// requirement, constraint or override of the layer that excludes it,
+    /// a dependency of it the image's pins rule out, or a chosen package
+    /// that needs another version of it. `None` when none of these says.
+    pub(crate) fn conflict_of(
+        &self,
+        name: &PackageName,
+        preferred: &Version,
+        chosen: &BTreeMap<Pkg, Version>,
+    ) -> Option<String> {
+        let env = self.request.target.markers();
+        let excludes = |r: &Requirement<VerbatimUrl>, v: &Version| {
+            r.marker.evaluate(env, &[])
+                && matches!(&r.version_or_url, Some(VersionOrUrl::VersionSpecifier(s)) if !s.contains(v))
+        };
+        let plain = |r: &Requirement<VerbatimUrl>| {
+            let mut r = r.clone();
+            r.marker = uv_pep508::MarkerTree::TRUE;
+            r.to_string()
+        };
+        let own = self.request.direct.iter().chain(&self.request.constraints);
+        for d in own.chain(&self.request.overrides) {
+            if d.requirement.name == *name && excludes(&d.requirement, preferred) {
+                let at = if d.origin.is_empty() {
+                    &d.via
+                } else {
+                    &d.origin
+                };
+                return Some(format!("{at} asks for {}", plain(&d.requirement)));
+            }
+        }
+        if let Ok(Ok(metadata)) = self.metadata(name, preferred) {
+            for r in &metadata.requires_dist {
+                let Some(pin) = self.request.base.get(&r.name) else {
+                    continue;
+                };
+                if let Some(v) = &pin.version
+                    && excludes(r, v)
+                {
+                    return Some(format!(
+                        "{name}=={preferred} needs {}, but the image pins {}=={v} ({})",
+                        plain(r),
+                        r.name,
+                        pin.origin
+                    ));
+                }
+            }
+        }
+        for (pkg, version) in chosen {
+            let Pkg::Name(other) = pkg else { continue };
+            if other == name || self.is_base(other) {
+                continue;
+            }
+            let Ok(Ok(metadata)) = self.metadata(other, version) else {
+                continue;
+            };
+            if let Some(r) = metadata
+                .requires_dist
+                .iter()
+                .find(|r| r.name == *name && excludes(r, preferred))
+            {
+                return Some(format!("{other}=={version} needs {}", plain(r)));
+            }
+        }
+        None
+    }
+
+    /// Choose the kept pin if it still fits, else the newest usable version
+    /// in `range`.
     fn pick(&self, name: &PackageName, range: &Range) -> Result<Option<Version>, SourceError> {
         if let Some(pin) = self.request.base.get(name) {
             return Ok(pin.version.clone().filter(|v| range.contains(v)));
         }
         let candidates = self.candidates(name)?;
+        if let Some(kept) = self.preferred(name, range, &candidates)? {
+            return Ok(Some(kept));
+        }
         let in_range = |v: &Version| range.contains(v);
         // uv's default since 0.12: every usable stable version first, then
         // pre-releases, newest first in each pass. The versions PubGrub
@@ -283,12 +429,7 @@ impl<'a> Provider<'a> {
                 // Fail closed: a damaged cache entry could hide the version
                 // that should win.
                 if c.exclusion == Some(Exclusion::Damaged) {
-                    return Err(SourceError::Invalid {
-                        url: format!("the cached page of {name}"),
-                        message: format!(
-                            "the entry of {name} {v} cannot be read; the cache is damaged: delete it and run again"
-                        ),
-                    });
+                    return Err(damaged(name, v));
                 }
                 if self.usable(name, v, c) {
                     chosen = Some((v.clone(), *pass));
@@ -507,6 +648,16 @@ impl Provider<'_> {
         let mut state = self.state.borrow_mut();
         state.early.remove(package);
         state.late.insert(package.clone())
+    }
+}
+
+/// The cache entry of `name` `version` cannot be read.
+fn damaged(name: &PackageName, version: &Version) -> SourceError {
+    SourceError::Invalid {
+        url: format!("the cached page of {name}"),
+        message: format!(
+            "the entry of {name} {version} cannot be read; the cache is damaged: delete it and run again"
+        ),
     }
 }
 

@@ -42,6 +42,15 @@ pub struct ResolveRequest {
     /// `-c` constraints: they narrow a package's versions when it is needed
     /// but never pull it in.
     pub constraints: Vec<Direct>,
+    /// `--override`s: wherever a requirement names one of these packages
+    /// (the layer's or a dependency's), its version specifier is replaced
+    /// by the override's, as uv does. An override never pulls a package in.
+    pub overrides: Vec<Direct>,
+    /// Versions an existing lock pins, tried before any other (pins are
+    /// kept). A preferred version is not newly introduced, so the cooldown
+    /// does not hold it back; one the request no longer allows is passed
+    /// over, and [`Resolution::replaced`] says why.
+    pub preferences: BTreeMap<PackageName, Version>,
     pub base: BTreeMap<PackageName, BasePin>,
     pub target: Target,
     pub exclude_newer: Option<Timestamp>,
@@ -83,6 +92,11 @@ impl ResolveRequest {
                 .flat_map(|c| &c.exempt)
                 .filter(|(n, _)| n == name)
                 .filter_map(|(_, v)| v.clone())
+                .chain(
+                    self.cooldown
+                        .as_ref()
+                        .and(self.preferences.get(name).cloned()),
+                )
                 .collect(),
         }
     }
@@ -144,4 +158,7 @@ pub struct Resolution {
     /// Base packages the layer's packages depend on, with who asked.
     pub base_used: BTreeMap<PackageName, BTreeSet<String>>,
     pub warnings: Vec<String>,
+    /// Preferred versions (kept pins) that were passed over, with why the
+    /// last one was: a package the layer still has at another version.
+    pub replaced: BTreeMap<PackageName, String>,
 }

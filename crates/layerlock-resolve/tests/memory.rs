@@ -107,6 +107,8 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
             })
             .collect(),
         constraints: Vec::new(),
+        overrides: Vec::new(),
+        preferences: Default::default(),
         allow_missing_time: false,
         base: base
             .iter()

@@ -27,6 +27,9 @@ pub enum Command {
     Compile(CompileArgs),
     /// Say whether requirements are already satisfied by the base locks.
     Covers(CoversArgs),
+    /// Say what changed between two locks: added, removed, upgraded and
+    /// downgraded packages.
+    Diff(DiffArgs),
     /// Install only the lock entries an environment lacks, hash-checked and
     /// without resolution, and prove nothing else changed.
     Install(InstallArgs),
@@ -314,9 +317,30 @@ pub enum FormatArg {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct LayerArgs {
-    /// Requirements files to resolve. With none, every layer of the config
-    /// file (layerlock.toml or [tool.layerlock] in pyproject.toml) is handled.
+    /// Requirements files (or a `pyproject.toml`) to resolve. With none,
+    /// every layer of the config file (layerlock.toml or [tool.layerlock]
+    /// in pyproject.toml) is handled.
     pub inputs: Vec<PathBuf>,
+    /// Constraints: narrow a package's versions wherever it is needed,
+    /// never pull it in (repeatable).
+    #[arg(long = "constraint", short = 'c', value_name = "FILE")]
+    pub constraints: Vec<PathBuf>,
+    /// Overrides: every requirement on a package this file names, the
+    /// layer's or a dependency's, takes this file's version instead
+    /// (repeatable), as in uv.
+    #[arg(long = "override", value_name = "FILE")]
+    pub overrides: Vec<PathBuf>,
+    /// For a `pyproject.toml` input: its optional dependencies of this
+    /// extra too (repeatable).
+    #[arg(long = "extra", value_name = "NAME")]
+    pub extras: Vec<String>,
+    /// For a `pyproject.toml` input: every extra's optional dependencies.
+    #[arg(long, conflicts_with = "extras")]
+    pub all_extras: bool,
+    /// For a `pyproject.toml` input: this `[dependency-groups]` group too
+    /// (PEP 735; repeatable).
+    #[arg(long = "group", value_name = "NAME")]
+    pub groups: Vec<String>,
     /// A lock describing what the image already has (repeatable). Its pins
     /// are fixed: never re-resolved, never emitted.
     #[arg(long = "base", value_name = "FILE")]
@@ -438,6 +462,49 @@ pub struct CompileArgs {
     /// level of the dependency tree arrived.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+    /// Free every pin of the existing output: resolve as if it were not
+    /// there (pins are kept otherwise).
+    #[arg(long, short = 'U')]
+    pub upgrade: bool,
+    /// Free one package's pin (PKG) or move it to one version (PKG==VER);
+    /// repeatable.
+    #[arg(long = "upgrade-package", short = 'P', value_name = "PKG[==VER]")]
+    pub upgrade_package: Vec<String>,
+    /// Print what changed against the existing output: added, removed,
+    /// upgraded and downgraded packages, with why and when uploaded.
+    #[arg(long)]
+    pub diff: bool,
+    /// Write what changed to FILE (text; JSON or Markdown by its extension,
+    /// `.json` or `.md`, or by --report-format).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// The form of --report and of `layerlock diff`.
+    #[arg(long, value_enum)]
+    pub report_format: Option<ReportFormat>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
+    /// A summary line and a table, to paste into a pull request.
+    Markdown,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The lock before (requirements.txt or pylock.toml).
+    pub old: PathBuf,
+    /// The lock after.
+    pub new: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+    /// The time ages are measured at (default: now).
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub now: Option<String>,
+    /// Exit 1 when the locks differ.
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,6 +19,19 @@ pub struct LayerConfig {
     #[serde(default)]
     pub bases: Vec<String>,
     pub output: Option<String>,
+    /// `-c` files.
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    /// `--override` files.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+    /// Extras of a `pyproject.toml` input.
+    #[serde(default)]
+    pub extras: Vec<String>,
+    pub all_extras: Option<bool>,
+    /// PEP 735 groups of a `pyproject.toml` input.
+    #[serde(default)]
+    pub groups: Vec<String>,
     pub python_version: Option<String>,
     pub platform: Option<String>,
     #[serde(default)]
@@ -225,6 +238,11 @@ impl Config {
                     l.bases.clone()
                 },
                 output: l.output.clone(),
+                constraints: or_default(&l.constraints, &d.constraints),
+                overrides: or_default(&l.overrides, &d.overrides),
+                extras: or_default(&l.extras, &d.extras),
+                all_extras: l.all_extras.or(d.all_extras),
+                groups: or_default(&l.groups, &d.groups),
                 python_version: l
                     .python_version
                     .clone()
@@ -256,12 +274,22 @@ impl Config {
     }
 }
 
+/// A layer's list, else the top level's.
+fn or_default(layer: &[String], defaults: &[String]) -> Vec<String> {
+    if layer.is_empty() { defaults } else { layer }.to_vec()
+}
+
 /// Keys of a layer (also allowed at the top level, as defaults).
 const LAYER_KEYS: &[&str] = &[
     "name",
     "inputs",
     "bases",
     "output",
+    "constraints",
+    "overrides",
+    "extras",
+    "all-extras",
+    "groups",
     "python-version",
     "platform",
     "owned",

@@ -140,13 +140,65 @@ fn direct(entries: &[Entry], layer: &LayerSettings) -> Vec<Direct> {
         .collect()
 }
 
-pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
+/// What an existing lock keeps: its pins, tried first, and the exact
+/// versions `--upgrade-package PKG==VER` moves packages to.
+#[derive(Debug, Clone, Default)]
+pub struct Keep {
+    pub preferences: BTreeMap<PackageName, uv_pep440::Version>,
+    pub moves: Vec<Direct>,
+}
+
+/// The requirements of a `pyproject.toml` input (static metadata only).
+fn project_input(input: &UserPath, layer: &LayerSettings) -> Result<Vec<Direct>> {
+    let entries = layerlock_lock::read_project(&input.path, &layer.project)?;
+    if entries.is_empty() {
+        bail!(
+            "{}: no requirements in what was asked of it ([project] dependencies, --extra, --group); a layer needs at least one",
+            input.shown
+        );
+    }
+    Ok(direct(&entries, layer))
+}
+
+/// The requirements of `-c` or `--override` files: every entry, and the
+/// constraints they include.
+fn narrowing(files: &[UserPath], flag: &str, layer: &LayerSettings) -> Result<Vec<Direct>> {
+    let mut out = Vec::new();
+    for file in files {
+        let parsed =
+            RequirementsFile::read(&file.path).with_context(|| format!("{flag} {}", file.shown))?;
+        if let Some(entry) = parsed.entries.iter().chain(&parsed.constraints).find(|e| {
+            !matches!(
+                e.requirement.version_or_url,
+                None | Some(uv_pep508::VersionOrUrl::VersionSpecifier(_))
+            )
+        }) {
+            bail!(
+                "{}:{}: {flag} takes versions, not URLs (`{}`)",
+                show(&entry.origin.path, layer),
+                entry.origin.line,
+                entry.requirement
+            );
+        }
+        out.extend(direct(&parsed.entries, layer));
+        out.extend(direct(&parsed.constraints, layer));
+    }
+    Ok(out)
+}
+
+pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
     let base = read_bases(layer, &target)?;
     let mut direct_reqs = Vec::new();
-    let mut constraints = Vec::new();
+    let mut constraints = narrowing(&layer.constraints, "--constraint", layer)?;
+    constraints.extend(keep.moves.iter().cloned());
+    let overrides = narrowing(&layer.overrides, "--override", layer)?;
     let mut input_options = IndexOptions::default();
     for input in &layer.inputs {
+        if layerlock_lock::is_pyproject(&input.path) {
+            direct_reqs.extend(project_input(input, layer)?);
+            continue;
+        }
         let parsed = RequirementsFile::read(&input.path)?;
         if parsed.entries.is_empty()
             && parsed.constraints.is_empty()
@@ -172,6 +224,8 @@ pub fn prepare(layer: &LayerSettings) -> Result<Prepared> {
         request: ResolveRequest {
             direct: direct_reqs,
             constraints,
+            overrides,
+            preferences: keep.preferences.clone(),
             base,
             target,
             exclude_newer: layer.exclude_newer,
@@ -256,8 +310,9 @@ pub fn resolve(
     layer: &LayerSettings,
     run: &RunSettings,
     spinner: &Spinner,
-) -> Result<(Prepared, Resolution, FetchStats)> {
-    let prepared = prepare(layer)?;
+    keep: &Keep,
+) -> Result<Resolved> {
+    let prepared = prepare(layer, keep)?;
     let memo = Arc::default();
     let client = client(layer, run, &prepared, spinner, &memo)?;
     let UnderCooldown { outcome, held } =
@@ -293,8 +348,40 @@ pub fn resolve(
         }
     }
     let stats = client.stats();
-    discard(client);
-    Ok((prepared, resolution, stats))
+    Ok(Resolved {
+        prepared,
+        resolution,
+        stats,
+        client: Discarded(Some(client)),
+    })
+}
+
+/// A layer resolved, with the index client that read it (its pages stay
+/// at hand for what the caller asks next, such as upload times).
+pub struct Resolved {
+    pub prepared: Prepared,
+    pub resolution: Resolution,
+    pub stats: FetchStats,
+    pub client: Discarded<IndexClient>,
+}
+
+/// A value dropped on a thread of its own: freeing the pages and metadata
+/// a resolution read takes milliseconds nobody needs to wait for.
+pub struct Discarded<T: Send + 'static>(Option<T>);
+
+impl<T: Send + 'static> std::ops::Deref for Discarded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl<T: Send + 'static> Drop for Discarded<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            discard(value);
+        }
+    }
 }
 
 /// A resolution that failed, worded for the user: the conflict (or that

@@ -59,6 +59,7 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.layer.config.as_deref(), &env.cwd)?;
             commands::covers::run(&CoversSettings::resolve(args, config.as_ref(), env)?)
         }
+        Command::Diff(args) => commands::diff::run(args, env),
         Command::Install(args) => commands::install::run(&InstallSettings::resolve(args, env)),
         Command::Verify(args) => commands::verify::run(&VerifySettings::resolve(args, env)),
         Command::Cooldown(args) => {

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use layerlock_lock::LockFormat;
 use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease, exempt_target, parse_age};
 
-use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg};
+use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg, ReportFormat};
 use crate::config::{Config, LayerConfig};
 
 mod checks;
@@ -119,6 +119,13 @@ pub struct LayerSettings {
     /// The config layer's name; `None` when given on the command line.
     pub name: Option<String>,
     pub inputs: Vec<UserPath>,
+    /// `-c` files: they narrow versions, never pull a package in.
+    pub constraints: Vec<UserPath>,
+    /// `--override` files: their versions replace every requirement on
+    /// the packages they name.
+    pub overrides: Vec<UserPath>,
+    /// What a `pyproject.toml` input contributes beside `dependencies`.
+    pub project: layerlock_lock::ProjectParts,
     pub bases: Vec<UserPath>,
     /// `--base-env`: an interpreter whose installed distributions are
     /// base pins.
@@ -250,6 +257,14 @@ pub struct CompileSettings {
     pub check: bool,
     /// `--stats FILE`.
     pub stats: Option<UserPath>,
+    /// Which pins of the existing output are freed.
+    pub freed: layerlock_resolve::Freed,
+    /// `--diff`: print what changed.
+    pub diff: bool,
+    /// `--report FILE` and its form.
+    pub report: Option<(UserPath, ReportFormat)>,
+    /// The time upload ages are measured at (`--now`, else now).
+    pub now: Timestamp,
 }
 
 #[derive(Debug, Clone)]
@@ -305,10 +320,34 @@ const VOLATILE_WITH_VALUE: &[&str] = &[
     "--timeout",
     "--custom-compile-command",
     "--stats",
+    "--upgrade-package",
+    "-P",
+    "--report",
+    "--report-format",
 ];
-const VOLATILE: &[&str] = &["--check", "--offline", "--no-cache", "--quiet", "-q"];
+/// `--upgrade` and `-P` are what one run does to the pins, not how the
+/// lock is made: the next run keeps the pins they chose.
+const VOLATILE: &[&str] = &[
+    "--check",
+    "--offline",
+    "--no-cache",
+    "--quiet",
+    "-q",
+    "--upgrade",
+    "-U",
+    "--diff",
+];
 /// Flags whose value is a file or directory, shown from the root.
-const PATH_VALUED: &[&str] = &["--base", "--output", "-o", "--find-links", "--base-env"];
+const PATH_VALUED: &[&str] = &[
+    "--base",
+    "--output",
+    "-o",
+    "--find-links",
+    "--base-env",
+    "--constraint",
+    "-c",
+    "--override",
+];
 /// Every other flag of `compile` that takes a value.
 const WITH_VALUE: &[&str] = &[
     "--python-version",
@@ -325,6 +364,8 @@ const WITH_VALUE: &[&str] = &[
     "--extra-index-url",
     "--hashes",
     "--format",
+    "--extra",
+    "--group",
 ];
 
 /// The command line that regenerates the output, in one normal form: flags
@@ -362,9 +403,9 @@ fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
         }
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ if arg.starts_with("-o") && arg.len() > 2 => {
+            _ if arg.len() > 2 && ["-o", "-c", "-P"].iter().any(|f| arg.starts_with(f)) => {
                 let value = &arg[2..];
-                ("-o", Some(value.strip_prefix('=').unwrap_or(value)))
+                (&arg[..2], Some(value.strip_prefix('=').unwrap_or(value)))
             }
             _ => (arg, None),
         };
@@ -542,9 +583,37 @@ fn merge(
             .ok_or_else(|| missing(option, name))
     };
     let config_cooldown = config.and_then(|c| c.file.cooldown.as_ref());
+    let paths = |flag: &[PathBuf], key: Option<&Vec<String>>| -> Vec<UserPath> {
+        if flag.is_empty() {
+            key.map(|k| k.iter().map(|p| UserPath::new(p, table.root)).collect())
+                .unwrap_or_default()
+        } else {
+            flag.iter()
+                .map(|p| UserPath::from_arg(p, &env.cwd, table.flags_root))
+                .collect()
+        }
+    };
+    let all_extras = args.all_extras || keys.and_then(|k| k.all_extras).unwrap_or(false);
+    let project = layerlock_lock::ProjectParts {
+        extras: if all_extras {
+            None
+        } else if args.extras.is_empty() {
+            Some(keys.map(|k| k.extras.clone()).unwrap_or_default())
+        } else {
+            Some(args.extras.clone())
+        },
+        groups: if args.groups.is_empty() {
+            keys.map(|k| k.groups.clone()).unwrap_or_default()
+        } else {
+            args.groups.clone()
+        },
+    };
     Ok(LayerSettings {
         name: own.name,
         inputs: own.inputs,
+        constraints: paths(&args.constraints, keys.map(|k| &k.constraints)),
+        overrides: paths(&args.overrides, keys.map(|k| &k.overrides)),
+        project,
         bases: if args.bases.is_empty() {
             keys.map(|k| {
                 k.bases
@@ -813,11 +882,32 @@ fn compile(
             layer.command = layerlock_index::redact_text(custom);
         }
     }
-    let stats = args
-        .stats
-        .as_deref()
-        .map(|p| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd)));
-    check_outputs(&layers, stats.as_ref(), &env.cwd)?;
+    let arg_path = |p: &Path| UserPath::from_arg(p, &env.cwd, &display_root(&env.cwd));
+    let stats = args.stats.as_deref().map(arg_path);
+    let report = args.report.as_deref().map(|p| {
+        let format = args.report_format.unwrap_or_else(|| report_format_of(p));
+        (arg_path(p), format)
+    });
+    let written: Vec<(&str, &UserPath)> = stats
+        .iter()
+        .map(|s| ("--stats", s))
+        .chain(report.iter().map(|(r, _)| ("--report", r)))
+        .collect();
+    check_outputs(&layers, &written, &env.cwd)?;
+    let mut upgrade_packages = Vec::new();
+    for text in &args.upgrade_package {
+        upgrade_packages.push(exempt_target(text, None, "--upgrade-package")?);
+    }
+    if args.upgrade && !upgrade_packages.is_empty() {
+        bail!(
+            "--upgrade frees every pin already; --upgrade-package adds nothing to it (pass one or the other)"
+        );
+    }
+    if args.check && (args.upgrade || !upgrade_packages.is_empty()) {
+        bail!(
+            "--check compares the output with the lock its inputs give as they stand; an upgrade is a change to make, not to check (drop --upgrade / --upgrade-package)"
+        );
+    }
     if args.check
         && let Some(layer) = layers.iter().find(|l| l.output.is_none())
     {
@@ -831,13 +921,36 @@ fn compile(
         run: run_settings(&args.layer, env),
         check: args.check,
         stats,
+        freed: layerlock_resolve::Freed {
+            all: args.upgrade,
+            packages: upgrade_packages,
+        },
+        diff: args.diff,
+        report,
+        now: match args.layer.cooldown.now.as_deref() {
+            Some(now) => parse_timestamp(now)?,
+            None => env.now,
+        },
     })
+}
+
+/// The report form a file's name asks for: `.json`, `.md`, else text.
+fn report_format_of(path: &Path) -> ReportFormat {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => ReportFormat::Json,
+        Some("md" | "markdown") => ReportFormat::Markdown,
+        _ => ReportFormat::Text,
+    }
 }
 
 /// An output must not be another layer's output, nor any layer's input or
 /// base: writing it would destroy an input or make runs flip. Nor may
 /// `--stats` name any of them.
-fn check_outputs(layers: &[LayerSettings], stats: Option<&UserPath>, cwd: &Path) -> Result<()> {
+fn check_outputs(
+    layers: &[LayerSettings],
+    written: &[(&str, &UserPath)],
+    cwd: &Path,
+) -> Result<()> {
     let canonical = |p: &Path| {
         let absolute = cwd.join(p);
         fs_err::canonicalize(&absolute).unwrap_or(absolute)
@@ -859,7 +972,13 @@ fn check_outputs(layers: &[LayerSettings], stats: Option<&UserPath>, cwd: &Path)
         ));
     }
     for layer in layers {
-        for input in layer.inputs.iter().chain(&layer.bases) {
+        for input in layer
+            .inputs
+            .iter()
+            .chain(&layer.bases)
+            .chain(&layer.constraints)
+            .chain(&layer.overrides)
+        {
             if outputs.iter().any(|(p, _)| *p == canonical(&input.path)) {
                 bail!(
                     "{} is both an input (or base) and an output; write the lock to another file",
@@ -868,21 +987,30 @@ fn check_outputs(layers: &[LayerSettings], stats: Option<&UserPath>, cwd: &Path)
             }
         }
     }
-    // `--stats FILE` is written last: over an input it would destroy it,
-    // over a lock it would replace it.
-    if let Some(stats) = stats {
-        let path = canonical(&stats.path);
+    // `--stats FILE` and `--report FILE` are written last: over an input
+    // they would destroy it, over a lock replace it.
+    let mut taken_by: Vec<(PathBuf, &str)> = Vec::new();
+    for (flag, file) in written {
+        let path = canonical(&file.path);
         let taken = outputs.iter().any(|(p, _)| *p == path)
+            || taken_by.iter().any(|(p, _)| *p == path)
             || layers
                 .iter()
-                .flat_map(|l| l.inputs.iter().chain(&l.bases))
+                .flat_map(|l| {
+                    l.inputs
+                        .iter()
+                        .chain(&l.bases)
+                        .chain(&l.constraints)
+                        .chain(&l.overrides)
+                })
                 .any(|input| canonical(&input.path) == path);
         if taken {
             bail!(
-                "--stats {} names an input, base or output of the compile; write the stats to another file",
-                stats.shown
+                "{flag} {} names an input, base or output of the compile; write it to another file",
+                file.shown
             );
         }
+        taken_by.push((path, flag));
     }
     Ok(())
 }

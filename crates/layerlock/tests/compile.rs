@@ -86,7 +86,7 @@ fn conflict_with_a_base_pin_is_explained() {
     let work = Work::new();
     work.write("in.txt", "app>=2\n");
     work.write("base.txt", "# the image\nlib==1.5.0\n");
-    work.write("out.txt", "previous contents\n");
+    work.write("out.txt", "# previous contents\n");
     let (code, _, stderr) = run(work.compile(
         &index.json(),
         &["in.txt", "--base", "base.txt", "-o", "out.txt"],
@@ -98,7 +98,7 @@ fn conflict_with_a_base_pin_is_explained() {
     );
     assert!(stderr.contains("app"), "{stderr}");
     // A failed run leaves the previous output untouched.
-    assert_eq!(work.read("out.txt"), "previous contents\n");
+    assert_eq!(work.read("out.txt"), "# previous contents\n");
     redactions(&work).bind(|| insta::assert_snapshot!(stderr));
 }
 

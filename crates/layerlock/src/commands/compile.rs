@@ -10,9 +10,10 @@ use anyhow::{Context, Result};
 use layerlock_index::{Fetch, FetchStats, Traffic};
 use serde_json::{Value, json};
 
-use layerlock_lock::{Lock, comparable, write_atomic};
+use layerlock_lock::{Changes, Lock, comparable, write_atomic};
 use layerlock_resolve::{LockSpec, Resolution, to_lock};
 
+use crate::cli::ReportFormat;
 use crate::layer::{self, Prepared};
 use crate::printer::Spinner;
 use crate::settings::{CompileSettings, LayerSettings};
@@ -21,23 +22,35 @@ use layerlock_lock::normalize;
 pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     let mut stale = false;
     let mut stats = Vec::new();
+    let mut compiled = Vec::new();
+    // Every layer is resolved before any is written: an error in the
+    // last (a `-P` that names nothing) leaves every lock as it was.
     for layer in &settings.layers {
         let label = layer.name.clone().unwrap_or_else(|| "compile".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
         let started = Instant::now();
-        let outcome = layer::resolve(layer, &settings.run, &spinner);
+        let outcome = compile_layer(layer, settings, &spinner);
         let took = started.elapsed();
         spinner.finish();
-        let (prepared, resolution, fetched) = match (&layer.name, outcome) {
+        let layer_out = match (&layer.name, outcome) {
             (_, Ok(ok)) => ok,
             (Some(name), Err(err)) => return Err(err.context(format!("layer `{name}`"))),
             (None, Err(err)) => return Err(err),
         };
-        stats.push(layer_stats(&label, took, &resolution, &fetched));
-        let lock = lock(layer, &prepared, &resolution)?;
-        warn_freeze_tools(layer, &lock, settings.run.quiet);
+        stats.push(layer_stats(
+            &label,
+            took,
+            &layer_out.resolved.resolution,
+            &layer_out.resolved.stats,
+        ));
+        compiled.push((layer, layer_out));
+    }
+    let mut reports = Vec::new();
+    for (layer, out) in &compiled {
+        let resolution = &out.resolved.resolution;
+        warn_freeze_tools(layer, &out.lock, settings.run.quiet);
         let shown = layer.output.as_ref().map_or("LOCK", |o| o.shown.as_str());
-        let text = lock.render(layer.format, shown);
+        let text = out.lock.render(layer.format, shown);
         match (&layer.output, settings.check) {
             (Some(output), true) => {
                 stale |= is_stale(layer, output, &text, settings.run.quiet)?;
@@ -55,13 +68,17 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                         } else {
                             "s"
                         },
-                        prepared.request.target.describe()
+                        out.resolved.prepared.request.target.describe()
                     );
                 }
             }
             (None, _) => out!("{text}"),
         }
+        if let Some(changes) = &out.changes {
+            reports.push((*layer, changes));
+        }
     }
+    report_changes(settings, &reports)?;
     if let Some(path) = &settings.stats {
         let text = serde_json::to_string_pretty(&stats_report(stats))? + "\n";
         write_atomic(&path.path, &text).with_context(|| format!("cannot write {}", path.shown))?;
@@ -71,6 +88,216 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One layer compiled: its resolution, its lock, and what changed against
+/// the output it replaces (when there was one).
+struct Compiled {
+    resolved: layer::Resolved,
+    lock: Lock,
+    changes: Option<Changes>,
+}
+
+/// Resolve one layer over the pins of its existing output, and say what
+/// moved.
+fn compile_layer(
+    layer: &LayerSettings,
+    settings: &CompileSettings,
+    spinner: &Spinner,
+) -> Result<Compiled> {
+    let old = previous(layer, &settings.freed, settings.run.quiet)?;
+    let target = layerlock_dist::Target::new(&layer.python_version, &layer.platform)?;
+    let keep = layer::Keep {
+        preferences: match &old {
+            Some(old) => layerlock_resolve::preferences(old, &target, &settings.freed)
+                .map_err(|e| anyhow::anyhow!(e))?,
+            None => BTreeMap::new(),
+        },
+        moves: moves(&settings.freed),
+    };
+    let resolved = layer::resolve(layer, &settings.run, spinner, &keep)?;
+    let request = &resolved.prepared.request;
+    layerlock_resolve::check_freed(&settings.freed, request, &resolved.resolution)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(cooldown) = &request.cooldown {
+        let young =
+            layerlock_resolve::young_kept(&resolved.resolution, &keep.preferences, cooldown);
+        if !young.is_empty() && !settings.run.quiet {
+            spinner.finish();
+            diag!(
+                "kept {} pin{} younger than the cooldown (kept pins are not newly introduced; free one with --upgrade-package PKG):",
+                young.len(),
+                if young.len() == 1 { "" } else { "s" }
+            );
+            for y in &young {
+                diag!(
+                    "  {}=={} (eligible at {})",
+                    y.name,
+                    y.skipped,
+                    y.eligible
+                        .map_or("an unknown time".to_string(), layer::moment)
+                );
+            }
+        }
+    }
+    let lock = lock(layer, &resolved.prepared, &resolved.resolution)?;
+    // What changed is told only when asked: it may ask the index for
+    // upload times.
+    let told = settings.diff || settings.report.is_some();
+    let changes = old.filter(|_| told).map(|old| {
+        let mut changes = layerlock_lock::changes(&old, &lock);
+        layerlock_resolve::explain_changes(
+            &mut changes,
+            request,
+            &resolved.resolution,
+            &settings.freed,
+            &*resolved.client,
+        );
+        changes
+    });
+    Ok(Compiled {
+        resolved,
+        lock,
+        changes,
+    })
+}
+
+/// The lock the output holds now, whose pins are kept: `None` when there
+/// is none. One that cannot be read is an error (its pins would be lost
+/// without a word), unless `--upgrade` frees them all anyway.
+fn previous(
+    layer: &LayerSettings,
+    freed: &layerlock_resolve::Freed,
+    quiet: bool,
+) -> Result<Option<Lock>> {
+    let Some(output) = &layer.output else {
+        return Ok(None);
+    };
+    let strict = Lock::read(&output.path);
+    // Another tool's lock (pip-compile's, one without hashes or files) is
+    // still a list of pins: its exact pins are kept, and it is said so.
+    let strict = match strict {
+        Err(
+            err @ (layerlock_lock::LockError::Invalid { .. }
+            | layerlock_lock::LockError::Syntax { .. }),
+        ) => {
+            match layerlock_lock::read_text(&output.path)
+                .and_then(|text| Lock::parse_pins(&output.path, &text))
+            {
+                Ok(pins) => {
+                    if !quiet && !freed.all {
+                        diag!(
+                            "warning: {} is not a lock layerlock wrote ({err}); its {} exact pin{} are kept, anything else in it is not",
+                            output.shown,
+                            pins.packages.len(),
+                            if pins.packages.len() == 1 { "" } else { "s" }
+                        );
+                    }
+                    Ok(pins)
+                }
+                Err(_) => Err(err),
+            }
+        }
+        other => other,
+    };
+    match strict {
+        Ok(lock) => Ok(Some(lock)),
+        Err(layerlock_lock::LockError::Missing { .. }) => Ok(None),
+        Err(err) if freed.all => {
+            if !quiet {
+                diag!(
+                    "warning: {} cannot be read as a lock ({err}); --upgrade resolves afresh, and what changed cannot be told",
+                    output.shown
+                );
+            }
+            Ok(None)
+        }
+        Err(err) => Err(crate::printer::Hinted {
+            message: format!(
+                "{} is the output, and its pins are kept, but it cannot be read as a lock: {err}",
+                output.shown
+            ),
+            hints: vec![
+                "fix the line, or pass --upgrade to resolve afresh (every pin is then freed)"
+                    .to_string(),
+            ],
+        }
+        .into()),
+    }
+}
+
+/// `--upgrade-package PKG==VER` as a constraint: the package moves to
+/// exactly that version, or the resolution says why it cannot.
+fn moves(freed: &layerlock_resolve::Freed) -> Vec<layerlock_resolve::Direct> {
+    freed
+        .packages
+        .iter()
+        .filter_map(|(name, version)| {
+            let text = format!("{name}=={}", version.as_ref()?);
+            Some(layerlock_resolve::Direct {
+                requirement: text.parse().ok()?,
+                via: format!("--upgrade-package {text}"),
+                origin: format!("--upgrade-package {text}"),
+            })
+        })
+        .collect()
+}
+
+/// `--diff` (stdout when the lock went to a file, else stderr) and
+/// `--report FILE`.
+fn report_changes(
+    settings: &CompileSettings,
+    reports: &[(&LayerSettings, &Changes)],
+) -> Result<()> {
+    let now = Some(settings.now);
+    let titled = |layer: &LayerSettings, body: String| match (&layer.name, reports.len()) {
+        (Some(name), n) if n > 1 => format!("layer `{name}`: {body}"),
+        _ => body,
+    };
+    if settings.diff {
+        for (layer, changes) in reports {
+            let text = titled(layer, changes.text(now));
+            if layer.output.is_some() {
+                out!("{text}");
+            } else {
+                diag!("{}", text.trim_end());
+            }
+        }
+    }
+    if let Some((path, format)) = &settings.report {
+        let text = match format {
+            ReportFormat::Json if reports.len() == 1 => reports[0].1.json(now),
+            ReportFormat::Json => {
+                let layers: Vec<Value> = reports
+                    .iter()
+                    .map(|(layer, changes)| {
+                        let mut v: Value =
+                            serde_json::from_str(&changes.json(now)).unwrap_or_default();
+                        v["layer"] = json!(layer.name);
+                        v
+                    })
+                    .collect();
+                serde_json::to_string_pretty(&json!({"layerlock_changes": 1, "layers": layers}))?
+                    + "\n"
+            }
+            ReportFormat::Markdown => reports
+                .iter()
+                .map(|(layer, changes)| titled(layer, changes.markdown(now)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            ReportFormat::Text => reports
+                .iter()
+                .map(|(layer, changes)| titled(layer, changes.text(now)))
+                .collect(),
+        };
+        let text = if reports.is_empty() {
+            "no lock to compare with: every output was new\n".to_string()
+        } else {
+            text
+        };
+        write_atomic(&path.path, &text).with_context(|| format!("cannot write {}", path.shown))?;
+    }
+    Ok(())
 }
 
 /// `--check`: whether the lock at `output` differs from `text` (ignoring

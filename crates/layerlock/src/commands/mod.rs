@@ -5,6 +5,7 @@ pub mod blocks;
 pub mod compile;
 pub mod cooldown;
 pub mod covers;
+pub mod diff;
 pub mod docs;
 pub mod install;
 pub mod install_files;

@@ -1,0 +1,302 @@
+//! What changed between two locks of a layer: packages added, removed,
+//! upgraded and downgraded, what asks for each and, where the caller knows
+//! them, why each moved and when each version was uploaded. Rendered as
+//! text, JSON, or Markdown to paste into a pull request.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+
+use crate::model::{Lock, LockedPackage};
+
+/// How one package moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangeKind {
+    Added,
+    Removed,
+    Upgraded,
+    Downgraded,
+}
+
+impl ChangeKind {
+    /// The stable name reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Removed => "removed",
+            Self::Upgraded => "upgraded",
+            Self::Downgraded => "downgraded",
+        }
+    }
+}
+
+/// One package that moved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub name: PackageName,
+    /// The package's marker when it carries one (a lock for several
+    /// environments lists a package once a marker).
+    pub marker: Option<String>,
+    pub kind: ChangeKind,
+    pub old: Option<Version>,
+    pub new: Option<Version>,
+    /// What asks for it (the new lock's `via`; the old one's when removed).
+    pub via: Vec<String>,
+    /// Why it moved, when the caller knows (`-P`, a kept pin the inputs no
+    /// longer allow, now in the image).
+    pub why: Option<String>,
+    /// When the old and the new version were uploaded (the earliest file).
+    pub old_uploaded: Option<Timestamp>,
+    pub new_uploaded: Option<Timestamp>,
+}
+
+/// Every change between two locks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Changes {
+    /// Sorted by name, then marker.
+    pub changes: Vec<Change>,
+    /// Packages at the same version in both.
+    pub kept: usize,
+    /// How many packages the image (the bases) pins, when known. A layer
+    /// never changes one of them: they are fixed facts of its resolution.
+    pub image: Option<usize>,
+}
+
+type Key = (PackageName, Option<String>);
+
+fn key(p: &LockedPackage) -> Key {
+    let marker = p.marker.contents().map(|m| m.to_string());
+    (p.name.clone(), marker)
+}
+
+/// The earliest upload time among a package's locked files.
+pub fn uploaded(p: &LockedPackage) -> Option<Timestamp> {
+    p.files.iter().filter_map(|f| f.upload_time).min()
+}
+
+/// What changed from `old` to `new`.
+pub fn changes(old: &Lock, new: &Lock) -> Changes {
+    let before: BTreeMap<Key, &LockedPackage> = old.packages.iter().map(|p| (key(p), p)).collect();
+    let after: BTreeMap<Key, &LockedPackage> = new.packages.iter().map(|p| (key(p), p)).collect();
+    let mut out = Changes::default();
+    let mut keys: Vec<&Key> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let (was, is) = (before.get(k), after.get(k));
+        let kind = match (was, is) {
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Removed,
+            (Some(a), Some(b)) if a.version < b.version => ChangeKind::Upgraded,
+            (Some(a), Some(b)) if a.version > b.version => ChangeKind::Downgraded,
+            _ => {
+                out.kept += 1;
+                continue;
+            }
+        };
+        let via = is.or(was).map(|p| p.via.clone()).unwrap_or_default();
+        out.changes.push(Change {
+            name: k.0.clone(),
+            marker: k.1.clone(),
+            kind,
+            old: was.map(|p| p.version.clone()),
+            new: is.map(|p| p.version.clone()),
+            via,
+            why: None,
+            old_uploaded: was.and_then(|p| uploaded(p)),
+            new_uploaded: is.and_then(|p| uploaded(p)),
+        });
+    }
+    out
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `2026-10-01 (35 days old)`, or the date alone without `now`.
+fn when(t: Option<Timestamp>, now: Option<Timestamp>) -> String {
+    let Some(t) = t else {
+        return String::new();
+    };
+    let date = t.strftime("%Y-%m-%d").to_string();
+    match now {
+        Some(now) => {
+            let days = now.duration_since(t).as_secs().max(0) / 86_400;
+            format!("{date} ({})", plural(days as usize, "day old", "days old"))
+        }
+        None => date,
+    }
+}
+
+impl Changes {
+    fn count(&self, kind: ChangeKind) -> usize {
+        self.changes.iter().filter(|c| c.kind == kind).count()
+    }
+
+    /// Whether nothing moved.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// One sentence: `adds 16 packages, upgrades 1, removes none, keeps 3;
+    /// changes none of the image's 214 packages`.
+    pub fn summary(&self) -> String {
+        let verbs = [
+            (ChangeKind::Added, "adds"),
+            (ChangeKind::Upgraded, "upgrades"),
+            (ChangeKind::Downgraded, "downgrades"),
+            (ChangeKind::Removed, "removes"),
+        ];
+        let mut parts: Vec<String> = verbs
+            .iter()
+            .filter(|(kind, _)| self.count(*kind) > 0)
+            .map(|(kind, verb)| format!("{verb} {}", self.count(*kind)))
+            .collect();
+        if parts.is_empty() {
+            parts.push("changes no package".to_string());
+        } else if let Some(first) = parts.first_mut() {
+            // The first count names its noun: "adds 16 packages, upgrades 1".
+            first.push_str(if first.ends_with(" 1") {
+                " package"
+            } else {
+                " packages"
+            });
+        }
+        let mut out = parts.join(", ");
+        let _ = write!(out, ", keeps {}", self.kept);
+        if let Some(image) = self.image {
+            let _ = write!(
+                out,
+                "; changes none of the image's {}",
+                plural(image, "package", "packages")
+            );
+        }
+        out
+    }
+
+    fn version_cell(c: &Change) -> String {
+        match (&c.old, &c.new) {
+            (Some(a), Some(b)) => format!("{a} -> {b}"),
+            (None, Some(b)) => b.to_string(),
+            (Some(a), None) => a.to_string(),
+            (None, None) => String::new(),
+        }
+    }
+
+    fn uploaded_cell(c: &Change, now: Option<Timestamp>) -> String {
+        match c.kind {
+            ChangeKind::Removed => when(c.old_uploaded, now),
+            _ => when(c.new_uploaded, now),
+        }
+    }
+
+    /// Plain text, a line a change.
+    pub fn text(&self, now: Option<Timestamp>) -> String {
+        let mut out = format!("{}\n", self.summary());
+        for c in &self.changes {
+            let mut line = format!(
+                "  {:<10} {}{} {}",
+                c.kind.name(),
+                c.name,
+                c.marker
+                    .as_ref()
+                    .map_or(String::new(), |m| format!(" ; {m}")),
+                Self::version_cell(c)
+            );
+            let uploaded = Self::uploaded_cell(c, now);
+            if !uploaded.is_empty() {
+                let _ = write!(line, ", uploaded {uploaded}");
+            }
+            if !c.via.is_empty() {
+                let _ = write!(line, ", via {}", c.via.join(", "));
+            }
+            if let Some(why) = &c.why {
+                let _ = write!(line, ": {why}");
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A table to paste into a pull request.
+    pub fn markdown(&self, now: Option<Timestamp>) -> String {
+        let summary = self.summary();
+        let mut first = summary.chars();
+        let summary: String = first
+            .next()
+            .map(|c| c.to_uppercase().chain(first).collect())
+            .unwrap_or_default();
+        let mut out = format!("**{summary}.**\n");
+        if self.changes.is_empty() {
+            return out;
+        }
+        out.push_str("\n| change | package | version | uploaded | via | why |\n");
+        out.push_str("|---|---|---|---|---|---|\n");
+        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        for c in &self.changes {
+            let name = match &c.marker {
+                Some(m) => format!("`{}` ; `{}`", c.name, cell(m)),
+                None => format!("`{}`", c.name),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                c.kind.name(),
+                name,
+                cell(&Self::version_cell(c)),
+                cell(&Self::uploaded_cell(c, now)),
+                cell(&c.via.join(", ")),
+                cell(c.why.as_deref().unwrap_or_default())
+            );
+        }
+        out
+    }
+
+    /// The machine-readable form.
+    pub fn json(&self, now: Option<Timestamp>) -> String {
+        let time = |t: Option<Timestamp>| t.map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+        let age = |t: Option<Timestamp>| Some(now?.duration_since(t?).as_secs().max(0) / 86_400);
+        let changes: Vec<serde_json::Value> = self
+            .changes
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "name": c.name.as_ref(),
+                    "marker": c.marker,
+                    "change": c.kind.name(),
+                    "old": c.old.as_ref().map(ToString::to_string),
+                    "new": c.new.as_ref().map(ToString::to_string),
+                    "old_uploaded": time(c.old_uploaded),
+                    "new_uploaded": time(c.new_uploaded),
+                    "old_age_days": age(c.old_uploaded),
+                    "new_age_days": age(c.new_uploaded),
+                    "via": c.via,
+                    "why": c.why,
+                })
+            })
+            .collect();
+        let mut counts = serde_json::Map::new();
+        for kind in [
+            ChangeKind::Added,
+            ChangeKind::Removed,
+            ChangeKind::Upgraded,
+            ChangeKind::Downgraded,
+        ] {
+            counts.insert(kind.name().to_string(), self.count(kind).into());
+        }
+        counts.insert("kept".to_string(), self.kept.into());
+        let report = serde_json::json!({
+            "layerlock_changes": 1,
+            "summary": self.summary(),
+            "counts": counts,
+            "image": self.image.map(|n| serde_json::json!({"packages": n, "changed": 0})),
+            "changes": changes,
+        });
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
+    }
+}
