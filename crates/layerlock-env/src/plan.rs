@@ -72,6 +72,7 @@ impl Plan {
                 name: &e.wanted.name,
                 version: &e.wanted.version,
                 hashes: &e.hashes,
+                source: e.source.as_deref(),
             })
             .collect()
     }
@@ -255,6 +256,7 @@ mod tests {
             .map(|w| LockEntry {
                 wanted: w.clone(),
                 hashes: vec![format!("sha256:{}", w.name)],
+                source: None,
             })
             .collect();
         let plan = plan(&locked, &before, &["Gamma".to_string()]);

@@ -17,10 +17,15 @@ use crate::{Interpreter, Wanted};
 pub struct LockEntry {
     pub wanted: Wanted,
     pub hashes: Vec<String>,
+    /// For a package locked from its source: the URL the installer builds
+    /// it from (a git commit; a directory, made absolute from the lock's
+    /// folder). `None`: an index file, checked by `hashes`.
+    pub source: Option<String>,
 }
 
 impl LockEntry {
-    pub fn of(package: &LockedPackage) -> Self {
+    /// The entry of `package` of the lock at `lock_path`.
+    pub fn of(package: &LockedPackage, lock_path: &std::path::Path) -> Self {
         Self {
             wanted: Wanted {
                 name: package.name.to_string(),
@@ -28,6 +33,15 @@ impl LockEntry {
                 origin: package.origin.clone(),
             },
             hashes: package.hashes.clone(),
+            source: package.direct.as_ref().map(|d| match d {
+                layerlock_lock::DirectSource::Directory { path } => {
+                    let dir = lock_path.parent().unwrap_or(std::path::Path::new("."));
+                    let absolute =
+                        std::path::absolute(dir.join(path)).unwrap_or_else(|_| dir.join(path));
+                    format!("file://{}", layerlock_lock::normalize(&absolute).display())
+                }
+                git => git.url(),
+            }),
         }
     }
 }
@@ -117,7 +131,10 @@ pub fn select(interpreter: &Interpreter, lock: &Lock) -> Result<Vec<LockEntry>, 
     let entries = if needs_markers {
         chosen_by_markers(interpreter, lock)?
     } else {
-        lock.packages.iter().map(LockEntry::of).collect()
+        lock.packages
+            .iter()
+            .map(|p| LockEntry::of(p, &lock.path))
+            .collect()
     };
     if let Some(spec) = &header.requires_python {
         let (major, minor, patch) = interpreter.version;
@@ -158,7 +175,7 @@ fn chosen_by_markers(interpreter: &Interpreter, lock: &Lock) -> Result<Vec<LockE
                 first,
             });
         }
-        chosen.push(LockEntry::of(p));
+        chosen.push(LockEntry::of(p, &lock.path));
     }
     Ok(chosen)
 }

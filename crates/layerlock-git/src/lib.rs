@@ -403,6 +403,8 @@ impl Git {
             // Every path layerlock passes is a file or folder name: a name
             // such as `:(exclude)…` or `*` in the repository is not magic.
             .env("GIT_LITERAL_PATHSPECS", "1")
+            // Transports that move bytes; `ext::` would run a command.
+            .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
             .env_remove("GIT_EXTERNAL_DIFF");
@@ -429,6 +431,70 @@ impl Git {
             });
         }
         Ok(done.stdout)
+    }
+}
+
+/// One commit of a repository, fetched alone (`--depth 1`) into a scratch
+/// bare repository to read its files: a git dependency's metadata is read
+/// there, never from a checkout and never by building it.
+pub struct Fetched {
+    git: Git,
+    /// The full commit id the revision was at.
+    pub commit: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Fetched {
+    /// Fetch `rev` (a branch, tag or commit id; the remote's HEAD when
+    /// `None`) of the repository at `url`.
+    pub fn fetch(url: &str, rev: Option<&str>) -> Result<Self, GitError> {
+        let dir = tempfile::tempdir().map_err(GitError::Spawn)?;
+        let git = Git::at(dir.path());
+        git.run(&["init", "--quiet", "--bare"], None)?;
+        git.run(
+            &[
+                "fetch",
+                "--quiet",
+                "--depth",
+                "1",
+                "--no-tags",
+                "--end-of-options",
+                url,
+                rev.unwrap_or("HEAD"),
+            ],
+            None,
+        )?;
+        let out = git.run(
+            &[
+                "rev-parse",
+                "--verify",
+                "--end-of-options",
+                "FETCH_HEAD^{commit}",
+            ],
+            None,
+        )?;
+        let commit = String::from_utf8_lossy(&out).trim().to_string();
+        Ok(Self {
+            git,
+            commit,
+            _dir: dir,
+        })
+    }
+
+    /// The file at `path` (`/`-separated, from the top of the tree) in the
+    /// fetched commit, at most `max_bytes`; `None` when there is none.
+    pub fn file(&self, path: &str, max_bytes: usize) -> Result<Option<Vec<u8>>, GitError> {
+        let mut blobs = self
+            .git
+            .blobs(&[(self.commit.clone(), path.to_string())], max_bytes)?;
+        match blobs.pop() {
+            Some(Blob::Bytes(bytes)) => Ok(Some(bytes)),
+            Some(Blob::Refused(why)) => Err(GitError::Failed {
+                args: format!("cat-file {}:{path}", self.commit),
+                stderr: why,
+            }),
+            Some(Blob::Missing) | None => Ok(None),
+        }
     }
 }
 

@@ -19,6 +19,9 @@ pub enum ChangeKind {
     Removed,
     Upgraded,
     Downgraded,
+    /// The same version from another source: another git commit, or a
+    /// directory instead of an index release.
+    SourceChanged,
 }
 
 impl ChangeKind {
@@ -29,6 +32,7 @@ impl ChangeKind {
             Self::Removed => "removed",
             Self::Upgraded => "upgraded",
             Self::Downgraded => "downgraded",
+            Self::SourceChanged => "source-changed",
         }
     }
 }
@@ -51,6 +55,10 @@ pub struct Change {
     /// When the old and the new version were uploaded (the earliest file).
     pub old_uploaded: Option<Timestamp>,
     pub new_uploaded: Option<Timestamp>,
+    /// Where each side comes from when not from an index (a git URL at
+    /// its commit, a directory).
+    pub old_source: Option<String>,
+    pub new_source: Option<String>,
 }
 
 /// Every change between two locks.
@@ -92,6 +100,7 @@ pub fn changes(old: &Lock, new: &Lock) -> Changes {
             (Some(_), None) => ChangeKind::Removed,
             (Some(a), Some(b)) if a.version < b.version => ChangeKind::Upgraded,
             (Some(a), Some(b)) if a.version > b.version => ChangeKind::Downgraded,
+            (Some(a), Some(b)) if a.direct != b.direct => ChangeKind::SourceChanged,
             _ => {
                 out.kept += 1;
                 continue;
@@ -108,6 +117,8 @@ pub fn changes(old: &Lock, new: &Lock) -> Changes {
             why: None,
             old_uploaded: was.and_then(|p| uploaded(p)),
             new_uploaded: is.and_then(|p| uploaded(p)),
+            old_source: was.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
+            new_source: is.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
         });
     }
     out
@@ -150,6 +161,7 @@ impl Changes {
             (ChangeKind::Upgraded, "upgrades"),
             (ChangeKind::Downgraded, "downgrades"),
             (ChangeKind::Removed, "removes"),
+            (ChangeKind::SourceChanged, "moves the source of"),
         ];
         let mut parts: Vec<String> = verbs
             .iter()
@@ -179,10 +191,15 @@ impl Changes {
     }
 
     fn version_cell(c: &Change) -> String {
-        match (&c.old, &c.new) {
+        let side = |v: &Option<Version>, source: &Option<String>| match (v, source) {
+            (Some(v), Some(s)) => Some(format!("{v} ({s})")),
+            (Some(v), None) => Some(v.to_string()),
+            (None, _) => None,
+        };
+        match (side(&c.old, &c.old_source), side(&c.new, &c.new_source)) {
             (Some(a), Some(b)) => format!("{a} -> {b}"),
-            (None, Some(b)) => b.to_string(),
-            (Some(a), None) => a.to_string(),
+            (None, Some(b)) => b,
+            (Some(a), None) => a,
             (None, None) => String::new(),
         }
     }
@@ -275,6 +292,8 @@ impl Changes {
                     "new_uploaded": time(c.new_uploaded),
                     "old_age_days": age(c.old_uploaded),
                     "new_age_days": age(c.new_uploaded),
+                    "old_source": c.old_source,
+                    "new_source": c.new_source,
                     "via": c.via,
                     "why": c.why,
                 })
@@ -286,6 +305,7 @@ impl Changes {
             ChangeKind::Removed,
             ChangeKind::Upgraded,
             ChangeKind::Downgraded,
+            ChangeKind::SourceChanged,
         ] {
             counts.insert(kind.name().to_string(), self.count(kind).into());
         }

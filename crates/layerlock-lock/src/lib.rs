@@ -17,10 +17,10 @@ pub use bases::{BaseError, BasePin, BaseSource, Bases};
 pub use changes::{Change, ChangeKind, Changes, changes, uploaded};
 pub use error::{LockError, Origin};
 pub use model::{
-    BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, comparable,
-    exact_version, normalize, relative_path,
+    BaseUse, DirectRequest, DirectSource, Header, Lock, LockFormat, LockTarget, LockedFile,
+    LockedPackage, comparable, exact_version, normalize, relative_path, split_revision,
 };
 pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
 pub use pylock::toml_string;
-pub use pyproject::{ProjectParts, is_pyproject, parse_project, read_project};
+pub use pyproject::{ProjectParts, is_pyproject, parse_project, read_project, static_metadata};
 pub use write::{WriteError, write_atomic};

@@ -106,6 +106,183 @@ pub struct LockedPackage {
     pub via: Vec<String>,
     /// `lock.txt:12`, for messages.
     pub origin: String,
+    /// Where it comes from when not from an index (`None`: the files and
+    /// hashes above).
+    pub direct: Option<DirectSource>,
+}
+
+/// A package locked from its source rather than an index: a git commit or
+/// a local project directory. Its metadata was read statically; the
+/// installer builds it at install time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DirectSource {
+    /// A repository at one commit (the lock pins the commit, whatever
+    /// branch or tag was asked for).
+    Git {
+        /// The repository URL, without `git+` and without a revision.
+        url: String,
+        /// The revision asked for, when one was (a branch, tag or commit).
+        requested: Option<String>,
+        /// The full commit id it was at.
+        commit: String,
+        /// The project's folder inside the repository.
+        subdirectory: Option<String>,
+    },
+    /// A project directory, as written (its content is whatever the
+    /// checkout holds when it is installed: nothing pins it).
+    Directory { path: String },
+}
+
+impl DirectSource {
+    /// The PEP 508 URL a requirements file gives for it.
+    pub fn url(&self) -> String {
+        match self {
+            Self::Git {
+                url,
+                commit,
+                subdirectory,
+                ..
+            } => match subdirectory {
+                Some(sub) => format!("git+{url}@{commit}#subdirectory={sub}"),
+                None => format!("git+{url}@{commit}"),
+            },
+            Self::Directory { path } if path.starts_with('/') => format!("file://{path}"),
+            Self::Directory { path } if path.starts_with('.') => format!("file:{path}"),
+            Self::Directory { path } => format!("file:./{path}"),
+        }
+    }
+
+    /// Read back a URL [`DirectSource::url`] wrote: `git+URL@COMMIT` with a
+    /// full commit id, or a `file:` directory.
+    pub fn from_url(text: &str) -> Option<Self> {
+        if let Some(rest) = text.strip_prefix("git+") {
+            let (rest, subdirectory) = match rest.split_once('#') {
+                Some((rest, fragment)) => (
+                    rest,
+                    fragment
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix("subdirectory="))
+                        .map(str::to_string),
+                ),
+                None => (rest, None),
+            };
+            let (url, commit) = split_revision(rest);
+            let commit = commit?;
+            if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            return Some(Self::Git {
+                url: url.to_string(),
+                requested: None,
+                commit: commit.to_ascii_lowercase(),
+                subdirectory,
+            });
+        }
+        let path = match text.strip_prefix("file://") {
+            Some(absolute) => absolute,
+            None => text.strip_prefix("file:")?,
+        };
+        Some(Self::Directory {
+            path: path.strip_prefix("./").unwrap_or(path).to_string(),
+        })
+    }
+}
+
+/// What a requirement asks for by URL, before it is fetched or read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirectRequest {
+    /// `git+URL[@REV][#subdirectory=DIR]`.
+    Git {
+        url: String,
+        rev: Option<String>,
+        subdirectory: Option<String>,
+    },
+    /// A project directory (`file:` URL or path), absolute.
+    Directory(PathBuf),
+}
+
+impl DirectRequest {
+    /// Classify a requirement's URL as written (`given`), relative paths
+    /// taken from `dir`. Archives, other version control systems and
+    /// remote files are refused with what to do instead.
+    pub fn parse(given: &str, dir: &Path) -> Result<Self, String> {
+        if let Some(rest) = given.strip_prefix("git+") {
+            let (rest, fragment) = match rest.split_once('#') {
+                Some((rest, fragment)) => (rest, Some(fragment)),
+                None => (rest, None),
+            };
+            let mut subdirectory = None;
+            for kv in fragment.into_iter().flat_map(|f| f.split('&')) {
+                match kv.split_once('=') {
+                    Some(("subdirectory", sub)) => {
+                        let clean = !sub.is_empty()
+                            && !sub.starts_with('/')
+                            && sub.split('/').all(|part| part != "..");
+                        if !clean {
+                            return Err(format!(
+                                "`#subdirectory={sub}` must name a folder inside the repository"
+                            ));
+                        }
+                        subdirectory = Some(sub.trim_end_matches('/').to_string());
+                    }
+                    Some(("egg", _)) => {}
+                    _ => {
+                        return Err(format!(
+                            "`#{kv}` is not a fragment layerlock reads (only subdirectory=)"
+                        ));
+                    }
+                }
+            }
+            let (url, rev) = split_revision(rest);
+            if url.starts_with('-') || rev.is_some_and(|r| r.is_empty() || r.starts_with('-')) {
+                return Err("the URL or revision starts with `-`".to_string());
+            }
+            return Ok(Self::Git {
+                url: url.to_string(),
+                rev: rev.map(str::to_string),
+                subdirectory,
+            });
+        }
+        let path = if let Some(rest) = given.strip_prefix("file://") {
+            PathBuf::from(rest.strip_prefix("localhost").unwrap_or(rest))
+        } else if let Some(rest) = given.strip_prefix("file:") {
+            PathBuf::from(rest)
+        } else if !given.contains("://") {
+            PathBuf::from(given)
+        } else {
+            return Err(format!(
+                "`{given}` is neither a git URL nor a local project directory; layerlock locks those, and released versions from an index (an archive URL: put the file in a --find-links folder and ask for its version)"
+            ));
+        };
+        let path = normalize(&dir.join(path));
+        let lower = path.to_string_lossy().to_lowercase();
+        if [".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2"]
+            .iter()
+            .any(|ext| lower.ends_with(ext))
+        {
+            return Err(format!(
+                "{} is an archive; put it in a --find-links folder and ask for its version, so the lock pins it by hash",
+                path.display()
+            ));
+        }
+        Ok(Self::Directory(path))
+    }
+}
+
+/// `URL@REV` split at the revision's `@`: the last `@` after the host, so
+/// `ssh://git@host/repo@v1` keeps its user.
+pub fn split_revision(url: &str) -> (&str, Option<&str>) {
+    let path_start = match url.find("://") {
+        Some(at) => url[at + 3..].find('/').map_or(url.len(), |p| at + 3 + p),
+        None => 0,
+    };
+    match url[path_start..].rfind('@') {
+        Some(at) => {
+            let at = path_start + at;
+            (&url[..at], Some(&url[at + 1..]))
+        }
+        None => (url, None),
+    }
 }
 
 impl LockedPackage {
@@ -174,6 +351,7 @@ impl Lock {
                         files: Vec::new(),
                         via: Vec::new(),
                         origin: format!("{}:{}", path.display(), e.line),
+                        direct: None,
                     })
                 })
                 .collect();
@@ -198,6 +376,7 @@ impl Lock {
                     files: Vec::new(),
                     via: Vec::new(),
                     origin: format!("{}:{}", e.origin.path.display(), e.origin.line),
+                    direct: None,
                 })
             })
             .collect();

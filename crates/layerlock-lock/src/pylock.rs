@@ -17,11 +17,13 @@ use layerlock_dist::sha256_digest;
 
 use crate::error::LockError;
 use crate::model::{
-    BaseUse, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage, one_line,
+    BaseUse, DirectSource, Header, Lock, LockFormat, LockTarget, LockedFile, LockedPackage,
+    one_line,
 };
 
-/// Read a `pylock.toml`. Packages locked from a VCS, a directory or an
-/// archive URL are refused: layerlock installs index files by hash.
+/// Read a `pylock.toml`. A package is locked from index files by hash, or
+/// from a git commit (`vcs`, at a full `commit-id`) or a `directory`;
+/// one from an archive URL, or a `vcs` that is not git, is refused.
 pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     let bad = |line: usize, message: String| invalid(path, line, message);
     let doc = document(path, text)?;
@@ -124,16 +126,15 @@ fn package(
     let origin = format!("{}:{line}", path.display());
     let get = |key: &str| table.get(key);
     let (name, version, marker) = head(path, table, line)?;
-    for kind in ["vcs", "directory", "archive"] {
-        if get(kind).is_some() {
-            return Err(bad(
-                line,
-                format!(
-                    "{name} is locked from a {kind}; layerlock installs files from an index by hash (lock a released version)"
-                ),
-            ));
-        }
+    if get("archive").is_some() {
+        return Err(bad(
+            line,
+            format!(
+                "{name} is locked from an archive URL; layerlock installs files from an index by hash, or a git commit or directory (lock a released version)"
+            ),
+        ));
     }
+    let direct = direct_source(table, &name, line, &bad)?;
     let version = version.ok_or_else(|| {
         bad(
             line,
@@ -169,7 +170,7 @@ fn package(
             return Err(bad(line, format!("{name}: `sdist` must be a table")));
         }
     }
-    if files.is_empty() {
+    if files.is_empty() && direct.is_none() {
         return Err(bad(
             line,
             format!("{name} {version} lists no wheels and no sdist"),
@@ -203,7 +204,66 @@ fn package(
         files,
         via,
         origin,
+        direct,
     })
+}
+
+/// A package's `[packages.vcs]` (git, at a full `commit-id`) or
+/// `[packages.directory]`.
+fn direct_source(
+    table: &Value,
+    name: &PackageName,
+    line: usize,
+    bad: &dyn Fn(usize, String) -> LockError,
+) -> Result<Option<DirectSource>, LockError> {
+    let text = |t: &Value, key: &str| -> Result<Option<String>, LockError> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(line, format!("{name}: `{key}` is not a string"))),
+        }
+    };
+    if let Some(vcs) = table.get("vcs") {
+        if !vcs.is_table() {
+            return Err(bad(line, format!("{name}: `vcs` must be a table")));
+        }
+        if text(vcs, "type")?.as_deref() != Some("git") {
+            return Err(bad(
+                line,
+                format!("{name}: only git is read of `vcs` sources"),
+            ));
+        }
+        let (Some(url), Some(commit)) = (text(vcs, "url")?, text(vcs, "commit-id")?) else {
+            return Err(bad(
+                line,
+                format!("{name}: a git source needs `url` and the `commit-id` it is pinned to"),
+            ));
+        };
+        if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(
+                line,
+                format!("{name}: `commit-id` is not a full commit id"),
+            ));
+        }
+        return Ok(Some(DirectSource::Git {
+            url,
+            requested: text(vcs, "requested-revision")?,
+            commit: commit.to_ascii_lowercase(),
+            subdirectory: text(vcs, "subdirectory")?,
+        }));
+    }
+    if let Some(dir) = table.get("directory") {
+        let Some(path) = dir
+            .is_table()
+            .then(|| text(dir, "path"))
+            .transpose()?
+            .flatten()
+        else {
+            return Err(bad(line, format!("{name}: `directory` needs a `path`")));
+        };
+        return Ok(Some(DirectSource::Directory { path }));
+    }
+    Ok(None)
 }
 
 /// The lock's `environments`, parsed, after `requires-python` and
@@ -547,6 +607,29 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         if let Some(marker) = p.marker.contents() {
             let _ = writeln!(out, "marker = {}", toml_string(&marker.to_string()));
         }
+        match &p.direct {
+            Some(DirectSource::Git {
+                url,
+                requested,
+                commit,
+                subdirectory,
+            }) => {
+                out.push_str("\n[packages.vcs]\ntype = \"git\"\n");
+                let _ = writeln!(out, "url = {}", toml_string(url));
+                if let Some(requested) = requested {
+                    let _ = writeln!(out, "requested-revision = {}", toml_string(requested));
+                }
+                let _ = writeln!(out, "commit-id = {}", toml_string(commit));
+                if let Some(sub) = subdirectory {
+                    let _ = writeln!(out, "subdirectory = {}", toml_string(sub));
+                }
+            }
+            Some(DirectSource::Directory { path }) => {
+                out.push_str("\n[packages.directory]\n");
+                let _ = writeln!(out, "path = {}", toml_string(path));
+            }
+            None => {}
+        }
         let mut files: Vec<&LockedFile> = p.files.iter().collect();
         files.sort_by(|a, b| a.name.cmp(&b.name));
         for f in files.iter().filter(|f| f.is_wheel()) {
@@ -670,6 +753,7 @@ mod tests {
                 ],
                 via: vec!["-r in.txt".into()],
                 origin: String::new(),
+                direct: None,
             }],
             base_used: vec![BaseUse {
                 name: PackageName::from_str("torch").unwrap(),
@@ -817,7 +901,7 @@ mod tests {
         let err = read(
             "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nvcs = { type = \"git\", url = \"https://x\", commit-id = \"abc\" }\n",
         );
-        assert!(err.to_string().contains("locked from a vcs"), "{err}");
+        assert!(err.to_string().contains("not a full commit id"), "{err}");
         let err = read(
             "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ url = \"https://x/a-1-py3-none-any.whl\" }]\n",
         );

@@ -8,7 +8,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{LockError, Origin};
-use crate::model::{Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version, one_line};
+use uv_pep440::Version;
+
+use crate::model::{
+    DirectSource, Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version, one_line,
+};
 use crate::parse::RequirementsFile;
 
 /// Read a requirements-file lock: every entry pinned with `==`, each
@@ -26,9 +30,15 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     let mut packages = Vec::with_capacity(parsed.entries.len());
     // Each name once; a map keeps a 100,000-line lock linear.
     let mut seen: BTreeMap<uv_normalize::PackageName, String> = BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
     for entry in parsed.entries {
         let origin = format!("{}:{}", entry.origin.path.display(), entry.origin.line);
-        let Some(version) = exact_version(&entry.requirement) else {
+        let direct = direct_entry(&entry, &lines)?;
+        let version = match &direct {
+            Some((_, version)) => Some(version.clone()),
+            None => exact_version(&entry.requirement),
+        };
+        let Some(version) = version else {
             return Err(invalid(
                 &entry.origin,
                 format!(
@@ -56,6 +66,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             files: Vec::new(),
             via: Vec::new(),
             origin,
+            direct: direct.map(|(source, _)| source),
         });
     }
     packages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -66,6 +77,47 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
         packages,
         base_used: Vec::new(),
     })
+}
+
+/// The line under a direct entry that says its version.
+const VERSION_COMMENT: &str = "# version ";
+
+/// A `name @ URL` entry of a lock: its source (a git commit or a directory,
+/// as [`DirectSource::url`] writes them) and the version the comment under
+/// it records. `None` for an entry pinned by version.
+fn direct_entry(
+    entry: &crate::parse::Entry,
+    lines: &[&str],
+) -> Result<Option<(DirectSource, Version)>, LockError> {
+    let Some(uv_pep508::VersionOrUrl::Url(url)) = &entry.requirement.version_or_url else {
+        return Ok(None);
+    };
+    let given = url.given().map_or_else(|| url.to_string(), str::to_string);
+    let Some(source) = DirectSource::from_url(&given) else {
+        return Err(invalid(
+            &entry.origin,
+            format!(
+                "`{given}` is neither a git URL at a full commit id nor a local directory; a lock pins what it installs"
+            ),
+        ));
+    };
+    let version = lines
+        .iter()
+        .skip(entry.origin.line)
+        .map(|l| l.trim())
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(VERSION_COMMENT))
+        .and_then(|v| v.trim().parse::<Version>().ok());
+    let Some(version) = version else {
+        return Err(invalid(
+            &entry.origin,
+            format!(
+                "{} is locked from its source but no `{VERSION_COMMENT}X` line under it says at which version",
+                entry.requirement.name
+            ),
+        ));
+    };
+    Ok(Some((source, version)))
 }
 
 fn invalid(origin: &Origin, message: String) -> LockError {
@@ -135,9 +187,15 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
             h.command.as_deref().unwrap_or("layerlock")
         ));
         comment("Install it with:");
-        comment(&format!(
-            "   pip install --require-hashes --no-deps -r {output}"
-        ));
+        if lock.packages.iter().any(|p| p.direct.is_some()) {
+            // pip refuses --require-hashes for a git or directory line;
+            // layerlock installs those apart, pinned by commit.
+            comment(&format!("   layerlock install {output}"));
+        } else {
+            comment(&format!(
+                "   pip install --require-hashes --no-deps -r {output}"
+            ));
+        }
     }
     if let Some(target) = &h.target {
         comment(&format!(
@@ -157,7 +215,14 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         let mut hashes = package.hashes.clone();
         hashes.sort();
         hashes.dedup();
-        let _ = write!(out, "{}=={}", package.name, package.version);
+        match &package.direct {
+            Some(source) => {
+                let _ = write!(out, "{} @ {}", package.name, source.url());
+            }
+            None => {
+                let _ = write!(out, "{}=={}", package.name, package.version);
+            }
+        }
         if let Some(marker) = package.marker.contents() {
             let _ = write!(out, " ; {marker}");
         }
@@ -165,6 +230,9 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
             let _ = write!(out, " \\\n    --hash={hash}");
         }
         out.push('\n');
+        if package.direct.is_some() {
+            let _ = writeln!(out, "    {VERSION_COMMENT}{}", package.version);
+        }
         let mut via = package.via.clone();
         via.sort();
         via.dedup();
@@ -217,6 +285,7 @@ mod tests {
             files: Vec::new(),
             via: via.iter().map(|v| v.to_string()).collect(),
             origin: String::new(),
+            direct: None,
         }
     }
 

@@ -118,7 +118,7 @@ pub fn explain_changes(
                 Some(pin) => format!("the image has it now ({})", pin.origin),
                 None => "no longer required".to_string(),
             }),
-            ChangeKind::Upgraded | ChangeKind::Downgraded => freed
+            ChangeKind::Upgraded | ChangeKind::Downgraded | ChangeKind::SourceChanged => freed
                 .flag(&change.name)
                 .map(|flag| format!("freed by {flag}"))
                 .or_else(|| resolution.replaced.get(&change.name).cloned()),

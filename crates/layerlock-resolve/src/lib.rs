@@ -39,7 +39,9 @@ pub use policy::{
     CooldownPolicy, Exemption, HeldBack, Judgement, PolicyTextError, Verdict, eligible_on,
     exempt_target, held_back, parse_age, parse_timestamp, young_kept,
 };
-pub use request::{BasePin, Cooldown, Direct, Prerelease, Resolution, ResolveRequest, Resolved};
+pub use request::{
+    BasePin, Cooldown, Direct, Fixed, Prerelease, Resolution, ResolveRequest, Resolved,
+};
 
 use provider::{Pkg, Provider};
 
@@ -239,6 +241,7 @@ pub fn resolve_sharing(
                 version: version.clone(),
                 files,
                 via: asked_by,
+                direct: request.fixed.get(name).map(|f| f.source.clone()),
             },
         );
     }

@@ -107,6 +107,7 @@ pub fn to_lock(
             files,
             via: resolved.via.iter().cloned().collect(),
             origin: String::new(),
+            direct: resolved.direct.clone(),
         });
     }
     let base_used = resolution

@@ -125,6 +125,12 @@ impl<'a> Provider<'a> {
         self.request.base.contains_key(name)
     }
 
+    /// A base pin or a package from its source: one version, known
+    /// without the index.
+    fn is_fixed(&self, name: &PackageName) -> bool {
+        self.is_base(name) || self.request.fixed.contains_key(name)
+    }
+
     /// The project's versions, fetched once.
     pub(crate) fn candidates(&self, name: &PackageName) -> Result<Arc<Candidates>, SourceError> {
         if let Some(c) = self.state.borrow().candidates.get(name) {
@@ -217,7 +223,7 @@ impl<'a> Provider<'a> {
                 Range::from(specs.clone())
             }
             Some(VersionOrUrl::Url(url)) => {
-                if self.is_base(name) {
+                if self.is_fixed(name) {
                     Range::full()
                 } else {
                     return Err(format!(
@@ -257,7 +263,7 @@ impl<'a> Provider<'a> {
             .into_iter()
             .collect();
         for name in &names {
-            if !self.is_base(name) {
+            if !self.is_fixed(name) {
                 self.source.prefetch_project(name);
             }
         }
@@ -410,6 +416,9 @@ impl<'a> Provider<'a> {
         if let Some(pin) = self.request.base.get(name) {
             return Ok(pin.version.clone().filter(|v| range.contains(v)));
         }
+        if let Some(fixed) = self.request.fixed.get(name) {
+            return Ok(Some(fixed.metadata.version.clone()).filter(|v| range.contains(v)));
+        }
         let candidates = self.candidates(name)?;
         if let Some(kept) = self.preferred(name, range, &candidates)? {
             return Ok(Some(kept));
@@ -478,6 +487,16 @@ impl<'a> Provider<'a> {
         name: &PackageName,
         version: &Version,
     ) -> Result<Result<Arc<layerlock_dist::CoreMetadata>, String>, SourceError> {
+        if let Some(fixed) = self.request.fixed.get(name) {
+            let metadata = &fixed.metadata;
+            return Ok(match &metadata.requires_python {
+                Some(spec) if !spec.contains(self.request.target.python()) => Err(format!(
+                    "{name}=={version} ({}) requires Python {spec}",
+                    fixed.source.url()
+                )),
+                _ => Ok(metadata.clone()),
+            });
+        }
         let candidates = self.candidates(name)?;
         let Some(candidate) = candidates.get(version) else {
             let pin = self.request.base.get(name);

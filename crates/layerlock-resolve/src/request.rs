@@ -51,6 +51,10 @@ pub struct ResolveRequest {
     /// does not hold it back; one the request no longer allows is passed
     /// over, and [`Resolution::replaced`] says why.
     pub preferences: BTreeMap<PackageName, Version>,
+    /// Packages locked from their source (a git commit, a project
+    /// directory): one version, whose metadata was read statically. Fixed
+    /// like base pins, but part of the layer.
+    pub fixed: BTreeMap<PackageName, Fixed>,
     pub base: BTreeMap<PackageName, BasePin>,
     pub target: Target,
     pub exclude_newer: Option<Timestamp>,
@@ -59,6 +63,13 @@ pub struct ResolveRequest {
     pub cooldown: Option<Cooldown>,
     /// Files without an upload time count under `exclude_newer`.
     pub allow_missing_time: bool,
+}
+
+/// A package from its source, as the layer asks for it by URL.
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    pub metadata: std::sync::Arc<layerlock_dist::CoreMetadata>,
+    pub source: layerlock_lock::DirectSource,
 }
 
 /// Nothing newly introduced may be younger than `min_age` at `now`.
@@ -110,6 +121,8 @@ pub struct Resolved {
     pub files: Vec<IndexFile>,
     /// Package names and `-r FILE` labels that asked for it.
     pub via: BTreeSet<String>,
+    /// Where it comes from when the layer asks for it by URL.
+    pub direct: Option<layerlock_lock::DirectSource>,
 }
 
 impl Resolution {

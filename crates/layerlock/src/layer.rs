@@ -13,7 +13,7 @@ use layerlock_env::{BaseEnvError, Interpreter, Snapshot};
 use layerlock_index::{FetchStats, IndexClient, IndexConfig};
 use layerlock_lock::{Bases, Entry, IndexOptions, RequirementsFile};
 use layerlock_resolve::{
-    BasePin, CandidatesMemo, Direct, Lookahead, Resolution, ResolveError, ResolveRequest,
+    BasePin, CandidatesMemo, Direct, Fixed, Lookahead, Resolution, ResolveError, ResolveRequest,
     UnderCooldown,
 };
 
@@ -29,6 +29,144 @@ pub struct Prepared {
 /// `path` as the layer's lock and messages show it.
 pub fn show(path: &Path, layer: &LayerSettings) -> String {
     crate::settings::shown_from(path, &layer.cwd, &layer.display_root)
+}
+
+/// The folder the lock's relative paths (find-links files, project
+/// directories) are written from: the output's, else the display root.
+pub fn lock_directory(layer: &LayerSettings) -> std::path::PathBuf {
+    match &layer.output {
+        Some(o) => layerlock_lock::normalize(&layer.cwd.join(&o.path))
+            .parent()
+            .map_or_else(|| layer.display_root.clone(), Path::to_path_buf),
+        None => layer.display_root.clone(),
+    }
+}
+
+/// The layer's requirements by URL, fetched or read: each one's static
+/// metadata and where the lock says it comes from. A git revision is
+/// fetched alone; a directory is read in place; nothing is built.
+fn fixed_sources(
+    direct: &[(Direct, std::path::PathBuf)],
+    layer: &LayerSettings,
+) -> Result<BTreeMap<PackageName, Fixed>> {
+    let mut out = BTreeMap::new();
+    for (d, dir) in direct {
+        let Some(uv_pep508::VersionOrUrl::Url(url)) = &d.requirement.version_or_url else {
+            continue;
+        };
+        let name = &d.requirement.name;
+        let raw = url.given().map_or_else(|| url.to_string(), str::to_string);
+        let given = layerlock_index::redact_text(&raw);
+        let at = if d.origin.is_empty() {
+            d.via.clone()
+        } else {
+            d.origin.clone()
+        };
+        let fixed = fixed_source(&raw, dir, layer)
+            .map_err(|why| anyhow::anyhow!("{at}: {name} @ {given}: {why}"))?;
+        if fixed.metadata.name != *name {
+            bail!(
+                "{at}: {name} @ {given} holds the project {}, not {name}; fix the name",
+                fixed.metadata.name
+            );
+        }
+        if let Some(other) = out.get(name).map(|f: &Fixed| f.source.clone())
+            && other != fixed.source
+        {
+            bail!(
+                "{at}: {name} is asked for from two sources ({} and {}); keep one",
+                other.url(),
+                fixed.source.url()
+            );
+        }
+        out.insert(name.clone(), fixed);
+    }
+    Ok(out)
+}
+
+/// `-e ./dir` (a project directory by path alone): named by its static
+/// metadata, asked for by URL.
+fn unnamed_project(value: &str, dir: &Path, at: &str, layer: &LayerSettings) -> Result<Direct> {
+    let fixed = fixed_source(value, dir, layer)
+        .map_err(|why| anyhow::anyhow!("{at}: `-e {value}`: {why}"))?;
+    let layerlock_lock::DirectRequest::Directory(path) =
+        layerlock_lock::DirectRequest::parse(value, dir)
+            .map_err(|why| anyhow::anyhow!("{at}: {why}"))?
+    else {
+        bail!(
+            "{at}: `-e {value}`: an editable git URL needs `#egg=NAME`; write `NAME @ {value}` instead"
+        );
+    };
+    let text = format!("{} @ file://{}", fixed.metadata.name, path.display());
+    let requirement = text
+        .parse()
+        .map_err(|e| anyhow::anyhow!("{at}: `-e {value}`: {e}"))?;
+    Ok(Direct {
+        requirement,
+        via: format!("-e {value}"),
+        origin: at.to_string(),
+    })
+}
+
+/// The largest pyproject.toml read from a source.
+const MAX_PROJECT_FILE: usize = 4 << 20;
+
+/// One source's static metadata: a git revision fetched alone, or a
+/// directory read in place.
+fn fixed_source(
+    given: &str,
+    dir: &Path,
+    layer: &LayerSettings,
+) -> std::result::Result<Fixed, String> {
+    let (source, text, shown) = match layerlock_lock::DirectRequest::parse(given, dir)? {
+        layerlock_lock::DirectRequest::Git {
+            url,
+            rev,
+            subdirectory,
+        } => {
+            let fetched = layerlock_git::Fetched::fetch(&url, rev.as_deref())
+                .map_err(|e| format!("cannot fetch it: {e}"))?;
+            let file = match &subdirectory {
+                Some(sub) => format!("{sub}/pyproject.toml"),
+                None => "pyproject.toml".to_string(),
+            };
+            let bytes = fetched
+                .file(&file, MAX_PROJECT_FILE)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("commit {} has no {file}: its metadata is its build backend's to say, and layerlock never runs one", fetched.commit))?;
+            let text = String::from_utf8(bytes).map_err(|_| format!("{file} is not UTF-8"))?;
+            let source = layerlock_lock::DirectSource::Git {
+                url,
+                requested: rev,
+                commit: fetched.commit.clone(),
+                subdirectory,
+            };
+            (source, text, format!("{file} at {}", fetched.commit))
+        }
+        layerlock_lock::DirectRequest::Directory(path) => {
+            let file = path.join("pyproject.toml");
+            let text = layerlock_lock::read_text(&file).map_err(|e| match e {
+                layerlock_lock::LockError::Missing { .. } => format!(
+                    "{} has no pyproject.toml: its metadata is its build backend's to say, and layerlock never runs one",
+                    path.display()
+                ),
+                e => e.to_string(),
+            })?;
+            let relative = layerlock_lock::relative_path(&path, &lock_directory(layer));
+            let source = layerlock_lock::DirectSource::Directory {
+                path: relative.to_string_lossy().replace('\\', "/"),
+            };
+            (source, text, file.display().to_string())
+        }
+    };
+    let written =
+        layerlock_lock::static_metadata(Path::new(&shown), &text).map_err(|e| e.to_string())?;
+    let metadata = layerlock_dist::CoreMetadata::parse(written.as_bytes())
+        .map_err(|e| format!("{shown}: {e}"))?;
+    Ok(Fixed {
+        metadata: Arc::new(metadata),
+        source,
+    })
 }
 
 /// The image's packages: base files, `--base-env`, `--owned`.
@@ -194,9 +332,20 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
     constraints.extend(keep.moves.iter().cloned());
     let overrides = narrowing(&layer.overrides, "--override", layer)?;
     let mut input_options = IndexOptions::default();
+    // Requirements by URL, with the folder their relative paths are from.
+    let mut by_url = Vec::new();
+    let folder = |path: &Path| {
+        layer
+            .cwd
+            .join(path)
+            .parent()
+            .map_or_else(|| layer.cwd.clone(), Path::to_path_buf)
+    };
     for input in &layer.inputs {
         if layerlock_lock::is_pyproject(&input.path) {
-            direct_reqs.extend(project_input(input, layer)?);
+            let reqs = project_input(input, layer)?;
+            by_url.extend(reqs.iter().map(|d| (d.clone(), folder(&input.path))));
+            direct_reqs.extend(reqs);
             continue;
         }
         let parsed = RequirementsFile::read(&input.path)?;
@@ -209,23 +358,30 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
                 input.shown
             );
         }
-        if let Some((origin, value)) = parsed.unnamed_editables.first() {
-            bail!(
-                "{}:{}: `-e {value}` is a local project; layerlock resolves released packages and never builds one (list what it needs instead)",
-                show(&origin.path, layer),
-                origin.line
-            );
+        for (origin, value) in &parsed.unnamed_editables {
+            let at = format!("{}:{}", show(&origin.path, layer), origin.line);
+            let d = unnamed_project(value, &folder(&origin.path), &at, layer)?;
+            by_url.push((d.clone(), folder(&origin.path)));
+            direct_reqs.push(d);
+        }
+        for (d, e) in direct(&parsed.entries, layer)
+            .into_iter()
+            .zip(&parsed.entries)
+        {
+            by_url.push((d, folder(&e.origin.path)));
         }
         direct_reqs.extend(direct(&parsed.entries, layer));
         constraints.extend(direct(&parsed.constraints, layer));
         input_options.add(parsed.options);
     }
+    let fixed = fixed_sources(&by_url, layer)?;
     Ok(Prepared {
         request: ResolveRequest {
             direct: direct_reqs,
             constraints,
             overrides,
             preferences: keep.preferences.clone(),
+            fixed,
             base,
             target,
             exclude_newer: layer.exclude_newer,

@@ -445,3 +445,54 @@ fn check_from_a_subdirectory_judges_content_not_spelling() {
     let (code, stdout, stderr) = run(cmd);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+#[test]
+fn the_cooldown_holds_back_what_moves_and_names_young_kept_pins() {
+    let (index, work) = (index(), Work::new());
+    old_lock(&work, &index);
+    // Two days after web 1.1.0 came out: -P web may not take it yet.
+    let young = ["--min-age", "7d", "--now", "2024-06-03T00:00:00Z"];
+    let mut args = vec!["-P", "web"];
+    args.extend_from_slice(&young);
+    let (code, _, stderr) = run(work.compile(
+        &index.json(),
+        &[
+            &["in.txt", "-o", "lock.txt", "--exclude-newer", LATER][..],
+            &args,
+        ]
+        .concat(),
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        locked(&work),
+        ["certifi==2024.1.1", "urllib3==1.26.0", "web==1.0.0"]
+    );
+    assert!(
+        stderr.contains("web: 1.0.0 instead of 1.1.0 (eligible at 2024-06-08 00:00 UTC)"),
+        "{stderr}"
+    );
+    // Pins taken before the policy are kept, and named while young.
+    let (code, _, stderr) = compile(&work, &index, LATER, &["-U"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(work.compile(
+        &index.json(),
+        &[
+            &["in.txt", "-o", "lock.txt", "--exclude-newer", LATER][..],
+            &young,
+        ]
+        .concat(),
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        locked(&work),
+        ["certifi==2024.6.1", "urllib3==2.0.0", "web==1.1.0"]
+    );
+    assert!(
+        stderr.contains("kept 3 pins younger than the cooldown"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("web==1.1.0 (eligible at 2024-06-08 00:00 UTC)"),
+        "{stderr}"
+    );
+}

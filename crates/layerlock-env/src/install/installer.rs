@@ -59,6 +59,8 @@ pub struct HashedPin<'a> {
     pub version: &'a uv_pep440::Version,
     /// `sha256:…`, as the lock has them.
     pub hashes: &'a [String],
+    /// A package locked from its source: the URL it is built from.
+    pub source: Option<&'a str>,
 }
 
 /// Everything one installer run needs. The index URLs may carry a password,
@@ -78,6 +80,10 @@ pub struct InstallRequest<'a> {
     pub find_links: &'a [PathBuf],
     /// Pass `--quiet` to the installer.
     pub quiet: bool,
+    /// The pins are packages locked from their source (a git commit, a
+    /// directory): the installer builds them, so they are run apart from
+    /// the hash-checked wheels, without `--require-hashes` and `--no-build`.
+    pub from_source: bool,
 }
 
 /// An installer run, ready to start: its requirements file written, its
@@ -107,6 +113,12 @@ impl InstallRequest<'_> {
         let installer = self.program.installer();
         let requirements = self.requirements()?;
         let mut cmd = match self.program {
+            InstallerProgram::Uv(uv) if self.from_source => {
+                let mut cmd = Command::new(uv);
+                cmd.args(["pip", "install", "--no-deps", "--python"])
+                    .arg(self.python);
+                cmd
+            }
             InstallerProgram::Uv(uv) => {
                 let mut cmd = Command::new(uv);
                 // Never build: a source distribution runs its build backend
@@ -120,6 +132,17 @@ impl InstallRequest<'_> {
                     "--python",
                 ])
                 .arg(self.python);
+                cmd
+            }
+            InstallerProgram::Pip if self.from_source => {
+                let mut cmd = Command::new(self.python);
+                cmd.args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                ]);
                 cmd
             }
             InstallerProgram::Pip => {
@@ -193,6 +216,10 @@ impl InstallRequest<'_> {
             .map_err(failed)?;
         let mut text = String::new();
         for pin in self.pins {
+            if let Some(url) = pin.source {
+                text.push_str(&format!("{} @ {url}\n", pin.name));
+                continue;
+            }
             text.push_str(&format!("{}=={}", pin.name, pin.version));
             for hash in pin.hashes {
                 text.push_str(&format!(" --hash={hash}"));
@@ -366,6 +393,7 @@ mod tests {
             extra_index_urls: &[],
             find_links: &[],
             quiet: false,
+            from_source: false,
         }
     }
 
@@ -378,11 +406,13 @@ mod tests {
                 name: "alpha",
                 version: &one,
                 hashes: &hashes,
+                source: None,
             },
             HashedPin {
                 name: "beta",
                 version: &two,
                 hashes: HASHES,
+                source: None,
             },
         ];
         let cmd = request(InstallerProgram::Pip, &pins).prepare().unwrap();

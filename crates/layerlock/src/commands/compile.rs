@@ -2,7 +2,6 @@
 //! bases lack.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -17,7 +16,6 @@ use crate::cli::ReportFormat;
 use crate::layer::{self, Prepared};
 use crate::printer::Spinner;
 use crate::settings::{CompileSettings, LayerSettings};
-use layerlock_lock::normalize;
 
 pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
     let mut stale = false;
@@ -486,12 +484,7 @@ fn lock(layer: &LayerSettings, prepared: &Prepared, resolution: &Resolution) -> 
         bases,
         owned: layer.owned.clone(),
         command: layer.command.clone(),
-        directory: match &layer.output {
-            Some(o) => normalize(&layer.cwd.join(&o.path))
-                .parent()
-                .map_or_else(|| layer.display_root.clone(), Path::to_path_buf),
-            None => layer.display_root.clone(),
-        },
+        directory: layer::lock_directory(layer),
     };
     Ok(to_lock(&prepared.request, resolution, spec)?)
 }

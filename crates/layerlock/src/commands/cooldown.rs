@@ -127,8 +127,23 @@ pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
 
 /// Judge one lock: its report, and whether anything failed.
 fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
-    let lock = Lock::read(path)?;
+    let mut lock = Lock::read(path)?;
     crate::environment::refuse_empty(path, &lock)?;
+    // A git commit or a directory is no release: the policy judges what
+    // an index published, and says which it left to the lock's pin.
+    let from_source: Vec<String> = lock
+        .packages
+        .iter()
+        .filter_map(|p| Some(format!("{} ({})", p.name, p.direct.as_ref()?.url())))
+        .collect();
+    if !from_source.is_empty() && !settings.run.quiet {
+        diag!(
+            "note: {}: not judged, locked from source rather than released on an index: {}",
+            path.display(),
+            from_source.join(", ")
+        );
+    }
+    lock.packages.retain(|p| p.direct.is_none());
     if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
         bail!(
             "{}: {}=={} has no --hash; the cooldown reads the upload times of the hashed files (make the lock with `layerlock compile`)",

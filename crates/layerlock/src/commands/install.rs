@@ -169,9 +169,23 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return finish(InstallOutcome::nothing_to_do());
     }
     let to_install = plan.pins(&entries);
+    // Wheels by hash first; what the lock pins to a git commit or a
+    // directory is built by the installer, in a run of its own.
+    let (from_source, hashed): (Vec<HashedPin>, Vec<HashedPin>) =
+        to_install.iter().partition(|p| p.source.is_some());
     let spared = plan.spared(&repair, &settings.allow_change);
-    if let Some(refused) = check_files(settings, target.as_ref(), &to_install, &before, &spared) {
+    if let Some(refused) = check_files(settings, target.as_ref(), &hashed, &before, &spared) {
         return finish(refused);
+    }
+    if !from_source.is_empty() && !settings.quiet {
+        let names: Vec<&str> = from_source.iter().map(|p| p.name).collect();
+        diag!(
+            "note: {} {} built from {} source by the installer; what {} writes is checked once installed",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            if names.len() == 1 { "its" } else { "their" },
+            if names.len() == 1 { "it" } else { "each" }
+        );
     }
     if settings.dry_run {
         print_plan(&plan);
@@ -179,16 +193,29 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     }
     // Recorded before anything is touched, removed once all is done.
     journal.record(&plan)?;
-    let installer = installer(settings, &interpreter.executable, &to_install, &repair)?;
-    if !settings.quiet {
-        diag!(
-            "installing {} package{} with {}",
-            to_install.len(),
-            if to_install.len() == 1 { "" } else { "s" },
-            installer.installer()
-        );
+    let mut exit = 0;
+    for (pins, from_source) in [(&hashed, false), (&from_source, true)] {
+        if pins.is_empty() || exit != 0 {
+            continue;
+        }
+        let installer = installer(
+            settings,
+            &interpreter.executable,
+            pins,
+            &repair,
+            from_source,
+        )?;
+        if !settings.quiet {
+            diag!(
+                "installing {} package{} with {}{}",
+                pins.len(),
+                if pins.len() == 1 { "" } else { "s" },
+                installer.installer(),
+                if from_source { ", from source" } else { "" }
+            );
+        }
+        exit = installer.run()?;
     }
-    let exit = installer.run()?;
     let after = Snapshot::scan(&interpreter.paths);
     let outcome = InstallOutcome::settle(&plan, &before, &after, exit);
     print_outcome(&outcome, plan.keep.len(), settings.quiet);
@@ -201,7 +228,11 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
 /// Before the environment is looked at: the lock is hash-pinned, and the
 /// report has somewhere to go.
 fn check_inputs(settings: &InstallSettings, lock: &layerlock_lock::Lock) -> Result<()> {
-    if let Some(p) = lock.packages.iter().find(|p| p.hashes.is_empty()) {
+    if let Some(p) = lock
+        .packages
+        .iter()
+        .find(|p| p.hashes.is_empty() && p.direct.is_none())
+    {
         return Err(Hinted {
             message: format!(
                 "{}: {}=={} has no --hash; install takes hash-pinned locks only",
@@ -437,6 +468,7 @@ fn installer(
     python: &Path,
     pins: &[HashedPin],
     reinstall: &[String],
+    from_source: bool,
 ) -> Result<InstallerCommand> {
     let program = match settings.installer {
         Installer::Uv => {
@@ -461,6 +493,7 @@ fn installer(
         extra_index_urls: &extra_index_urls,
         find_links: &settings.find_links,
         quiet: settings.quiet,
+        from_source,
     }
     .prepare()?;
     Ok(command)
