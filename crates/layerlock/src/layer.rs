@@ -295,7 +295,14 @@ fn project_input(input: &UserPath, layer: &LayerSettings) -> Result<Vec<Direct>>
             input.shown
         );
     }
-    Ok(direct(&entries, layer))
+    // pip-compile says `via NAME (pyproject.toml)`; the file is enough.
+    Ok(direct(&entries, layer)
+        .into_iter()
+        .map(|d| Direct {
+            via: input.shown.clone(),
+            ..d
+        })
+        .collect())
 }
 
 /// The requirements of `-c` or `--override` files: every entry, and the

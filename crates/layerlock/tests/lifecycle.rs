@@ -496,3 +496,33 @@ fn the_cooldown_holds_back_what_moves_and_names_young_kept_pins() {
         "{stderr}"
     );
 }
+
+#[test]
+fn constraints_overrides_extras_and_groups_come_from_the_config_too() {
+    let (index, work) = (index(), Work::new());
+    work.write(
+        "pyproject.toml",
+        "[project]\nname = \"svc\"\nversion = \"1\"\ndependencies = [\"web==1.0.0\"]\n\n[project.optional-dependencies]\nplugins = [\"plugin\"]\n\n[dependency-groups]\ncerts = [\"certifi\"]\n",
+    );
+    work.write("c.txt", "helperlib<1.2\n");
+    work.write("o.txt", "urllib3>=2\n");
+    work.write(
+        "layerlock.toml",
+        &format!(
+            "python-version = \"3.12\"\nplatform = \"x86_64-manylinux_2_28\"\nexclude-newer = \"{LATER}\"\nindex-url = \"{}\"\n\n[[layer]]\nname = \"svc\"\ninputs = [\"pyproject.toml\"]\nextras = [\"plugins\"]\ngroups = [\"certs\"]\nconstraints = [\"c.txt\"]\noverrides = [\"o.txt\"]\noutput = \"lock.txt\"\n",
+            index.json()
+        ),
+    );
+    let (code, _, stderr) = run(work.layerlock(&["compile"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        locked(&work),
+        [
+            "certifi==2024.6.1",
+            "helperlib==1.0.0",
+            "plugin==1.0.0",
+            "urllib3==2.0.0",
+            "web==1.0.0"
+        ]
+    );
+}
