@@ -57,7 +57,12 @@ TOP_KEYS = {"upload_time", "package"}
 PACKAGE_KEYS = {
     "name", "version", "requires_dist", "provides_extra", "requires_python",
     "tags", "sdist", "yanked", "upload_time", "metadata_file", "wrong_hash",
-    "module", "extra_files", "metadata_name", "filler", "filler_size", "metadata_first"}
+    "module", "extra_files", "metadata_name", "filler", "filler_size", "metadata_first",
+    "sdist_metadata"}
+# Where an sdist keeps its dependencies: a static PKG-INFO (2.2), one that
+# declares them Dynamic, a 2.1 PKG-INFO beside a static pyproject.toml
+# [project], a declarative setup.cfg, or a setup.py that computes them.
+SDIST_METADATA = ("static", "dynamic", "pyproject", "setup-cfg", "setup-py")
 
 
 class ScenarioError(Exception):
@@ -155,6 +160,8 @@ class Release:
     # The .dist-info's METADATA as the wheel's first member, not among its
     # last (some build tools write it so).
     metadata_first: bool = False
+    # How the sdist says what it needs (one of SDIST_METADATA).
+    sdist_metadata: str = "static"
 
     @property
     def normalized(self) -> str:
@@ -251,8 +258,15 @@ def load_scenario(path: str) -> list[Release]:
             filler=_filler(pkg.get("filler", 0), where),
             filler_size=_filler(pkg.get("filler_size", 0), where),
             metadata_first=flags["metadata_first"],
+            sdist_metadata=_sdist_metadata(pkg.get("sdist_metadata", "static"), where),
         ))
     return releases
+
+
+def _sdist_metadata(value, where: str) -> str:
+    if value not in SDIST_METADATA:
+        raise ScenarioError(f"{where}: sdist_metadata must be one of {', '.join(SDIST_METADATA)}")
+    return value
 
 
 def _filler(value, where: str) -> int:
@@ -448,9 +462,35 @@ def build_sdist(rel: Release) -> Artifact:
     dist = rel.escaped
     version = escape_version(rel.version)
     base = f"{dist}-{version}"
+    kind = rel.sdist_metadata
+    bare = dataclasses.replace(rel, requires_dist=[], provides_extra=[])
+    quoted = ", ".join(json.dumps(r) for r in rel.requires_dist)
+    pyproject = SDIST_PYPROJECT
+    members = []
+    if kind == "static":
+        pkg_info = metadata_bytes(rel, "2.2")
+    elif kind == "dynamic":
+        pkg_info = metadata_bytes(bare, "2.2") + b"Dynamic: Requires-Dist\n"
+    else:
+        pkg_info = metadata_bytes(bare, "2.1")
+    if kind == "pyproject":
+        pyproject += (f'\n[project]\nname = "{rel.name}"\ndynamic = ["version"]\n'
+                      f"dependencies = [{quoted}]\n").encode("utf-8")
+    elif kind == "setup-cfg":
+        lines = "".join(f"\n    {r}" for r in rel.requires_dist)
+        members.append((f"{base}/setup.cfg",
+                        f"[metadata]\nname = {rel.name}\n\n[options]\ninstall_requires ={lines}\n"
+                        .encode("utf-8")))
+        members.append((f"{base}/setup.py", b"from setuptools import setup\nsetup()\n"))
+    elif kind == "setup-py":
+        # Computed, as a setup.py may: only running it says what it needs.
+        members.append((f"{base}/setup.py",
+                        f"from setuptools import setup\ndeps = [{quoted}]\n"
+                        f"setup(install_requires=list(deps))\n".encode("utf-8")))
     members = [
-        (f"{base}/PKG-INFO", metadata_bytes(rel, "2.2")),
-        (f"{base}/pyproject.toml", SDIST_PYPROJECT),
+        (f"{base}/PKG-INFO", pkg_info),
+        (f"{base}/pyproject.toml", pyproject),
+        *members,
         (f"{base}/_pyindex_backend.py", SDIST_BACKEND.encode("utf-8")),
         (f"{base}/{dist}/__init__.py", module_source(rel)),
     ]

@@ -7,6 +7,7 @@ mod lines;
 mod marker;
 mod metadata;
 mod source;
+mod source_metadata;
 mod target;
 
 pub use files::{
@@ -20,4 +21,5 @@ pub use marker::{
 };
 pub use metadata::{CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
+pub use source_metadata::{SourceFiles, from_pyproject, from_setup_cfg, sdist_metadata};
 pub use target::{Target, TargetError};

@@ -46,6 +46,11 @@ pub enum SourceError {
     Offline { url: String },
     #[error("{message}")]
     Other { message: String },
+    /// A source distribution whose dependencies only its build can say:
+    /// that version cannot be locked (layerlock never builds), but another
+    /// may.
+    #[error("{message}")]
+    Dynamic { message: String },
 }
 
 /// Where the resolver gets project listings and core metadata.

@@ -20,8 +20,8 @@ mod testing;
 pub use clash::{Clash, clashes};
 pub use imports::{IMPORT_LIMIT, ImportResult, import_modules};
 pub use install::{
-    HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus, Installer,
-    InstallerCommand, InstallerProgram, Journal,
+    Build, HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
+    Installer, InstallerCommand, InstallerProgram, Journal,
 };
 pub use installed::{
     BaseEnvError, Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise,

@@ -161,3 +161,53 @@ fn core_metadata(bytes: &[u8]) {
         Err(error) => crate::render_error(&error),
     }
 }
+
+/// A source distribution's archive: the bytes as a tar stream (gzipped
+/// here first, so the tar reader meets the fuzzer's bytes), as a raw
+/// `.tar.gz` (for the gzip layer) and as a `.zip`; whatever files come
+/// out go through the choice of metadata and the METADATA reader. The
+/// bytes also stand for each of PKG-INFO, pyproject.toml and setup.cfg.
+pub fn sdist_archive(data: &[u8]) {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let tar_gz = gz.write_all(data).ok().and_then(|()| gz.finish().ok());
+    let archives = [
+        ("a-1.tar.gz", tar_gz.unwrap_or_default()),
+        ("a-1.tar.gz", data.to_vec()),
+        ("a-1.zip", data.to_vec()),
+    ];
+    for (name, bytes) in &archives {
+        match layerlock_index::sdist::source_files(name, bytes) {
+            Ok(files) => source_metadata(&files),
+            Err(error) => crate::render_error(&error),
+        }
+    }
+    let text = Some(data.to_vec());
+    for files in [
+        layerlock_dist::SourceFiles {
+            pkg_info: text.clone(),
+            ..Default::default()
+        },
+        layerlock_dist::SourceFiles {
+            pyproject: text.clone(),
+            ..Default::default()
+        },
+        layerlock_dist::SourceFiles {
+            setup_cfg: text.clone(),
+            setup_py: Some(b"setup()".to_vec()),
+            ..Default::default()
+        },
+    ] {
+        source_metadata(&files);
+    }
+}
+
+/// The metadata an sdist's files give, read as layerlock reads it.
+fn source_metadata(files: &layerlock_dist::SourceFiles) {
+    match layerlock_dist::sdist_metadata(files, "a", "1") {
+        Ok(metadata) => core_metadata(&metadata),
+        Err(why) => {
+            std::hint::black_box(why);
+        }
+    }
+}

@@ -15,7 +15,7 @@ mod structured;
 
 pub use ci::{dockerfile, recipes, yaml_ci};
 pub use history::{python_source, test_report};
-pub use index::{page_lines, simple_html, simple_json, wheel_zip};
+pub use index::{page_lines, sdist_archive, simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
 pub use shell::shell;
 pub use structured::{pylock_markers, yaml_aliases};
@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("simple_json", simple_json),
     ("simple_html", simple_html),
     ("wheel_zip", wheel_zip),
+    ("sdist_archive", sdist_archive),
     ("page_lines", page_lines),
     ("yaml_ci", yaml_ci),
     ("shell", shell),

@@ -262,6 +262,11 @@ fn wheel_zip_and_metadata_readers_survive_mutated_wheels() {
 }
 
 #[test]
+fn sdist_archive_and_source_metadata_readers_survive_mutated_sdists() {
+    survives("sdist_archive");
+}
+
+#[test]
 fn ci_yaml_models_survive_mutated_pipelines_and_workflows() {
     survives("yaml_ci");
 }

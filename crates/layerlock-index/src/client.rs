@@ -26,7 +26,7 @@ use crate::cache::{Cache, CachedPage, hex_sha256};
 use crate::find_links::FindLinks;
 use crate::page::{ACCEPT, JSON_TYPE, for_each_json_file, parse_html};
 use crate::stats::{Fetch, FetchStats, Recorder};
-use crate::zip;
+use crate::{sdist, zip};
 
 /// How to reach packages.
 #[derive(Debug, Clone, Default)]
@@ -841,13 +841,30 @@ impl Inner {
                 });
             }
             None => {
-                let mut bytes = self.download_metadata(&name, &file).await?;
+                let mut bytes = match file.kind(&name) {
+                    layerlock_dist::DistKind::Sdist(version) => {
+                        self.sdist_metadata(&name, &version, &file).await?
+                    }
+                    _ => self.download_metadata(&name, &file).await?,
+                };
                 // Only the header is ever read: the description is not kept.
-                bytes.truncate(header_len(&bytes));
+                if !bytes.starts_with(DYNAMIC) {
+                    bytes.truncate(header_len(&bytes));
+                }
                 self.cache.put_metadata(&key, &bytes);
                 bytes
             }
         };
+        if let Some(why) = bytes.strip_prefix(DYNAMIC) {
+            return Err(SourceError::Dynamic {
+                message: format!(
+                    "{name}=={}: its source distribution does not say its dependencies statically ({})",
+                    layerlock_dist::version_in_filename(&name, &file.filename)
+                        .map_or_else(String::new, |v| v.to_string()),
+                    String::from_utf8_lossy(why)
+                ),
+            });
+        }
         let metadata = CoreMetadata::parse(&bytes).map_err(|e| invalid(e.to_string()))?;
         if metadata.name != name {
             return Err(invalid(format!(
@@ -875,6 +892,58 @@ impl Inner {
             }
         }
         Ok(Arc::new(metadata))
+    }
+
+    /// A source distribution's metadata, read from the files in its
+    /// archive that hold it statically (see
+    /// [`layerlock_dist::sdist_metadata`]); when none does, [`DYNAMIC`]
+    /// and why, which the cache keeps like any answer. The whole archive
+    /// is read (checked against its sha256): gzip cannot be read by range.
+    async fn sdist_metadata(
+        &self,
+        name: &PackageName,
+        version: &uv_pep440::Version,
+        file: &IndexFile,
+    ) -> Result<Vec<u8>, SourceError> {
+        let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
+            url: redact(&file.url),
+            message: e.to_string(),
+        })?;
+        let invalid = |message: String| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message,
+        };
+        let bytes = if url.scheme() == "file" {
+            let path = url
+                .to_file_path()
+                .map_err(|()| invalid("not a local path".to_string()))?;
+            if !fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_SDIST_BYTES) {
+                return Err(invalid("not a regular file of an sdist's size".to_string()));
+            }
+            fs_err::read(&path).map_err(|e| SourceError::Other {
+                message: e.to_string(),
+            })?
+        } else {
+            let response = self
+                .get(Fetch::Sdist, &url, HeaderMap::new(), MAX_SDIST_BYTES)
+                .await?;
+            if !response.status.is_success() {
+                return Err(SourceError::Status {
+                    url: redact(url.as_str()),
+                    status: response.status.as_u16(),
+                });
+            }
+            response.body
+        };
+        self.check_hash(&url, file, &bytes)?;
+        let files =
+            sdist::source_files(&file.filename, &bytes).map_err(|e| invalid(e.to_string()))?;
+        Ok(
+            match layerlock_dist::sdist_metadata(&files, name.as_ref(), &version.to_string()) {
+                Ok(metadata) => metadata,
+                Err(why) => [DYNAMIC, why.as_bytes()].concat(),
+            },
+        )
     }
 
     /// PEP 658 `.metadata` when offered, else ranges of the wheel's zip,
@@ -1414,6 +1483,13 @@ const MAX_GUESS_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Largest wheel read whole when the page does not give its size.
 const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+
+/// The largest source distribution read whole for its metadata.
+const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
+
+/// What the metadata of an sdist whose dependencies are dynamic is kept
+/// as (then why): no METADATA starts so.
+const DYNAMIC: &[u8] = b"\0layerlock-dynamic\n";
 
 /// The body, or `None` when it runs past `limit` bytes (read no further).
 async fn read_capped(

@@ -8,6 +8,7 @@ pub use cache::unusable as cache_unusable;
 mod client;
 mod find_links;
 mod page;
+pub mod sdist;
 mod stats;
 mod zip;
 

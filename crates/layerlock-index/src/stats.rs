@@ -21,6 +21,8 @@ pub enum Fetch {
     Wheel,
     /// The PyPI JSON API, for upload times a page lacks.
     JsonApi,
+    /// A whole source distribution, for the files that hold its metadata.
+    Sdist,
 }
 
 impl Fetch {
@@ -31,6 +33,7 @@ impl Fetch {
             Self::Range => "range",
             Self::Wheel => "wheel",
             Self::JsonApi => "json-api",
+            Self::Sdist => "sdist",
         }
     }
 }

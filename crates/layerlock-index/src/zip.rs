@@ -105,9 +105,25 @@ pub fn find_directory(tail: &[u8], tail_start: u64) -> Result<Directory, ZipErro
 
 /// Find the top-level `NAME.dist-info/METADATA` entry in a central directory.
 pub fn find_metadata(directory: &[u8]) -> Result<Member, ZipError> {
+    members(directory)?
+        .into_iter()
+        .find(|(name, _)| {
+            let mut parts = name.split('/');
+            matches!(
+                (parts.next(), parts.next(), parts.next()),
+                (Some(dir), Some("METADATA"), None) if dir.ends_with(".dist-info")
+            )
+        })
+        .map(|(_, member)| member)
+        .ok_or(ZipError::NoMetadata)
+}
+
+/// Every entry a central directory lists whose name is UTF-8, with where
+/// its data lies (Zip64 sizes and offsets read from the extra field).
+pub fn members(directory: &[u8]) -> Result<Vec<(String, Member)>, ZipError> {
     const CENTRAL: u32 = 0x0201_4b50;
     let mut at = 0;
-    let mut found: Option<Member> = None;
+    let mut out = Vec::new();
     while at + 46 <= directory.len() && u32_at(directory, at)? == CENTRAL {
         let method = u16_at(directory, at + 10)?;
         let mut compressed = u64::from(u32_at(directory, at + 20)?);
@@ -143,21 +159,18 @@ pub fn find_metadata(directory: &[u8]) -> Result<Member, ZipError> {
             e += 4 + len;
         }
         if let Ok(name) = std::str::from_utf8(name) {
-            let mut parts = name.split('/');
-            if let (Some(dir), Some("METADATA"), None) = (parts.next(), parts.next(), parts.next())
-                && dir.ends_with(".dist-info")
-                && found.is_none()
-            {
-                found = Some(Member {
+            out.push((
+                name.to_string(),
+                Member {
                     local_header_offset: offset,
                     compressed_size: compressed,
                     method,
-                });
-            }
+                },
+            ));
         }
         at += 46 + name_len + extra_len + comment_len;
     }
-    found.ok_or(ZipError::NoMetadata)
+    Ok(out)
 }
 
 /// The names of the members a central directory lists, in its order

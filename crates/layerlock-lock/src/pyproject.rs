@@ -164,123 +164,18 @@ pub fn parse_project(
     Ok(out)
 }
 
-/// What the static metadata of a project must not leave to its build
-/// backend: each is needed to lock it.
-const NEEDED: [&str; 4] = [
-    "version",
-    "dependencies",
-    "optional-dependencies",
-    "requires-python",
-];
-
 /// A project's core metadata from its static `[project]` table (PEP 621),
-/// written as METADATA (Metadata-Version 2.1) for the reader every wheel's
-/// goes through: name, version, `requires-python`, each dependency, and each
-/// extra's with its `extra == …` marker. A field the project leaves
-/// `dynamic` is refused with that reason: only its build backend could say
-/// what it holds, and layerlock never runs one.
+/// written as METADATA for the reader every wheel's goes through (see
+/// [`layerlock_dist::from_pyproject`]). A field the project leaves
+/// `dynamic` (its version too: nothing else says it) is refused with that
+/// reason: only its build backend could say, and layerlock never runs one.
 pub fn static_metadata(path: &Path, text: &str) -> Result<String, LockError> {
-    let invalid = |message: String| LockError::Invalid {
+    layerlock_dist::from_pyproject(text, None).map_err(|why| LockError::Invalid {
         at: path.display().to_string(),
-        message,
-    };
-    let doc: toml::Table = toml::from_str(text).map_err(|e| {
-        invalid(format!(
-            "not valid TOML: {}",
-            e.message().lines().next().unwrap_or_default()
-        ))
-    })?;
-    let Some(project) = doc.get("project").and_then(Value::as_table) else {
-        return Err(invalid(
-            "no [project] table: its metadata is its build backend's to say (setup.py or another tool's table), and layerlock never runs one".to_string(),
-        ));
-    };
-    let dynamic: BTreeSet<&str> = project
-        .get("dynamic")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(field) = NEEDED.iter().find(|f| dynamic.contains(**f)) {
-        return Err(invalid(format!(
-            "[project] lists `{field}` as dynamic: only the project's build backend can say what it is, and layerlock never runs one"
-        )));
-    }
-    let field = |key: &str| -> Result<Option<&str>, LockError> {
-        match project.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.contains(['\n', '\r']) => Ok(Some(s)),
-            Some(_) => Err(invalid(format!(
-                "[project] `{key}` is not a one-line string"
-            ))),
-        }
-    };
-    let (Some(name), Some(version)) = (field("name")?, field("version")?) else {
-        return Err(invalid(
-            "[project] needs a static `name` and `version`".to_string(),
-        ));
-    };
-    let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
-    if let Some(requires) = field("requires-python")? {
-        out.push_str(&format!("Requires-Python: {requires}\n"));
-    }
-    let line = |requirement: &Value, place: &str| -> Result<String, LockError> {
-        match requirement.as_str() {
-            Some(r) if !r.contains(['\n', '\r']) => Ok(r.to_string()),
-            _ => Err(invalid(format!(
-                "{place}: `{requirement}` is not a requirement string"
-            ))),
-        }
-    };
-    let list = |key: &str, value: Option<&Value>| -> Result<Vec<Value>, LockError> {
-        match value {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => Ok(items.clone()),
-            Some(_) => Err(invalid(format!(
-                "{key} must be a list of requirement strings"
-            ))),
-        }
-    };
-    for r in list("[project] dependencies", project.get("dependencies"))? {
-        out.push_str(&format!(
-            "Requires-Dist: {}\n",
-            line(&r, "[project] dependencies")?
-        ));
-    }
-    let extras = match project.get("optional-dependencies") {
-        None => toml::Table::new(),
-        Some(Value::Table(t)) => t.clone(),
-        Some(_) => {
-            return Err(invalid(
-                "[project.optional-dependencies] must be a table".to_string(),
-            ));
-        }
-    };
-    for (extra, items) in &extras {
-        if !extra
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        {
-            return Err(invalid(format!(
-                "[project.optional-dependencies]: `{extra}` is not an extra name"
-            )));
-        }
-        out.push_str(&format!("Provides-Extra: {extra}\n"));
-        let place = format!("[project.optional-dependencies] {extra}");
-        for r in list(&place, Some(items))? {
-            let r = line(&r, &place)?;
-            // The extra joins the requirement's own marker, if any.
-            let written = match r.split_once(';') {
-                Some((spec, marker)) => format!(
-                    "{} ; ({}) and extra == '{extra}'",
-                    spec.trim(),
-                    marker.trim()
-                ),
-                None => format!("{} ; extra == '{extra}'", r.trim()),
-            };
-            out.push_str(&format!("Requires-Dist: {written}\n"));
-        }
-    }
-    Ok(out)
+        message: format!(
+            "{why}: only the project's build backend can say, and layerlock never runs one"
+        ),
+    })
 }
 
 struct Reader<'a> {

@@ -17,7 +17,8 @@ use layerlock_dist::{DistKind, IndexFile, ProjectFiles, Target, VersionFiles};
 pub enum Exclusion {
     /// Every file was uploaded after `--exclude-newer`.
     TooNew,
-    /// Only source distributions; layerlock never builds.
+    /// Only source distributions (or none for the target), and
+    /// `--only-binary` refuses them for this package.
     SdistOnly,
     /// Wheels exist, none for the target's tags.
     NoCompatibleWheel,
@@ -38,7 +39,10 @@ impl std::fmt::Display for Exclusion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::TooNew => write!(f, "uploaded after --exclude-newer"),
-            Self::SdistOnly => write!(f, "only a source distribution (layerlock never builds)"),
+            Self::SdistOnly => write!(
+                f,
+                "no wheel for the target, and --only-binary refuses its source distribution"
+            ),
             Self::NoCompatibleWheel => write!(f, "no wheel for the target platform"),
             Self::RequiresPython(spec) => write!(f, "requires Python {spec}"),
             Self::Yanked(reason) if reason.is_empty() => write!(f, "yanked"),
@@ -65,6 +69,9 @@ pub struct Candidate {
     pub files: Vec<IndexFile>,
     /// The wheel installers would pick on the target, if any.
     pub best_wheel: Option<IndexFile>,
+    /// Without such a wheel: the source distribution, whose metadata is
+    /// read from its archive (never built) and which the installer builds.
+    pub sdist: Option<IndexFile>,
     /// Set when the version cannot be chosen (yanked ones still can, if pinned).
     pub exclusion: Option<Exclusion>,
 }
@@ -162,8 +169,15 @@ impl Candidate {
         Self {
             files: Vec::new(),
             best_wheel: None,
+            sdist: None,
             exclusion: Some(exclusion),
         }
+    }
+
+    /// The file whose metadata stands for the version: its best wheel,
+    /// else its source distribution.
+    pub fn metadata_file(&self) -> Option<&IndexFile> {
+        self.best_wheel.as_ref().or(self.sdist.as_ref())
     }
 }
 
@@ -187,6 +201,9 @@ pub struct Filters {
     /// A file without an upload time passes `exclude_newer` only when set
     /// (it fails closed otherwise, as uv does).
     pub allow_missing_time: bool,
+    /// `--only-binary`: a version without a wheel for the target is not
+    /// usable, though it has a source distribution.
+    pub only_binary: bool,
 }
 
 /// Sort `project`'s files into versions, to be judged for `target` when
@@ -378,7 +395,25 @@ fn judge(
         }
     }
     let best_wheel = best.map(|(_, f)| f);
-    let exclusion = if best_wheel.is_some() {
+    // No wheel fits: the source distribution serves, when it may (one per
+    // version; the first listed if an index lists more).
+    let mut sdist_python = None;
+    let sdist = if best_wheel.is_some() || filters.only_binary {
+        None
+    } else {
+        live.iter()
+            .filter(|(_, wheel)| wheel.is_none())
+            .map(|(f, _)| f)
+            .find(|f| match &f.requires_python {
+                Some(spec) if !spec.contains(target.python()) => {
+                    sdist_python = Some(spec.to_string());
+                    false
+                }
+                _ => true,
+            })
+            .cloned()
+    };
+    let exclusion = if best_wheel.is_some() || sdist.is_some() {
         all_yanked.then(|| {
             Exclusion::Yanked(
                 live.first()
@@ -386,7 +421,14 @@ fn judge(
                     .unwrap_or_default(),
             )
         })
+    } else if let Some(spec) = sdist_python {
+        Some(Exclusion::RequiresPython(spec))
+    } else if !any_wheel && filters.only_binary {
+        Some(Exclusion::SdistOnly)
     } else if !any_wheel {
+        // Nothing but files of kinds layerlock does not read.
+        Some(Exclusion::NoCompatibleWheel)
+    } else if !any_compatible && filters.only_binary && live.iter().any(|(_, w)| w.is_none()) {
         Some(Exclusion::SdistOnly)
     } else if !any_compatible {
         Some(Exclusion::NoCompatibleWheel)
@@ -398,6 +440,7 @@ fn judge(
     Candidate {
         files: live.into_iter().map(|(f, _)| f).collect(),
         best_wheel,
+        sdist,
         exclusion,
     }
 }

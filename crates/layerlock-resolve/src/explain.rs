@@ -373,6 +373,25 @@ fn collect_hints(
                 ));
             }
         }
+        DerivationTree::External(External::Custom(pkg, _, _)) => {
+            let Some(name) = pkg.name() else { return };
+            let state = provider.state.borrow();
+            let Some(reasons) = state.dynamic.get(name) else {
+                return;
+            };
+            causes.insert(Cause::NoWheel(name.clone()));
+            // The newest version tried says why; the rest are counted.
+            if let Some(first) = reasons.first() {
+                let others = match reasons.len() - 1 {
+                    0 => String::new(),
+                    1 => " (1 older version's sdist alike)".to_string(),
+                    n => format!(" ({n} older versions' sdists alike)"),
+                };
+                hints.insert(format!(
+                    "{first}{others}; layerlock never runs a build backend: pass --owned {name} if the image builds it, put a wheel of it in a --find-links folder, or pin a version that has a wheel"
+                ));
+            }
+        }
         DerivationTree::External(_) => {}
         DerivationTree::Derived(derived) => {
             collect_hints(provider, &derived.cause1, hints, causes);

@@ -40,7 +40,7 @@ pub use policy::{
     exempt_target, held_back, parse_age, parse_timestamp, young_kept,
 };
 pub use request::{
-    BasePin, Cooldown, Direct, Fixed, Prerelease, Resolution, ResolveRequest, Resolved,
+    BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
 };
 
 use provider::{Pkg, Provider};

@@ -63,17 +63,23 @@ pub fn to_lock(
     for (name, resolved) in &resolution.packages {
         let mut hashes = Vec::new();
         let mut files = Vec::new();
+        let installable_wheel = |file: &layerlock_dist::IndexFile| match file.kind(name) {
+            DistKind::Wheel(wheel) => {
+                wheel.is_compatible(target.tags())
+                    && file
+                        .requires_python
+                        .as_ref()
+                        .is_none_or(|r| r.contains(target.python()))
+            }
+            _ => false,
+        };
+        // Without a wheel for the target, the sdist is what installs.
+        let sdist_installs = !resolved.files.iter().any(installable_wheel);
         for file in &resolved.files {
             if spec.hashes != HashSelection::All {
                 let installable = match file.kind(name) {
-                    DistKind::Wheel(wheel) => {
-                        wheel.is_compatible(target.tags())
-                            && file
-                                .requires_python
-                                .as_ref()
-                                .is_none_or(|r| r.contains(target.python()))
-                    }
-                    _ => spec.hashes == HashSelection::TargetAndSdist,
+                    DistKind::Wheel(_) => installable_wheel(file),
+                    _ => spec.hashes == HashSelection::TargetAndSdist || sdist_installs,
                 };
                 if !installable {
                     continue;

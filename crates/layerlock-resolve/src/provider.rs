@@ -77,6 +77,9 @@ pub(crate) struct State {
     /// range PubGrub asked for left it out (a conflict, told afterwards by
     /// [`Provider::conflict_of`]).
     pub(crate) passed_over: HashMap<PackageName, Option<String>>,
+    /// Source distributions whose dependencies only a build could say,
+    /// with why (for the hints).
+    pub(crate) dynamic: BTreeMap<PackageName, Vec<String>>,
 }
 
 pub(crate) struct Provider<'a> {
@@ -315,10 +318,13 @@ impl<'a> Provider<'a> {
                 return Err(damaged(name, preferred));
             }
             _ if !range.contains(preferred) => {
+                // Told afterwards (`conflict_of`), unless its own metadata
+                // already said why.
                 self.state
                     .borrow_mut()
                     .passed_over
-                    .insert(name.clone(), None);
+                    .entry(name.clone())
+                    .or_insert(None);
                 return Ok(None);
             }
             None => format!("{name}=={preferred} is not on any index asked"),
@@ -508,7 +514,7 @@ impl<'a> Provider<'a> {
                 None => format!("{name}=={version} is not on any index asked"),
             }));
         };
-        let Some(wheel) = &candidate.best_wheel else {
+        let Some(file) = candidate.metadata_file() else {
             return Ok(Err(format!(
                 "{name}=={version} has {}",
                 candidate
@@ -517,7 +523,22 @@ impl<'a> Provider<'a> {
                     .map_or_else(|| "no usable wheel".to_string(), ToString::to_string)
             )));
         };
-        let metadata = self.source.metadata(name, wheel)?;
+        let metadata = match self.source.metadata(name, file) {
+            Ok(metadata) => metadata,
+            // That version cannot be locked; another may.
+            Err(SourceError::Dynamic { message }) => {
+                self.state
+                    .borrow_mut()
+                    .dynamic
+                    .entry(name.clone())
+                    .or_default()
+                    .push(message);
+                return Ok(Err(format!(
+                    "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
+                )));
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(spec) = &metadata.requires_python
             && !spec.contains(self.request.target.python())
         {
@@ -552,6 +573,28 @@ impl DependencyProvider for Provider<'_> {
     }
 
     fn get_dependencies(
+        &self,
+        package: &Pkg,
+        version: &Version,
+    ) -> Result<Dependencies<Pkg, Range, String>, SourceError> {
+        let deps = self.dependencies(package, version)?;
+        // A kept pin whose own metadata rules it out says so, not merely
+        // that the versions left no longer include it.
+        if let (Dependencies::Unavailable(why), Pkg::Name(name)) = (&deps, package)
+            && self.request.preferences.get(name) == Some(version)
+        {
+            self.state
+                .borrow_mut()
+                .passed_over
+                .insert(name.clone(), Some(why.clone()));
+        }
+        Ok(deps)
+    }
+}
+
+impl Provider<'_> {
+    /// The dependencies of `package` at `version`, or why it cannot be used.
+    fn dependencies(
         &self,
         package: &Pkg,
         version: &Version,
@@ -629,9 +672,7 @@ impl DependencyProvider for Provider<'_> {
         }
         Ok(self.finish(package, version, deps))
     }
-}
 
-impl Provider<'_> {
     /// The order packages are decided in: the root; packages that kept
     /// losing conflicts; fixed facts (base pins, exact pins); packages that
     /// kept winning them; the rest. Within a class, the most conflicted

@@ -63,6 +63,22 @@ pub struct ResolveRequest {
     pub cooldown: Option<Cooldown>,
     /// Files without an upload time count under `exclude_newer`.
     pub allow_missing_time: bool,
+    /// `--only-binary`: packages that must come as wheels (`all`: every
+    /// one), as images that may hold no compiler demand.
+    pub only_binary: OnlyBinary,
+}
+
+/// Which packages must come as wheels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OnlyBinary {
+    pub all: bool,
+    pub packages: Vec<PackageName>,
+}
+
+impl OnlyBinary {
+    pub fn covers(&self, name: &PackageName) -> bool {
+        self.all || self.packages.contains(name)
+    }
 }
 
 /// A package from its source, as the layer asks for it by URL.
@@ -88,6 +104,7 @@ impl ResolveRequest {
         crate::Filters {
             exclude_newer: self.exclude_newer,
             allow_missing_time: self.allow_missing_time,
+            only_binary: self.only_binary.covers(name),
             cooldown: self
                 .cooldown
                 .as_ref()

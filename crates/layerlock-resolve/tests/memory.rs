@@ -110,6 +110,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
         overrides: Vec::new(),
         preferences: Default::default(),
         fixed: Default::default(),
+        only_binary: Default::default(),
         allow_missing_time: false,
         base: base
             .iter()
@@ -385,6 +386,7 @@ impl PackageSource for Listed {
         file: &IndexFile,
     ) -> Result<Arc<CoreMetadata>, SourceError> {
         let version = file.filename.split('-').nth(1).unwrap_or_default();
+        let version = version.trim_end_matches(".tar.gz");
         let text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
         Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
     }
@@ -399,10 +401,13 @@ fn a_version_whose_file_names_cannot_be_read_is_no_version() {
     let resolution = resolve(&source, &request(&["a"], &[])).unwrap();
     let a = &resolution.packages[&PackageName::from_str("a").unwrap()];
     assert_eq!(a.version.to_string(), "2.0b1");
-    // Source distributions only, beside an unreadable wheel name: the cause
-    // is still that there is no wheel (what `covers` reports).
+    // Source distributions only, beside an unreadable wheel name, under
+    // --only-binary: the cause is still that there is no wheel (what
+    // `covers` reports).
     let source = Listed(&["a-1.0.tar.gz", "a-2.0-x-py3-none-any.whl"]);
-    let err = resolve(&source, &request(&["a"], &[])).unwrap_err();
+    let mut wheels_only = request(&["a"], &[]);
+    wheels_only.only_binary.all = true;
+    let err = resolve(&source, &wheels_only).unwrap_err();
     let ResolveError::NoSolution { causes, .. } = &err else {
         panic!("{err:?}")
     };

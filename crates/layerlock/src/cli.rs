@@ -363,6 +363,12 @@ pub struct LayerArgs {
     /// Only consider files uploaded before this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIMESTAMP")]
     pub exclude_newer: Option<String>,
+    /// Packages that must come as wheels: `:all:` or names, comma-separated
+    /// or repeated (pip's and uv's spelling). Without it a version with no
+    /// wheel for the target is locked from its source distribution, read
+    /// statically and built by the installer.
+    #[arg(long = "only-binary", value_name = ":all:|PKG[,PKG]")]
+    pub only_binary: Vec<String>,
     /// When to choose pre-releases (default: only when no stable version fits).
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,

@@ -32,6 +32,9 @@ pub struct LayerConfig {
     /// PEP 735 groups of a `pyproject.toml` input.
     #[serde(default)]
     pub groups: Vec<String>,
+    /// Packages that must come as wheels (`:all:` or names).
+    #[serde(default)]
+    pub only_binary: Vec<String>,
     pub python_version: Option<String>,
     pub platform: Option<String>,
     #[serde(default)]
@@ -243,6 +246,7 @@ impl Config {
                 extras: or_default(&l.extras, &d.extras),
                 all_extras: l.all_extras.or(d.all_extras),
                 groups: or_default(&l.groups, &d.groups),
+                only_binary: or_default(&l.only_binary, &d.only_binary),
                 python_version: l
                     .python_version
                     .clone()
@@ -290,6 +294,7 @@ const LAYER_KEYS: &[&str] = &[
     "extras",
     "all-extras",
     "groups",
+    "only-binary",
     "python-version",
     "platform",
     "owned",

@@ -395,6 +395,7 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
             prerelease: layer.prerelease,
             cooldown: layer.cooldown.as_ref().map(|c| c.policy.for_resolver()),
             allow_missing_time: layer.allow_missing_time,
+            only_binary: layer.only_binary.clone(),
         },
         input_options,
     })
@@ -474,6 +475,7 @@ pub fn resolve(
     run: &RunSettings,
     spinner: &Spinner,
     keep: &Keep,
+    fetched_on_failure: &mut Option<FetchStats>,
 ) -> Result<Resolved> {
     let prepared = prepare(layer, keep)?;
     let memo = Arc::default();
@@ -482,7 +484,12 @@ pub fn resolve(
         layerlock_resolve::resolve_under_cooldown(&client, &prepared.request, &memo);
     let resolution = match outcome {
         Ok(r) => r,
-        Err(err) => return Err(failure(layer, &prepared, err, held.as_deref())),
+        Err(err) => {
+            // What the failed run fetched is kept for --stats.
+            *fetched_on_failure = Some(client.stats());
+            discard(client);
+            return Err(failure(layer, &prepared, err, held.as_deref()));
+        }
     };
     for warning in &resolution.warnings {
         spinner.warn(warning);

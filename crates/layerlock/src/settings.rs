@@ -126,6 +126,8 @@ pub struct LayerSettings {
     pub overrides: Vec<UserPath>,
     /// What a `pyproject.toml` input contributes beside `dependencies`.
     pub project: layerlock_lock::ProjectParts,
+    /// Packages that must come as wheels.
+    pub only_binary: layerlock_resolve::OnlyBinary,
     pub bases: Vec<UserPath>,
     /// `--base-env`: an interpreter whose installed distributions are
     /// base pins.
@@ -366,6 +368,7 @@ const WITH_VALUE: &[&str] = &[
     "--format",
     "--extra",
     "--group",
+    "--only-binary",
 ];
 
 /// The command line that regenerates the output, in one normal form: flags
@@ -611,6 +614,11 @@ fn merge(
     Ok(LayerSettings {
         name: own.name,
         inputs: own.inputs,
+        only_binary: only_binary(if args.only_binary.is_empty() {
+            keys.map(|k| k.only_binary.as_slice()).unwrap_or_default()
+        } else {
+            &args.only_binary
+        })?,
         constraints: paths(&args.constraints, keys.map(|k| &k.constraints)),
         overrides: paths(&args.overrides, keys.map(|k| &k.overrides)),
         project,
@@ -932,6 +940,23 @@ fn compile(
             None => env.now,
         },
     })
+}
+
+/// `--only-binary` values as pip and uv take them: comma-separated names,
+/// `:all:` for every package, `:none:` clearing what came before.
+fn only_binary(values: &[String]) -> Result<layerlock_resolve::OnlyBinary> {
+    let mut out = layerlock_resolve::OnlyBinary::default();
+    for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
+        match item {
+            "" => {}
+            ":all:" => out.all = true,
+            ":none:" => out = layerlock_resolve::OnlyBinary::default(),
+            name => out.packages.push(name.parse().map_err(|_| {
+                anyhow::anyhow!("--only-binary {name}: not a package name (or :all:, :none:)")
+            })?),
+        }
+    }
+    Ok(out)
 }
 
 /// The report form a file's name asks for: `.json`, `.md`, else text.

@@ -230,14 +230,16 @@ fn local_versions_follow_pep_440() {
 }
 
 #[test]
-fn sdist_only_is_refused_with_the_reason() {
+fn sdist_only_is_refused_under_only_binary_with_the_reason() {
     let index = layer_index();
     let work = Work::new();
     work.write("in.txt", "srconly\n");
-    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt"]));
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "--only-binary", ":all:"]));
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("0.5.0: only a source distribution (layerlock never builds)"),
+        stderr.contains(
+            "0.5.0: no wheel for the target, and --only-binary refuses its source distribution"
+        ),
         "{stderr}"
     );
     // Nothing was built: the sdist was never downloaded.

@@ -98,6 +98,8 @@ fn covers_says_when_a_package_has_no_wheel_for_the_target() {
         "3.12",
         "--platform",
         "x86_64-manylinux_2_28",
+        "--only-binary",
+        ":all:",
     ])
     .args(["--index-url", &index.json()]);
     let (code, stdout, stderr) = run(cmd);

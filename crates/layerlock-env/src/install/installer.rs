@@ -80,10 +80,24 @@ pub struct InstallRequest<'a> {
     pub find_links: &'a [PathBuf],
     /// Pass `--quiet` to the installer.
     pub quiet: bool,
-    /// The pins are packages locked from their source (a git commit, a
-    /// directory): the installer builds them, so they are run apart from
-    /// the hash-checked wheels, without `--require-hashes` and `--no-build`.
-    pub from_source: bool,
+    /// What the installer may build: nothing (wheels only), the pins'
+    /// hash-checked source distributions, or their sources (a git commit,
+    /// a directory), which carry no hashes.
+    pub build: Build,
+}
+
+/// What one installer run may build; each kind runs apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Build {
+    /// Wheels only: `--no-build` / `--only-binary :all:`.
+    #[default]
+    Nothing,
+    /// The locked sdists, checked by hash like wheels, built by the
+    /// installer (at image build time, as before there was a lock).
+    Sdists,
+    /// Git commits and directories: no hash to check; the commit pins
+    /// them.
+    Sources,
 }
 
 /// An installer run, ready to start: its requirements file written, its
@@ -113,10 +127,13 @@ impl InstallRequest<'_> {
         let installer = self.program.installer();
         let requirements = self.requirements()?;
         let mut cmd = match self.program {
-            InstallerProgram::Uv(uv) if self.from_source => {
+            InstallerProgram::Uv(uv) if self.build != Build::Nothing => {
                 let mut cmd = Command::new(uv);
-                cmd.args(["pip", "install", "--no-deps", "--python"])
-                    .arg(self.python);
+                cmd.args(["pip", "install"]);
+                if self.build == Build::Sdists {
+                    cmd.arg("--require-hashes");
+                }
+                cmd.args(["--no-deps", "--python"]).arg(self.python);
                 cmd
             }
             InstallerProgram::Uv(uv) => {
@@ -134,15 +151,13 @@ impl InstallRequest<'_> {
                 .arg(self.python);
                 cmd
             }
-            InstallerProgram::Pip if self.from_source => {
+            InstallerProgram::Pip if self.build != Build::Nothing => {
                 let mut cmd = Command::new(self.python);
-                cmd.args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                ]);
+                cmd.args(["-m", "pip", "install"]);
+                if self.build == Build::Sdists {
+                    cmd.arg("--require-hashes");
+                }
+                cmd.args(["--no-deps", "--disable-pip-version-check"]);
                 cmd
             }
             InstallerProgram::Pip => {
@@ -393,7 +408,7 @@ mod tests {
             extra_index_urls: &[],
             find_links: &[],
             quiet: false,
-            from_source: false,
+            build: Build::Nothing,
         }
     }
 

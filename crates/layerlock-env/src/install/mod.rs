@@ -15,7 +15,9 @@ mod outcome;
 
 use std::path::PathBuf;
 
-pub use installer::{HashedPin, InstallRequest, Installer, InstallerCommand, InstallerProgram};
+pub use installer::{
+    Build, HashedPin, InstallRequest, Installer, InstallerCommand, InstallerProgram,
+};
 pub use journal::Journal;
 pub use lock::InstallLock;
 pub use outcome::{InstallOutcome, InstallStatus};

@@ -27,13 +27,25 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         let label = layer.name.clone().unwrap_or_else(|| "compile".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
         let started = Instant::now();
-        let outcome = compile_layer(layer, settings, &spinner);
+        let mut fetched = None;
+        let outcome = compile_layer(layer, settings, &spinner, &mut fetched);
         let took = started.elapsed();
         spinner.finish();
-        let layer_out = match (&layer.name, outcome) {
-            (_, Ok(ok)) => ok,
-            (Some(name), Err(err)) => return Err(err.context(format!("layer `{name}`"))),
-            (None, Err(err)) => return Err(err),
+        let layer_out = match outcome {
+            Ok(ok) => ok,
+            Err(err) => {
+                // The stats are wanted most when the compile fails.
+                if let Some(fetched) = &fetched {
+                    let mut failed = layer_stats(&label, took, &Resolution::default(), fetched);
+                    failed["failed"] = json!(true);
+                    stats.push(failed);
+                }
+                write_stats(settings, stats)?;
+                return Err(match &layer.name {
+                    Some(name) => err.context(format!("layer `{name}`")),
+                    None => err,
+                });
+            }
         };
         stats.push(layer_stats(
             &label,
@@ -77,15 +89,22 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         }
     }
     report_changes(settings, &reports)?;
-    if let Some(path) = &settings.stats {
-        let text = serde_json::to_string_pretty(&stats_report(stats))? + "\n";
-        write_atomic(&path.path, &text).with_context(|| format!("cannot write {}", path.shown))?;
-    }
+    write_stats(settings, stats)?;
     Ok(if stale {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--stats FILE`: every layer's, written whether or not the compile
+/// succeeded.
+fn write_stats(settings: &CompileSettings, stats: Vec<Value>) -> Result<()> {
+    if let Some(path) = &settings.stats {
+        let text = serde_json::to_string_pretty(&stats_report(stats))? + "\n";
+        write_atomic(&path.path, &text).with_context(|| format!("cannot write {}", path.shown))?;
+    }
+    Ok(())
 }
 
 /// One layer compiled: its resolution, its lock, and what changed against
@@ -102,6 +121,7 @@ fn compile_layer(
     layer: &LayerSettings,
     settings: &CompileSettings,
     spinner: &Spinner,
+    fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
 ) -> Result<Compiled> {
     let old = previous(layer, &settings.freed, settings.run.quiet)?;
     let target = layerlock_dist::Target::new(&layer.python_version, &layer.platform)?;
@@ -113,7 +133,7 @@ fn compile_layer(
         },
         moves: moves(&settings.freed),
     };
-    let resolved = layer::resolve(layer, &settings.run, spinner, &keep)?;
+    let resolved = layer::resolve(layer, &settings.run, spinner, &keep, fetched_on_failure)?;
     let request = &resolved.prepared.request;
     layerlock_resolve::check_freed(&settings.freed, request, &resolved.resolution)
         .map_err(|e| anyhow::anyhow!(e))?;

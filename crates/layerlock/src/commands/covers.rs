@@ -17,7 +17,13 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
     for layer in &settings.layers {
         let label = layer.name.clone().unwrap_or_else(|| "covers".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
-        let outcome = layer::resolve(layer, &settings.run, &spinner, &layer::Keep::default());
+        let outcome = layer::resolve(
+            layer,
+            &settings.run,
+            &spinner,
+            &layer::Keep::default(),
+            &mut None,
+        );
         spinner.finish();
         let inputs: Vec<&str> = layer.inputs.iter().map(|i| i.shown.as_str()).collect();
         let bases: Vec<&str> = layer.bases.iter().map(|b| b.shown.as_str()).collect();

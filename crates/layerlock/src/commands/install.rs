@@ -12,8 +12,8 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use layerlock_env::{
-    Change, HashedPin, InstallLock, InstallOutcome, InstallRequest, InstallStatus, Installer,
-    InstallerCommand, InstallerProgram, Journal, Plan, Snapshot, plan,
+    Build, Change, HashedPin, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
+    Installer, InstallerCommand, InstallerProgram, Journal, Plan, Snapshot, plan,
 };
 
 use crate::environment;
@@ -174,9 +174,16 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     let (from_source, hashed): (Vec<HashedPin>, Vec<HashedPin>) =
         to_install.iter().partition(|p| p.source.is_some());
     let spared = plan.spared(&repair, &settings.allow_change);
-    if let Some(refused) = check_files(settings, target.as_ref(), &hashed, &before, &spared) {
-        return finish(refused);
-    }
+    let unlisted = match check_files(settings, target.as_ref(), &hashed, &before, &spared) {
+        Ok(unlisted) => unlisted,
+        Err(refused) => return finish(refused),
+    };
+    // A hashed pin with no wheel among its hashes is an sdist: the
+    // installer builds it, hash-checked, in a run of its own.
+    let (sdists, wheels): (Vec<HashedPin>, Vec<HashedPin>) = hashed.into_iter().partition(|p| {
+        let pin = format!("{}=={}", p.name, p.version);
+        unlisted.contains(&pin)
+    });
     if !from_source.is_empty() && !settings.quiet {
         let names: Vec<&str> = from_source.iter().map(|p| p.name).collect();
         diag!(
@@ -194,24 +201,25 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     // Recorded before anything is touched, removed once all is done.
     journal.record(&plan)?;
     let mut exit = 0;
-    for (pins, from_source) in [(&hashed, false), (&from_source, true)] {
+    for (pins, build, how) in [
+        (&wheels, Build::Nothing, ""),
+        (
+            &sdists,
+            Build::Sdists,
+            ", building their hash-checked sdists",
+        ),
+        (&from_source, Build::Sources, ", from source"),
+    ] {
         if pins.is_empty() || exit != 0 {
             continue;
         }
-        let installer = installer(
-            settings,
-            &interpreter.executable,
-            pins,
-            &repair,
-            from_source,
-        )?;
+        let installer = installer(settings, &interpreter.executable, pins, &repair, build)?;
         if !settings.quiet {
             diag!(
-                "installing {} package{} with {}{}",
+                "installing {} package{} with {}{how}",
                 pins.len(),
                 if pins.len() == 1 { "" } else { "s" },
                 installer.installer(),
-                if from_source { ", from source" } else { "" }
             );
         }
         exit = installer.run()?;
@@ -297,7 +305,7 @@ fn check_files(
     to_install: &[HashedPin],
     before: &Snapshot,
     spared: &std::collections::BTreeSet<String>,
-) -> Option<InstallOutcome> {
+) -> Result<Vec<String>, InstallOutcome> {
     let lookup = crate::commands::install_files::Lookup {
         index_urls: match &settings.index_url {
             Some(url) => std::iter::once(url.clone())
@@ -319,22 +327,23 @@ fn check_files(
                     settings.lock.display()
                 );
                 diag!("(nothing was touched)");
-                return Some(InstallOutcome::refused());
+                return Err(InstallOutcome::refused());
             }
         };
     if !overwrites.is_empty() {
         print_overwrites(&settings.lock, &overwrites);
-        return Some(InstallOutcome::refused());
+        return Err(InstallOutcome::refused());
     }
     if !unlisted.is_empty() && !settings.quiet {
         diag!(
-            "note: {} {} no wheel among its hashes; what {} writes is checked once installed",
+            "note: {} {} no wheel among its hashes: the installer builds {} from the hash-checked sdist, and what {} writes is checked once installed",
             unlisted.join(", "),
             if unlisted.len() == 1 { "has" } else { "have" },
+            if unlisted.len() == 1 { "it" } else { "them" },
             if unlisted.len() == 1 { "it" } else { "each" }
         );
     }
-    None
+    Ok(unlisted)
 }
 
 /// New wheels that would write over installed distributions' files: why
@@ -468,7 +477,7 @@ fn installer(
     python: &Path,
     pins: &[HashedPin],
     reinstall: &[String],
-    from_source: bool,
+    build: Build,
 ) -> Result<InstallerCommand> {
     let program = match settings.installer {
         Installer::Uv => {
@@ -493,7 +502,7 @@ fn installer(
         extra_index_urls: &extra_index_urls,
         find_links: &settings.find_links,
         quiet: settings.quiet,
-        from_source,
+        build,
     }
     .prepare()?;
     Ok(command)

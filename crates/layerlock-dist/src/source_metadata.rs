@@ -1,0 +1,628 @@
+//! Core metadata of a project from its source, read and never built: a
+//! source distribution's `PKG-INFO` when it is static (Metadata-Version 2.2
+//! or later, PEP 643, with `Requires-Dist` not `Dynamic`), else its static
+//! `pyproject.toml` `[project]` table (PEP 621), else a declarative
+//! `setup.cfg` beside a `setup.py` that computes nothing. Each answer is
+//! METADATA text for [`crate::CoreMetadata::parse`], the reader every
+//! wheel's goes through; when the dependencies are truly dynamic, the
+//! answer is why, in words for the user.
+
+use std::collections::BTreeSet;
+
+use toml::Value;
+
+/// The files of a project's source that say what it needs (each as found
+/// at the top of the tree, bounded by the reader).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceFiles {
+    pub pkg_info: Option<Vec<u8>>,
+    pub pyproject: Option<Vec<u8>>,
+    pub setup_cfg: Option<Vec<u8>>,
+    pub setup_py: Option<Vec<u8>>,
+}
+
+/// What the static metadata of a project must not leave to its build
+/// backend: each is needed to lock it.
+const NEEDED: [&str; 3] = ["dependencies", "optional-dependencies", "requires-python"];
+
+/// A `[project]` table as METADATA: name, version (the table's, else
+/// `known_version`, which an sdist's file name and PKG-INFO give),
+/// `requires-python`, each dependency, and each extra's with its
+/// `extra == …` marker. A needed field left `dynamic` is refused.
+pub fn from_pyproject(text: &str, known_version: Option<&str>) -> Result<String, String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        format!(
+            "pyproject.toml is not valid TOML: {}",
+            e.message().lines().next().unwrap_or_default()
+        )
+    })?;
+    let Some(project) = doc.get("project").and_then(Value::as_table) else {
+        return Err("pyproject.toml has no [project] table".to_string());
+    };
+    let dynamic: BTreeSet<&str> = project
+        .get("dynamic")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(field) = NEEDED.iter().find(|f| dynamic.contains(**f)) {
+        return Err(format!("[project] lists `{field}` as dynamic"));
+    }
+    let field = |key: &str| -> Result<Option<&str>, String> {
+        match project.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.contains(['\n', '\r']) => Ok(Some(s)),
+            Some(_) => Err(format!("[project] `{key}` is not a one-line string")),
+        }
+    };
+    let Some(name) = field("name")? else {
+        return Err("[project] has no `name`".to_string());
+    };
+    let version = match (field("version")?, known_version) {
+        (Some(v), _) => v,
+        (None, Some(v)) => v,
+        (None, None) if dynamic.contains("version") => {
+            return Err("[project] lists `version` as dynamic".to_string());
+        }
+        (None, None) => return Err("[project] has no `version`".to_string()),
+    };
+    let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    if let Some(requires) = field("requires-python")? {
+        out.push_str(&format!("Requires-Python: {requires}\n"));
+    }
+    let list = |place: &str, value: Option<&Value>| -> Result<Vec<String>, String> {
+        let items = match value {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(format!("{place} must be a list of requirement strings")),
+        };
+        items
+            .iter()
+            .map(|item| match item.as_str() {
+                Some(r) if !r.contains(['\n', '\r']) => Ok(r.trim().to_string()),
+                _ => Err(format!("{place}: `{item}` is not a requirement string")),
+            })
+            .collect()
+    };
+    for r in list("[project] dependencies", project.get("dependencies"))? {
+        out.push_str(&format!("Requires-Dist: {r}\n"));
+    }
+    let extras = match project.get("optional-dependencies") {
+        None => toml::Table::new(),
+        Some(Value::Table(t)) => t.clone(),
+        Some(_) => return Err("[project.optional-dependencies] must be a table".to_string()),
+    };
+    for (extra, items) in &extras {
+        let place = format!("[project.optional-dependencies] {extra}");
+        write_extra(&mut out, extra, &list(&place, Some(items))?)?;
+    }
+    Ok(out)
+}
+
+/// `Provides-Extra: EXTRA` and its requirements, each with the extra
+/// joined to its own marker.
+fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result<(), String> {
+    if extra.is_empty()
+        || !extra
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!("`{extra}` is not an extra name"));
+    }
+    out.push_str(&format!("Provides-Extra: {extra}\n"));
+    for r in requirements {
+        let written = match r.split_once(';') {
+            Some((spec, marker)) => format!(
+                "{} ; ({}) and extra == '{extra}'",
+                spec.trim(),
+                marker.trim()
+            ),
+            None => format!("{} ; extra == '{extra}'", r.trim()),
+        };
+        out.push_str(&format!("Requires-Dist: {written}\n"));
+    }
+    Ok(())
+}
+
+/// Words in a `setup.py` that compute what `setup.cfg` would say: with any
+/// of them, the declarative file is not the whole story.
+const SETUP_PY_COMPUTES: [&str; 4] = [
+    "install_requires",
+    "extras_require",
+    "python_requires",
+    "setup_requires",
+];
+
+/// A declarative `setup.cfg` (`[metadata] name`, `[options]
+/// install_requires`, `python_requires`, `[options.extras_require]`) as
+/// METADATA, when `setup.py` is absent or computes none of it.
+pub fn from_setup_cfg(
+    text: &str,
+    setup_py: Option<&str>,
+    name: &str,
+    version: &str,
+) -> Result<String, String> {
+    if let Some(py) = setup_py {
+        if let Some(word) = SETUP_PY_COMPUTES.iter().find(|w| py.contains(**w)) {
+            return Err(format!("setup.py sets `{word}` in code"));
+        }
+        if let Some(why) = indirect_setup(py) {
+            return Err(why);
+        }
+    }
+    let sections = ini(text);
+    let get = |section: &str, key: &str| {
+        sections
+            .iter()
+            .find(|(s, k, _)| s == section && k.replace('-', "_") == key)
+            .map(|(_, _, v)| v.as_str())
+    };
+    // Neither file names a dependency: the project needs none.
+    let requires = get("options", "install_requires").unwrap_or_default();
+    let lines = |value: &str| -> Result<Vec<String>, String> {
+        let out: Vec<String> = value
+            .lines()
+            .map(|l| l.split(" #").next().unwrap_or_default().trim().to_string())
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        if let Some(d) = out
+            .iter()
+            .find(|l| l.starts_with("file:") || l.starts_with("attr:"))
+        {
+            return Err(format!(
+                "setup.cfg reads `{d}`, which is the build's to expand"
+            ));
+        }
+        Ok(out)
+    };
+    let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    if let Some(python) = get("options", "python_requires") {
+        out.push_str(&format!("Requires-Python: {}\n", python.trim()));
+    }
+    for r in lines(requires)? {
+        out.push_str(&format!("Requires-Dist: {r}\n"));
+    }
+    for (section, extra, value) in &sections {
+        if section == "options.extras_require" {
+            write_extra(&mut out, extra, &lines(value)?)?;
+        }
+    }
+    Ok(out)
+}
+
+/// An INI file as (section, key, value) triples; a value continues on the
+/// indented lines under it, as setuptools reads `setup.cfg`.
+fn ini(text: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = out.last_mut().filter(|l| l.0 == section) {
+                last.2.push('\n');
+                last.2.push_str(trimmed);
+            }
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            section = name.trim().to_string();
+            continue;
+        }
+        if let Some((key, value)) = trimmed.split_once(['=', ':']) {
+            out.push((
+                section.clone(),
+                key.trim().to_string(),
+                value.trim().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// Whether a PKG-INFO may be trusted for the dependencies: Metadata-Version
+/// 2.2 or later and none of `Requires-Dist`, `Requires-Python` and
+/// `Provides-Extra` declared `Dynamic` (PEP 643).
+fn static_pkg_info(header: &str) -> Result<(), String> {
+    let mut version = None;
+    let mut dynamic = Vec::new();
+    for line in header.lines() {
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Metadata-Version:") {
+            version = Some(v.trim().to_string());
+        } else if let Some(d) = line.strip_prefix("Dynamic:") {
+            dynamic.push(d.trim().to_ascii_lowercase());
+        }
+    }
+    let Some(version) = version else {
+        return Err("its PKG-INFO has no Metadata-Version".to_string());
+    };
+    let parts: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    if parts.as_slice() < [2, 2].as_slice() {
+        return Err(format!(
+            "its PKG-INFO is Metadata-Version {version}, older than 2.2 (PEP 643), so it may not list the dependencies"
+        ));
+    }
+    for field in ["requires-dist", "requires-python", "provides-extra"] {
+        if dynamic.iter().any(|d| d == field) {
+            return Err(format!(
+                "its PKG-INFO declares `{field}` Dynamic (PEP 643): only the build can say"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Words in a `setup.py` that let it pass `setup()` what the file does
+/// not spell out, or call it twice: with any of them, it is code to run.
+const SETUP_PY_INDIRECT: [&str; 5] = [
+    "exec(",
+    "eval(",
+    "__import__",
+    "import_module",
+    "read_configuration",
+];
+
+/// The text between the parentheses of the first `setup(` call (`None`
+/// when there is none, or its parentheses do not close).
+fn setup_call(py: &str) -> Option<&str> {
+    let start = py.find("setup(")? + "setup(".len();
+    let mut depth = 1usize;
+    let mut quote: Option<char> = None;
+    for (i, c) in py[start..].char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&py[start..start + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `setup.py` hands `setup()` anything it does not spell out:
+/// `**kwargs` in the call, a second call, or code that runs other code.
+fn indirect_setup(py: &str) -> Option<String> {
+    if let Some(word) = SETUP_PY_INDIRECT.iter().find(|w| py.contains(**w)) {
+        return Some(format!("its setup.py has `{word}`"));
+    }
+    if py.matches("setup(").count() > 1 {
+        return Some("its setup.py calls setup() more than once".to_string());
+    }
+    if setup_call(py).is_some_and(|call| call.contains("**")) {
+        return Some("its setup.py passes setup() `**` arguments".to_string());
+    }
+    None
+}
+
+/// The keywords of `setup()` that say what a project needs.
+const SETUP_PY_KEYWORDS: [&str; 3] = ["install_requires", "extras_require", "python_requires"];
+
+/// A `setup.py` whose one `setup()` call spells its dependencies as
+/// literals (`install_requires=["a>=1", 'b']`, `extras_require={"x":
+/// ["c"]}`, `python_requires=">=3.8"`), or names none at all: what it
+/// declares, as METADATA. Anything else (a variable, a comprehension, a
+/// second call, `**kwargs`) is code, and refused with why.
+fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> {
+    if let Some(why) = indirect_setup(py) {
+        return Err(why);
+    }
+    let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    for keyword in SETUP_PY_KEYWORDS {
+        let places: Vec<usize> = py.match_indices(keyword).map(|(at, _)| at).collect();
+        let at = match places.as_slice() {
+            [] => continue,
+            [at] => *at,
+            _ => return Err(format!("its setup.py names `{keyword}` more than once")),
+        };
+        let rest = py[at + keyword.len()..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            return Err(format!("its setup.py uses `{keyword}` in code"));
+        };
+        let not_literal = || format!("its setup.py computes `{keyword}`");
+        let mut lit = Literal::new(rest.trim_start());
+        match keyword {
+            "python_requires" => {
+                let spec = lit.string().ok_or_else(not_literal)?;
+                out.push_str(&format!("Requires-Python: {spec}\n"));
+            }
+            "install_requires" => {
+                for r in lit.strings().ok_or_else(not_literal)? {
+                    out.push_str(&format!("Requires-Dist: {r}\n"));
+                }
+            }
+            _ => {
+                for (extra, requirements) in lit.extras().ok_or_else(not_literal)? {
+                    if extra.contains(':') {
+                        // `"x:python_version<'3'"`: a marker in the key, a
+                        // setuptools form that needs its own reading.
+                        return Err(format!("its setup.py extra `{extra}` carries a marker"));
+                    }
+                    write_extra(&mut out, &extra, &requirements)?;
+                }
+            }
+        }
+    }
+    if out.lines().any(|l| l.contains('\n') || l.len() > 4096) {
+        return Err("its setup.py has a requirement too long to read".to_string());
+    }
+    Ok(out)
+}
+
+/// Python literals at the start of a text: strings without escapes or
+/// prefixes, lists of them, a dict of such lists; comments and commas
+/// between items as Python allows.
+struct Literal<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Literal<'a> {
+    fn new(text: &'a str) -> Self {
+        Self { rest: text }
+    }
+
+    /// Skip whitespace and comments.
+    fn gap(&mut self) {
+        loop {
+            self.rest = self.rest.trim_start();
+            match self.rest.strip_prefix('#') {
+                Some(comment) => {
+                    self.rest = comment.split_once('\n').map_or("", |(_, r)| r);
+                }
+                None => return,
+            }
+        }
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.gap();
+        match self.rest.strip_prefix(c) {
+            Some(rest) => {
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        self.gap();
+        let quote = self
+            .rest
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')?;
+        let body = &self.rest[1..];
+        let end = body.find(quote)?;
+        let value = &body[..end];
+        if value.contains(['\\', '\n']) || body[end..].starts_with(&format!("{quote}{quote}")) {
+            return None;
+        }
+        self.rest = &body[end + 1..];
+        // Two literals side by side are one string in Python: refused.
+        self.gap();
+        if self.rest.starts_with(['"', '\'']) {
+            return None;
+        }
+        Some(value.trim().to_string())
+    }
+
+    /// `[STR, STR, …]` (or a tuple).
+    fn strings(&mut self) -> Option<Vec<String>> {
+        let close = if self.eat('[') {
+            ']'
+        } else if self.eat('(') {
+            ')'
+        } else {
+            return None;
+        };
+        let mut out = Vec::new();
+        loop {
+            if self.eat(close) {
+                return Some(out);
+            }
+            out.push(self.string()?);
+            if !self.eat(',') {
+                return self.eat(close).then_some(out);
+            }
+        }
+    }
+
+    /// `{STR: [STR, …], …}`.
+    fn extras(&mut self) -> Option<Vec<(String, Vec<String>)>> {
+        if !self.eat('{') {
+            return None;
+        }
+        let mut out = Vec::new();
+        loop {
+            if self.eat('}') {
+                return Some(out);
+            }
+            let key = self.string()?;
+            if !self.eat(':') {
+                return None;
+            }
+            out.push((key, self.strings()?));
+            if !self.eat(',') {
+                return self.eat('}').then_some(out);
+            }
+        }
+    }
+}
+
+/// A source distribution's metadata for `name` `version`: the first of its
+/// static PKG-INFO, its static pyproject.toml, a declarative setup.cfg, a
+/// setup.py that spells its dependencies as literals (or names none);
+/// else why none serves.
+pub fn sdist_metadata(files: &SourceFiles, name: &str, version: &str) -> Result<Vec<u8>, String> {
+    let text = |bytes: &Option<Vec<u8>>| {
+        bytes
+            .as_ref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    };
+    let mut reasons = Vec::new();
+    match text(&files.pkg_info) {
+        Some(pkg_info) => match static_pkg_info(&pkg_info) {
+            Ok(()) => return Ok(pkg_info.into_bytes()),
+            Err(why) => reasons.push(why),
+        },
+        None => reasons.push("it has no PKG-INFO".to_string()),
+    }
+    match text(&files.pyproject) {
+        Some(pyproject) => match from_pyproject(&pyproject, Some(version)) {
+            Ok(meta) => return Ok(meta.into_bytes()),
+            Err(why) => reasons.push(why),
+        },
+        None => reasons.push("no pyproject.toml".to_string()),
+    }
+    match text(&files.setup_cfg) {
+        Some(cfg) => match from_setup_cfg(&cfg, text(&files.setup_py).as_deref(), name, version) {
+            Ok(meta) => return Ok(meta.into_bytes()),
+            Err(why) => reasons.push(why),
+        },
+        None => reasons.push("no setup.cfg".to_string()),
+    }
+    // A setup.cfg or pyproject.toml that declares dependencies was read
+    // above; one that does not leaves setup.py to say.
+    let declared_elsewhere = [&files.setup_cfg, &files.pyproject].iter().any(|f| {
+        text(f).is_some_and(|t| {
+            t.contains("install_requires")
+                || t.contains("extras_require")
+                || t.contains("[project]")
+        })
+    });
+    match text(&files.setup_py) {
+        Some(_) if declared_elsewhere => {}
+        Some(py) => match from_setup_py(&py, name, version) {
+            Ok(meta) => return Ok(meta.into_bytes()),
+            Err(why) => reasons.push(why),
+        },
+        None => reasons.push("no setup.py".to_string()),
+    }
+    Err(reasons.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CoreMetadata;
+
+    fn files(pkg_info: &str, pyproject: &str, cfg: &str, py: &str) -> SourceFiles {
+        let some = |s: &str| (!s.is_empty()).then(|| s.as_bytes().to_vec());
+        SourceFiles {
+            pkg_info: some(pkg_info),
+            pyproject: some(pyproject),
+            setup_cfg: some(cfg),
+            setup_py: some(py),
+        }
+    }
+
+    fn deps(meta: &[u8]) -> Vec<String> {
+        let parsed = CoreMetadata::parse(meta).unwrap();
+        parsed.requires_all().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_static_pkg_info_is_taken_as_it_is() {
+        let pkg = "Metadata-Version: 2.2\nName: a\nVersion: 1\nRequires-Dist: b>=1\n";
+        let meta = sdist_metadata(&files(pkg, "", "", "setup()"), "a", "1").unwrap();
+        assert_eq!(deps(&meta), ["b>=1"]);
+    }
+
+    #[test]
+    fn a_dynamic_or_old_pkg_info_falls_back_to_pyproject_then_setup_cfg() {
+        let dynamic = "Metadata-Version: 2.2\nName: a\nVersion: 1\nDynamic: Requires-Dist\n";
+        let pyproject =
+            "[project]\nname = \"a\"\ndynamic = [\"version\"]\ndependencies = [\"c\"]\n";
+        let meta = sdist_metadata(&files(dynamic, pyproject, "", ""), "a", "1").unwrap();
+        assert_eq!(deps(&meta), ["c"]);
+        let old = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
+        let cfg = "[metadata]\nname = a\n[options]\ninstall_requires =\n    d>=2\n    e; python_version < \"4\"\npython_requires = >=3.8\n[options.extras_require]\nfast = f\n";
+        let meta = sdist_metadata(
+            &files(old, "", cfg, "from setuptools import setup\nsetup()\n"),
+            "a",
+            "1",
+        )
+        .unwrap();
+        let parsed = CoreMetadata::parse(&meta).unwrap();
+        assert_eq!(parsed.requires_dist.len(), 2);
+        assert_eq!(parsed.requires_all().count(), 3);
+        assert!(parsed.requires_python.is_some());
+    }
+
+    #[test]
+    fn a_setup_py_of_literals_says_what_it_needs() {
+        let old = "Metadata-Version: 1.1\nName: a\nVersion: 1\n";
+        let none =
+            "from distutils.core import setup\nsetup(name='a', version='1', packages=['a'])\n";
+        let meta = sdist_metadata(
+            &files(old, "", "[egg_info]\ntag_date = 0\n", none),
+            "a",
+            "1",
+        )
+        .unwrap();
+        assert!(deps(&meta).is_empty());
+        let literal = "setup(\n  name='a',\n  install_requires=[\n    'b>=1',  # why\n    \"c; python_version < '4'\",\n  ],\n  extras_require={'x': ['d']},\n  python_requires='>=3.6',\n)\n";
+        let meta = sdist_metadata(&files(old, "", "", literal), "a", "1").unwrap();
+        assert_eq!(deps(&meta).len(), 3, "{}", String::from_utf8_lossy(&meta));
+        assert!(
+            CoreMetadata::parse(&meta)
+                .unwrap()
+                .requires_python
+                .is_some()
+        );
+        for (code, why) in [
+            ("setup(**config)", "`**`"),
+            (
+                "setup(install_requires=deps)",
+                "computes `install_requires`",
+            ),
+            ("setup(install_requires=['a' 'b'])", "computes"),
+            ("setup(install_requires=[x for x in y])", "computes"),
+            (
+                "setup(extras_require={'x:python_version<\"3\"': ['y']})",
+                "carries a marker",
+            ),
+            ("if x:\n setup()\nelse:\n setup()", "more than once"),
+        ] {
+            let why_not = sdist_metadata(&files(old, "", "", code), "a", "1").unwrap_err();
+            assert!(why_not.contains(why), "{code}: {why_not}");
+        }
+    }
+
+    #[test]
+    fn code_that_computes_the_dependencies_is_refused_with_every_reason() {
+        let old = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
+        let why = sdist_metadata(
+            &files(old, "", "", "setup(install_requires=deps())"),
+            "a",
+            "1",
+        )
+        .unwrap_err();
+        assert!(why.contains("older than 2.2"), "{why}");
+        let cfg = "[options]\ninstall_requires = x\n";
+        let why = sdist_metadata(&files(old, "", cfg, "setup(install_requires=[])"), "a", "1")
+            .unwrap_err();
+        assert!(why.contains("setup.py sets `install_requires`"), "{why}");
+        let why = sdist_metadata(
+            &files(old, "", "", "setup(install_requires=deps())"),
+            "a",
+            "1",
+        )
+        .unwrap_err();
+        assert!(why.contains("computes `install_requires`"), "{why}");
+        let cfg = "[options]\ninstall_requires = file: requirements.txt\n";
+        let why = sdist_metadata(&files(old, "", cfg, ""), "a", "1").unwrap_err();
+        assert!(why.contains("file: requirements.txt"), "{why}");
+    }
+}

@@ -1,0 +1,326 @@
+//! The files at the top of a source distribution that say what it needs
+//! (`PKG-INFO`, `pyproject.toml`, `setup.cfg`, `setup.py`), read from the
+//! archive in memory: a `.tar.gz` streamed through gzip and a minimal tar
+//! reader, a `.zip` through its central directory. Nothing is unpacked to
+//! disk and nothing in it runs.
+
+use std::io::Read;
+
+use layerlock_dist::SourceFiles;
+
+/// The most one wanted member may hold: real ones are kilobytes.
+pub const MAX_MEMBER_BYTES: u64 = 4 << 20;
+/// The most an archive may inflate to before the reader gives up.
+pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+
+const BLOCK: usize = 512;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SdistError {
+    #[error("not a gzip-compressed tar archive: {0}")]
+    Gzip(String),
+    #[error("the tar archive is cut short or malformed: {0}")]
+    Tar(&'static str),
+    #[error("the zip archive cannot be read: {0}")]
+    Zip(String),
+    #[error("{0} is larger than {max} MiB", max = MAX_MEMBER_BYTES >> 20)]
+    TooLarge(String),
+    #[error("it inflates past {max} MiB", max = MAX_UNPACKED_BYTES >> 20)]
+    Bomb,
+    #[error("a source distribution as {0}, which layerlock does not read (.tar.gz and .zip only)")]
+    Format(String),
+}
+
+/// Which wanted file `path` is: `TOP/NAME` one folder deep.
+fn wanted(path: &str) -> Option<usize> {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let mut parts = path.split('/');
+    let (Some(top), Some(name), None) = (parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    if top.is_empty() || top == ".." {
+        return None;
+    }
+    ["PKG-INFO", "pyproject.toml", "setup.cfg", "setup.py"]
+        .iter()
+        .position(|w| *w == name)
+}
+
+fn slot(files: &mut SourceFiles, which: usize) -> &mut Option<Vec<u8>> {
+    match which {
+        0 => &mut files.pkg_info,
+        1 => &mut files.pyproject,
+        2 => &mut files.setup_cfg,
+        _ => &mut files.setup_py,
+    }
+}
+
+/// The wanted files of the sdist `filename` held in `bytes`.
+pub fn source_files(filename: &str, bytes: &[u8]) -> Result<SourceFiles, SdistError> {
+    let lower = filename.to_ascii_lowercase();
+    if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        let gz = flate2::read::GzDecoder::new(bytes);
+        tar_files(gz.take(MAX_UNPACKED_BYTES + 1))
+    } else if lower.ends_with(".zip") {
+        zip_files(bytes)
+    } else {
+        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+        Err(SdistError::Format(format!(".{ext}")))
+    }
+}
+
+/// Read `n` bytes, or say the archive ends too soon.
+fn read_exact(r: &mut impl Read, buf: &mut [u8], read: &mut u64) -> Result<(), SdistError> {
+    r.read_exact(buf).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof if *read >= MAX_UNPACKED_BYTES => SdistError::Bomb,
+        std::io::ErrorKind::UnexpectedEof => SdistError::Tar("it ends inside an entry"),
+        _ => SdistError::Gzip(e.to_string()),
+    })?;
+    *read += buf.len() as u64;
+    Ok(())
+}
+
+/// Skip `n` bytes.
+fn skip(r: &mut impl Read, n: u64, read: &mut u64) -> Result<(), SdistError> {
+    let copied = std::io::copy(&mut r.take(n), &mut std::io::sink())
+        .map_err(|e| SdistError::Gzip(e.to_string()))?;
+    *read += copied;
+    if copied < n {
+        return Err(if *read >= MAX_UNPACKED_BYTES {
+            SdistError::Bomb
+        } else {
+            SdistError::Tar("it ends inside an entry")
+        });
+    }
+    Ok(())
+}
+
+/// An octal field (NUL- or space-terminated).
+fn octal(field: &[u8]) -> Result<u64, SdistError> {
+    if field.first().is_some_and(|b| b & 0x80 != 0) {
+        return Err(SdistError::Tar(
+            "a size in base-256 (an entry of 8 GiB or more)",
+        ));
+    }
+    let text: String = field
+        .iter()
+        .take_while(|b| **b != 0)
+        .map(|b| *b as char)
+        .collect();
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(0);
+    }
+    u64::from_str_radix(text, 8).map_err(|_| SdistError::Tar("a size that is not octal"))
+}
+
+fn c_string(field: &[u8]) -> String {
+    let end = field.iter().position(|b| *b == 0).unwrap_or(field.len());
+    String::from_utf8_lossy(&field[..end]).into_owned()
+}
+
+/// The `path` record of a PAX extended header: `LEN path=VALUE\n` records.
+fn pax_path(data: &[u8]) -> Option<String> {
+    let mut rest = data;
+    while !rest.is_empty() {
+        let space = rest.iter().position(|b| *b == b' ')?;
+        let len: usize = std::str::from_utf8(&rest[..space]).ok()?.parse().ok()?;
+        if len <= space || len > rest.len() {
+            return None;
+        }
+        let record = &rest[space + 1..len];
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        if let Some(value) = record.strip_prefix(b"path=") {
+            return Some(String::from_utf8_lossy(value).into_owned());
+        }
+        rest = &rest[len..];
+    }
+    None
+}
+
+/// The wanted files of a tar stream (ustar, PAX and GNU long names).
+fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
+    let mut files = SourceFiles::default();
+    let mut read = 0u64;
+    let mut long_name: Option<String> = None;
+    let mut header = [0u8; BLOCK];
+    loop {
+        if r.read(&mut header[..1])
+            .map_err(|e| SdistError::Gzip(e.to_string()))?
+            == 0
+        {
+            // The end without the two zero blocks: what was read stands.
+            return Ok(files);
+        }
+        read_exact(&mut r, &mut header[1..], &mut read)?;
+        read += 1;
+        if header.iter().all(|b| *b == 0) {
+            return Ok(files);
+        }
+        let size = octal(&header[124..136])?;
+        let padded = size.div_ceil(BLOCK as u64) * BLOCK as u64;
+        let kind = header[156];
+        let ustar = &header[257..262] == b"ustar";
+        let mut name = c_string(&header[..100]);
+        if ustar {
+            let prefix = c_string(&header[345..500]);
+            if !prefix.is_empty() {
+                name = format!("{prefix}/{name}");
+            }
+        }
+        if let Some(long) = long_name.take() {
+            name = long;
+        }
+        match kind {
+            b'x' | b'L' => {
+                if size > MAX_MEMBER_BYTES {
+                    return Err(SdistError::TooLarge("an extended header".to_string()));
+                }
+                let mut data = vec![0u8; size as usize];
+                read_exact(&mut r, &mut data, &mut read)?;
+                skip(&mut r, padded - size, &mut read)?;
+                long_name = if kind == b'x' {
+                    pax_path(&data)
+                } else {
+                    Some(c_string(&data))
+                };
+            }
+            b'0' | 0 | b'7' if wanted(&name).is_some() => {
+                let which = wanted(&name).unwrap_or_default();
+                if size > MAX_MEMBER_BYTES {
+                    return Err(SdistError::TooLarge(name));
+                }
+                let mut data = vec![0u8; size as usize];
+                read_exact(&mut r, &mut data, &mut read)?;
+                skip(&mut r, padded - size, &mut read)?;
+                let place = slot(&mut files, which);
+                if place.is_none() {
+                    *place = Some(data);
+                }
+            }
+            // Directories and links carry no data; a global PAX header
+            // ('g') is skipped like any other entry.
+            _ => skip(&mut r, padded, &mut read)?,
+        }
+        if read > MAX_UNPACKED_BYTES {
+            return Err(SdistError::Bomb);
+        }
+        let done = [
+            &files.pkg_info,
+            &files.pyproject,
+            &files.setup_cfg,
+            &files.setup_py,
+        ];
+        if done.iter().all(|f| f.is_some()) {
+            return Ok(files);
+        }
+    }
+}
+
+impl From<crate::zip::ZipError> for SdistError {
+    fn from(e: crate::zip::ZipError) -> Self {
+        Self::Zip(e.to_string())
+    }
+}
+
+/// The wanted files of a zip sdist.
+fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
+    let mut files = SourceFiles::default();
+    let dir = crate::zip::find_directory(bytes, 0)?;
+    let start = usize::try_from(dir.offset).map_err(|_| crate::zip::ZipError::Truncated)?;
+    let end = start
+        .checked_add(usize::try_from(dir.size).map_err(|_| crate::zip::ZipError::Truncated)?)
+        .ok_or(crate::zip::ZipError::Truncated)?;
+    let directory = bytes
+        .get(start..end)
+        .ok_or(crate::zip::ZipError::Truncated)?;
+    for (name, member) in crate::zip::members(directory)? {
+        let Some(which) = wanted(&name) else { continue };
+        let at = usize::try_from(member.local_header_offset)
+            .map_err(|_| crate::zip::ZipError::Truncated)?;
+        let data = crate::zip::read_member(
+            bytes.get(at..).ok_or(crate::zip::ZipError::Truncated)?,
+            &member,
+        )?;
+        if data.len() as u64 > MAX_MEMBER_BYTES {
+            return Err(SdistError::TooLarge(name));
+        }
+        let place = slot(&mut files, which);
+        if place.is_none() {
+            *place = Some(data);
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tar_entry(out: &mut Vec<u8>, name: &str, data: &[u8], kind: u8) {
+        let mut header = [0u8; BLOCK];
+        header[..name.len()].copy_from_slice(name.as_bytes());
+        let size = format!("{:011o}\0", data.len());
+        header[124..136].copy_from_slice(size.as_bytes());
+        header[156] = kind;
+        header[257..262].copy_from_slice(b"ustar");
+        out.extend_from_slice(&header);
+        out.extend_from_slice(data);
+        out.resize(out.len().div_ceil(BLOCK) * BLOCK, 0);
+    }
+
+    fn targz(entries: &[(&str, &[u8], u8)]) -> Vec<u8> {
+        use std::io::Write;
+        let mut tar = Vec::new();
+        for (name, data, kind) in entries {
+            tar_entry(&mut tar, name, data, *kind);
+        }
+        tar.extend_from_slice(&[0u8; 2 * BLOCK]);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&tar).unwrap_or_default();
+        gz.finish().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_top_level_files_are_found_and_nothing_deeper() {
+        let bytes = targz(&[
+            ("a-1/", b"", b'5'),
+            ("a-1/PKG-INFO", b"Metadata-Version: 2.2\n", b'0'),
+            ("a-1/sub/setup.py", b"deeper", b'0'),
+            ("a-1/setup.cfg", b"[options]\n", b'0'),
+        ]);
+        let files = source_files("a-1.tar.gz", &bytes).expect("reads");
+        assert_eq!(
+            files.pkg_info.as_deref(),
+            Some(&b"Metadata-Version: 2.2\n"[..])
+        );
+        assert_eq!(files.setup_cfg.as_deref(), Some(&b"[options]\n"[..]));
+        assert_eq!(files.setup_py, None);
+    }
+
+    #[test]
+    fn a_pax_path_names_the_next_entry() {
+        let record = b"27 path=a-1/pyproject.toml\n";
+        let bytes = targz(&[
+            ("PaxHeader/x", record, b'x'),
+            ("a-1/truncated-name", b"[project]\n", b'0'),
+        ]);
+        let files = source_files("a-1.tar.gz", &bytes).expect("reads");
+        assert_eq!(files.pyproject.as_deref(), Some(&b"[project]\n"[..]));
+    }
+
+    #[test]
+    fn bad_archives_are_errors_not_panics() {
+        assert!(matches!(
+            source_files("a-1.tar.gz", b"not gzip"),
+            Err(SdistError::Gzip(_))
+        ));
+        assert!(matches!(
+            source_files("a-1.tar.bz2", b""),
+            Err(SdistError::Format(_))
+        ));
+        let mut bytes = targz(&[("a-1/PKG-INFO", &[b'x'; 2000], b'0')]);
+        bytes.truncate(bytes.len() / 2);
+        assert!(source_files("a-1.tar.gz", &bytes).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! Source distributions: a version with no wheel for the target is locked
+//! from its sdist when the sdist says statically what it needs (PKG-INFO
+//! 2.2, a static pyproject.toml, a declarative setup.cfg), refused with
+//! why when only a build could say, and built by the installer, hash
+//! checked, at install time. Nothing is built while resolving.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use common::{Index, Work, host_python, pins, run, venv};
+
+fn index() -> Index {
+    Index::start(&["sdists.toml"], &[])
+}
+
+fn compile(work: &Work, index: &Index, input: &str, extra: &[&str]) -> (i32, String, String) {
+    work.write("in.txt", input);
+    let mut args = vec!["in.txt", "-o", "lock.txt"];
+    args.extend_from_slice(extra);
+    run(work.compile(&index.json(), &args))
+}
+
+#[test]
+fn every_static_kind_of_sdist_is_locked_with_its_dependencies() {
+    let (index, work) = (index(), Work::new());
+    for name in ["s-static", "s-pyproject", "s-setupcfg"] {
+        let (code, _, stderr) = compile(&work, &index, &format!("{name}\n"), &[]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let lock = work.read("lock.txt");
+        assert_eq!(
+            pins(&lock),
+            ["s-dep==1.0.0", &format!("{name}==1.0.0")],
+            "{lock}"
+        );
+    }
+    // The sdist was read, never built: the index served the archive, and
+    // no build left anything behind.
+    assert!(
+        index.requests().contains("s_static-1.0.0.tar.gz"),
+        "{}",
+        index.requests()
+    );
+}
+
+#[test]
+fn an_sdist_in_the_middle_of_a_closure_and_a_target_without_a_wheel() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-middle\ns-nowheel\n",
+        &["--hashes", "target"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("lock.txt");
+    assert_eq!(
+        pins(&lock),
+        [
+            "s-dep==1.0.0",
+            "s-middle==1.0.0",
+            "s-nowheel==1.0.0",
+            "s-static==1.0.0"
+        ]
+    );
+    // `--hashes target` keeps the sdist where no wheel fits: s-nowheel has
+    // one hash (its sdist), not its Windows wheel's.
+    let entry = lock.split("s-nowheel==1.0.0").nth(1).unwrap();
+    let hashes = entry
+        .split("# via")
+        .next()
+        .unwrap()
+        .matches("--hash=")
+        .count();
+    assert_eq!(hashes, 1, "{lock}");
+}
+
+#[test]
+fn dynamic_dependencies_are_refused_with_why_and_what_to_do() {
+    let (index, work) = (index(), Work::new());
+    for (name, why) in [
+        ("s-dynamic", "declares `requires-dist` Dynamic"),
+        ("s-setuppy", "computes `install_requires`"),
+    ] {
+        let (code, _, stderr) = compile(&work, &index, &format!("{name}\n"), &["-q"]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stderr.contains(&format!("hint: {name}==1.0.0")), "{stderr}");
+        assert!(
+            stderr.contains(why) || stderr.contains("characters left out"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("pin a version that has a wheel"),
+            "{stderr}"
+        );
+    }
+    // A newer dynamic sdist is passed over for an older wheel.
+    let (code, _, stderr) = compile(&work, &index, "s-fallback\n", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pins(&work.read("lock.txt")), ["s-fallback==1.0.0"]);
+}
+
+#[test]
+fn only_binary_keeps_an_image_wheels_only() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-middle\n", &["--only-binary", ":all:"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("s-static versions ruled out on Python 3.12 on x86_64-manylinux_2_28: 1.0.0: no wheel for the target, and --only-binary refuses its source distribution"),
+        "{stderr}"
+    );
+    // Per package, comma-separated as pip and uv take it.
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-middle\n",
+        &["--only-binary", "s-dep,s-middle"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = compile(&work, &index, "s-middle\n", &["--only-binary", "s-static"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn sdists_install_built_by_the_installer_and_hash_checked() {
+    let (index, work) = (index(), Work::new());
+    work.write("in.txt", "s-middle\ns-pyproject\n");
+    let mut cmd = work.layerlock(&["compile", "in.txt", "-o", "lock.txt"]);
+    cmd.args([
+        "--python-version",
+        &host_python(),
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ])
+    .args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    for installer in ["pip", "uv"] {
+        let python = venv(&work, &format!("venv-{installer}"), installer == "pip");
+        let mut cmd = work.layerlock(&["install", "lock.txt", "--installer", installer]);
+        cmd.arg("--python")
+            .arg(&python)
+            .args(["--index-url", &index.json()]);
+        let (code, _, stderr) = run(cmd);
+        assert_eq!(code, 0, "{installer}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "installing 2 packages with {installer}, building their hash-checked sdists"
+            )),
+            "{installer}: {stderr}"
+        );
+        let mut cmd = work.layerlock(&["verify", "lock.txt", "--integrity"]);
+        cmd.arg("--python").arg(&python);
+        let (code, stdout, stderr) = run(cmd);
+        assert_eq!(code, 0, "{installer}: {stdout}{stderr}");
+    }
+}
+
+#[test]
+fn a_pylock_keeps_the_sdist() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &["--format", "pylock.toml"]);
+    assert_eq!(code, 0, "{stderr}");
+    let pylock = work.read("lock.txt");
+    assert!(
+        pylock.contains("[packages.sdist]\nname = \"s_static-1.0.0.tar.gz\""),
+        "{pylock}"
+    );
+}
+
+#[test]
+fn stats_are_written_when_the_compile_fails() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-dynamic\n", &["--stats", "stats.json"]);
+    assert_eq!(code, 2, "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    assert_eq!(stats["layers"][0]["failed"], true, "{stats}");
+    assert!(
+        stats["requests"]["sdist"]["count"].as_u64().unwrap() >= 1,
+        "{stats}"
+    );
+}
