@@ -223,6 +223,30 @@ CASES: dict[str, Case] = {
         platform="aarch64-apple-darwin",
         note="macOS markers (appnope, platform_system), black[d], sqlalchemy[asyncio], torch",
     ),
+    "sdist-leaf": Case(
+        cwd=_local("sdist-leaf"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        note="packages that ship only an sdist, read statically, never built",
+    ),
+    "sdist-middle": Case(
+        cwd=_local("sdist-middle"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        note="wheels whose dependency (docopt) ships only an sdist",
+    ),
+    "sdist-no-target-wheel": Case(
+        cwd=_local("sdist-no-target-wheel"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        note="versions with wheels for other Pythons only: the sdist serves on 3.12",
+    ),
 }
 
 # Deliberate, understood differences: {case: {package: reason}}. A package

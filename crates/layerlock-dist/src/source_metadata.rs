@@ -291,9 +291,15 @@ fn setup_call(py: &str) -> Option<&str> {
 }
 
 /// Whether `setup.py` hands `setup()` anything it does not spell out:
-/// `**kwargs` in the call, a second call, or code that runs other code.
+/// `**kwargs` in the call, a second call, or, when the call names no
+/// dependency keyword, code that runs other code (which could patch one
+/// in). A keyword spelled as a literal in the call is what it says,
+/// whatever else the file runs (`exec` of an `__about__.py` for the
+/// version is common).
 fn indirect_setup(py: &str) -> Option<String> {
-    if let Some(word) = SETUP_PY_INDIRECT.iter().find(|w| py.contains(**w)) {
+    let call = setup_call(py).unwrap_or_default();
+    let spelled = SETUP_PY_KEYWORDS.iter().any(|k| call.contains(k));
+    if !spelled && let Some(word) = SETUP_PY_INDIRECT.iter().find(|w| py.contains(**w)) {
         return Some(format!("its setup.py has `{word}`"));
     }
     if py.matches("setup(").count() > 1 {
@@ -325,6 +331,12 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
             [at] => *at,
             _ => return Err(format!("its setup.py names `{keyword}` more than once")),
         };
+        // Spelled in the call itself, not in a dict handed to it.
+        if !setup_call(py).is_some_and(|call| call.contains(keyword)) {
+            return Err(format!(
+                "its setup.py sets `{keyword}` outside the setup() call"
+            ));
+        }
         let rest = py[at + keyword.len()..].trim_start();
         let Some(rest) = rest.strip_prefix('=') else {
             return Err(format!("its setup.py uses `{keyword}` in code"));
@@ -581,7 +593,15 @@ mod tests {
                 .requires_python
                 .is_some()
         );
+        let about = "about = {}\nexec(open('a/__about__.py').read(), about)\nsetup(version=about['v'], install_requires=['b'])\n";
+        let meta = sdist_metadata(&files(old, "", "", about), "a", "1").unwrap();
+        assert_eq!(deps(&meta), ["b"]);
         for (code, why) in [
+            ("exec(x)\nsetup(name='a')", "`exec(`"),
+            (
+                "deps = dict(install_requires=['b'])\nsetup(name='a')",
+                "outside the setup() call",
+            ),
             ("setup(**config)", "`**`"),
             (
                 "setup(install_requires=deps)",

@@ -830,7 +830,13 @@ impl Inner {
             url: redact(&file.url),
             message,
         };
-        let bytes = match self.cache.metadata(&key) {
+        // A refusal cached by an older reader of sdists is asked again:
+        // the reader may have learned to read that sdist since.
+        let cached = self
+            .cache
+            .metadata(&key)
+            .filter(|b| !b.starts_with(DYNAMIC_ANY) || b.starts_with(DYNAMIC));
+        let bytes = match cached {
             Some(bytes) => {
                 self.stats.metadata_cached();
                 bytes
@@ -1488,8 +1494,10 @@ const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
 
 /// What the metadata of an sdist whose dependencies are dynamic is kept
-/// as (then why): no METADATA starts so.
-const DYNAMIC: &[u8] = b"\0layerlock-dynamic\n";
+/// as (then why): no METADATA starts so. The number is the sdist
+/// reader's: a refusal by another one is not trusted.
+const DYNAMIC: &[u8] = b"\0layerlock-dynamic-2\n";
+const DYNAMIC_ANY: &[u8] = b"\0layerlock-dynamic";
 
 /// The body, or `None` when it runs past `limit` bytes (read no further).
 async fn read_capped(

@@ -37,7 +37,7 @@ pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
 pub use lookahead::{Guess, Lookahead};
 pub use policy::{
     CooldownPolicy, Exemption, HeldBack, Judgement, PolicyTextError, Verdict, eligible_on,
-    exempt_target, held_back, parse_age, parse_timestamp, young_kept,
+    exempt_target, held_back, parse_age, parse_cutoff, parse_timestamp, young_kept,
 };
 pub use request::{
     BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,

@@ -318,6 +318,23 @@ pub fn parse_timestamp(text: &str) -> Result<Timestamp, PolicyTextError> {
         .ok_or_else(|| PolicyTextError::Timestamp(text.to_string()))
 }
 
+/// An `--exclude-newer` cutoff: a timestamp as written; a bare date
+/// means the end of that day (UTC), as uv reads `--exclude-newer
+/// 2026-11-01` (uv takes the machine's time zone; on a UTC machine, the
+/// same moment), so a command copied from one tool to the other locks the
+/// same versions.
+pub fn parse_cutoff(text: &str) -> Result<Timestamp, PolicyTextError> {
+    if let Ok(ts) = text.parse::<Timestamp>() {
+        return Ok(ts);
+    }
+    text.parse::<jiff::civil::Date>()
+        .ok()
+        .and_then(|date| date.tomorrow().ok())
+        .and_then(|date| date.to_zoned(jiff::tz::TimeZone::UTC).ok())
+        .map(|zoned| zoned.timestamp())
+        .ok_or_else(|| PolicyTextError::Timestamp(text.to_string()))
+}
+
 /// `PKG` or `PKG==VERSION` (or `PKG` with `version`) as what an exemption
 /// covers; `place` names where it was written, for errors.
 pub fn exempt_target(
@@ -351,6 +368,20 @@ pub fn exempt_target(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cutoff_date_is_the_end_of_that_day_as_uv_reads_it() {
+        let end = parse_cutoff("2026-11-01").unwrap();
+        assert_eq!(end.to_string(), "2026-11-02T00:00:00Z");
+        let exact = parse_cutoff("2026-11-01T07:00:00Z").unwrap();
+        assert_eq!(exact.to_string(), "2026-11-01T07:00:00Z");
+        assert!(parse_cutoff("yesterday").is_err());
+        // `--now` and `until` keep the start of the day.
+        assert_eq!(
+            parse_timestamp("2026-11-01").unwrap().to_string(),
+            "2026-11-01T00:00:00Z"
+        );
+    }
     use std::str::FromStr;
 
     fn ts(s: &str) -> Timestamp {

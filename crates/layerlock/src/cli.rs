@@ -360,7 +360,8 @@ pub struct LayerArgs {
     /// is an error.
     #[arg(long, value_name = "PYTHON")]
     pub base_env: Option<PathBuf>,
-    /// Only consider files uploaded before this time (RFC 3339 or YYYY-MM-DD).
+    /// Only consider files uploaded before this time (RFC 3339, or
+    /// YYYY-MM-DD: the end of that day, UTC, as uv reads a date).
     #[arg(long, value_name = "TIMESTAMP")]
     pub exclude_newer: Option<String>,
     /// Packages that must come as wheels: `:all:` or names, comma-separated

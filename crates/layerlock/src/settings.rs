@@ -668,7 +668,7 @@ fn merge(
             .clone()
             .or_else(|| keys.and_then(|k| k.exclude_newer.clone()))
             .as_deref()
-            .map(parse_timestamp)
+            .map(layerlock_resolve::parse_cutoff)
             .transpose()?,
         index,
         index_explicit,
