@@ -21,7 +21,7 @@ pub use clash::{Clash, clashes};
 pub use imports::{IMPORT_LIMIT, ImportResult, import_modules};
 pub use install::{
     Build, HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
-    Installer, InstallerCommand, InstallerProgram, Journal,
+    Installer, InstallerCommand, InstallerProgram, Journal, Runs,
 };
 pub use installed::{
     BaseEnvError, Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise,

@@ -911,24 +911,9 @@ impl Inner {
         version: &uv_pep440::Version,
         file: &IndexFile,
     ) -> Result<Vec<u8>, SourceError> {
-        let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
-            url: redact(&file.url),
-            message: e.to_string(),
-        })?;
-        let invalid = |message: String| SourceError::Invalid {
-            url: redact(url.as_str()),
-            message,
-        };
+        let (url, invalid) = parsed_url(file)?;
         let bytes = if url.scheme() == "file" {
-            let path = url
-                .to_file_path()
-                .map_err(|()| invalid("not a local path".to_string()))?;
-            if !fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_SDIST_BYTES) {
-                return Err(invalid("not a regular file of an sdist's size".to_string()));
-            }
-            fs_err::read(&path).map_err(|e| SourceError::Other {
-                message: e.to_string(),
-            })?
+            local_file(&url, MAX_SDIST_BYTES, "an sdist")?
         } else {
             let response = self
                 .get(Fetch::Sdist, &url, HeaderMap::new(), MAX_SDIST_BYTES)
@@ -1193,25 +1178,10 @@ impl Inner {
     /// range (a few KiB of even the largest wheel), else the whole wheel
     /// (checked against its sha256), or the file itself for a local one.
     async fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
-        let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
-            url: redact(&file.url),
-            message: e.to_string(),
-        })?;
-        let invalid = |message: String| SourceError::Invalid {
-            url: redact(url.as_str()),
-            message,
-        };
+        let (url, invalid) = parsed_url(file)?;
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
         if url.scheme() == "file" {
-            let path = url
-                .to_file_path()
-                .map_err(|()| invalid("not a local path".to_string()))?;
-            if !fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_WHEEL_BYTES) {
-                return Err(invalid("not a regular file of a wheel's size".to_string()));
-            }
-            let bytes = fs_err::read(&path).map_err(|e| SourceError::Other {
-                message: e.to_string(),
-            })?;
+            let bytes = local_file(&url, MAX_WHEEL_BYTES, "a wheel")?;
             self.check_hash(&url, file, &bytes)?;
             return zip::members_of_wheel(&bytes).map_err(zip_err);
         }
@@ -1489,6 +1459,38 @@ const MAX_GUESS_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Largest wheel read whole when the page does not give its size.
 const MAX_WHEEL_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+
+/// `file`'s URL, parsed, and how an error about it is worded.
+fn parsed_url(file: &IndexFile) -> Result<(Url, impl Fn(String) -> SourceError), SourceError> {
+    let url = Url::parse(&file.url).map_err(|e| SourceError::Invalid {
+        url: redact(&file.url),
+        message: e.to_string(),
+    })?;
+    let shown = redact(url.as_str());
+    let invalid = move |message: String| SourceError::Invalid {
+        url: shown.clone(),
+        message,
+    };
+    Ok((url, invalid))
+}
+
+/// A find-links file read whole: a regular file of at most `limit` bytes
+/// (a FIFO or device named like a distribution must not hang the read).
+fn local_file(url: &Url, limit: u64, what: &str) -> Result<Vec<u8>, SourceError> {
+    let invalid = |message: String| SourceError::Invalid {
+        url: url.as_str().to_string(),
+        message,
+    };
+    let path = url
+        .to_file_path()
+        .map_err(|()| invalid("not a local path".to_string()))?;
+    if !fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= limit) {
+        return Err(invalid(format!("not a regular file of {what}'s size")));
+    }
+    fs_err::read(&path).map_err(|e| SourceError::Other {
+        message: e.to_string(),
+    })
+}
 
 /// The largest source distribution read whole for its metadata.
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;

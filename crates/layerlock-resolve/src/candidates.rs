@@ -329,36 +329,13 @@ fn judge(
             Exclusion::TooNew
         });
     }
-    // The cooldown: files count once they are old enough; a file without an
-    // upload time fails closed unless allowed.
-    let mut eligible: Option<Timestamp> = None;
-    let mut missing_time = false;
-    let files: Vec<_> = match cooldown {
+    let files = match cooldown {
         None => files,
-        Some(c) => files
-            .into_iter()
-            .filter(|(f, _)| match f.upload_time {
-                Some(t) if t > c.cutoff => {
-                    let when = t.checked_add(c.min_age).unwrap_or(t);
-                    eligible = Some(eligible.map_or(when, |e| e.min(when)));
-                    false
-                }
-                Some(_) => true,
-                None if c.allow_missing_time => true,
-                None => {
-                    missing_time = true;
-                    false
-                }
-            })
-            .collect(),
+        Some(c) => match old_enough(files, c) {
+            Ok(files) => files,
+            Err(exclusion) => return excluded(exclusion),
+        },
     };
-    if files.is_empty() {
-        return excluded(match eligible {
-            Some(eligible) => Exclusion::TooYoung { eligible },
-            None if missing_time => Exclusion::NoUploadTime,
-            None => Exclusion::TooNew,
-        });
-    }
     let all_yanked = files.iter().all(|(f, _)| f.yanked.is_some());
     // PEP 592: a yanked file is ignored unless the version is pinned exactly,
     // and then only if every file is yanked.
@@ -395,23 +372,10 @@ fn judge(
         }
     }
     let best_wheel = best.map(|(_, f)| f);
-    // No wheel fits: the source distribution serves, when it may (one per
-    // version; the first listed if an index lists more).
-    let mut sdist_python = None;
-    let sdist = if best_wheel.is_some() || filters.only_binary {
-        None
+    let (sdist, sdist_python) = if best_wheel.is_some() || filters.only_binary {
+        (None, None)
     } else {
-        live.iter()
-            .filter(|(_, wheel)| wheel.is_none())
-            .map(|(f, _)| f)
-            .find(|f| match &f.requires_python {
-                Some(spec) if !spec.contains(target.python()) => {
-                    sdist_python = Some(spec.to_string());
-                    false
-                }
-                _ => true,
-            })
-            .cloned()
+        source_distribution(&live, target)
     };
     let exclusion = if best_wheel.is_some() || sdist.is_some() {
         all_yanked.then(|| {
@@ -443,6 +407,63 @@ fn judge(
         sdist,
         exclusion,
     }
+}
+
+/// The cooldown: files count once they are old enough; a file without an
+/// upload time fails closed unless allowed. When none is left, why.
+fn old_enough(
+    files: Vec<(IndexFile, Option<WheelFilename>)>,
+    c: CooldownFilter,
+) -> Result<Vec<(IndexFile, Option<WheelFilename>)>, Exclusion> {
+    let mut eligible: Option<Timestamp> = None;
+    let mut missing_time = false;
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|(f, _)| match f.upload_time {
+            Some(t) if t > c.cutoff => {
+                let when = t.checked_add(c.min_age).unwrap_or(t);
+                eligible = Some(eligible.map_or(when, |e| e.min(when)));
+                false
+            }
+            Some(_) => true,
+            None if c.allow_missing_time => true,
+            None => {
+                missing_time = true;
+                false
+            }
+        })
+        .collect();
+    if files.is_empty() {
+        return Err(match eligible {
+            Some(eligible) => Exclusion::TooYoung { eligible },
+            None if missing_time => Exclusion::NoUploadTime,
+            None => Exclusion::TooNew,
+        });
+    }
+    Ok(files)
+}
+
+/// With no wheel for the target, the source distribution that serves (one
+/// per version; the first listed if an index lists more), or the
+/// requires-python of the one that would but for the target's Python.
+fn source_distribution(
+    live: &[(IndexFile, Option<WheelFilename>)],
+    target: &Target,
+) -> (Option<IndexFile>, Option<String>) {
+    let mut python = None;
+    let sdist = live
+        .iter()
+        .filter(|(_, wheel)| wheel.is_none())
+        .map(|(f, _)| f)
+        .find(|f| match &f.requires_python {
+            Some(spec) if !spec.contains(target.python()) => {
+                python = Some(spec.to_string());
+                false
+            }
+            _ => true,
+        })
+        .cloned();
+    (sdist, python)
 }
 
 /// The wheel whose metadata is worth fetching before the resolver asks: the

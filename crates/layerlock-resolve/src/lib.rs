@@ -124,6 +124,32 @@ pub fn resolve_under_cooldown(
     UnderCooldown { outcome, held }
 }
 
+/// Each kept pin the resolution `chosen` passed over, with why.
+fn replaced(
+    provider: &Provider,
+    request: &ResolveRequest,
+    chosen: &BTreeMap<Pkg, uv_pep440::Version>,
+) -> BTreeMap<PackageName, String> {
+    let passed_over = provider.state.borrow().passed_over.clone();
+    let mut out = BTreeMap::new();
+    for (name, preferred) in &request.preferences {
+        if chosen.get(&Pkg::Name(name.clone())) == Some(preferred) {
+            continue;
+        }
+        let why = match passed_over.get(name) {
+            None => continue,
+            Some(Some(why)) => why.clone(),
+            Some(None) => provider
+                .conflict_of(name, preferred, chosen)
+                .unwrap_or_else(|| {
+                    format!("{name}=={preferred} no longer fits with the other pins")
+                }),
+        };
+        out.insert(name.clone(), why);
+    }
+    out
+}
+
 /// [`resolve`], with each project's versions sorted and judged in `memo`,
 /// which a [`Lookahead`] on the same source may share.
 pub fn resolve_sharing(
@@ -204,23 +230,8 @@ pub fn resolve_sharing(
         warnings: state.warnings.iter().cloned().collect(),
         ..Resolution::default()
     };
-    let passed_over = state.passed_over.clone();
     drop(state);
-    for (name, preferred) in &request.preferences {
-        if chosen.get(&Pkg::Name(name.clone())) == Some(preferred) {
-            continue;
-        }
-        let why = match passed_over.get(name) {
-            None => continue,
-            Some(Some(why)) => why.clone(),
-            Some(None) => provider
-                .conflict_of(name, preferred, &chosen)
-                .unwrap_or_else(|| {
-                    format!("{name}=={preferred} no longer fits with the other pins")
-                }),
-        };
-        resolution.replaced.insert(name.clone(), why);
-    }
+    resolution.replaced = replaced(&provider, request, &chosen);
     let state = provider.state.borrow();
     for (pkg, version) in &chosen {
         let Pkg::Name(name) = pkg else { continue };

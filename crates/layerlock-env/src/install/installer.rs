@@ -63,6 +63,44 @@ pub struct HashedPin<'a> {
     pub source: Option<&'a str>,
 }
 
+/// The plan's pins sorted into installer runs by what each may build:
+/// index wheels (nothing), hash-checked sdists (`no_wheel`: the pins with
+/// no wheel among their hashes), and sources (git commits, directories).
+/// A pin goes to a run that builds only when it must: one with hashes is
+/// never a source run's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Runs<'a> {
+    pub wheels: Vec<HashedPin<'a>>,
+    pub sdists: Vec<HashedPin<'a>>,
+    pub sources: Vec<HashedPin<'a>>,
+}
+
+impl<'a> Runs<'a> {
+    pub fn split(pins: &[HashedPin<'a>], no_wheel: &[String]) -> Self {
+        let mut runs = Self::default();
+        for pin in pins {
+            let named = format!("{}=={}", pin.name, pin.version);
+            if pin.source.is_some() && pin.hashes.is_empty() {
+                runs.sources.push(*pin);
+            } else if no_wheel.contains(&named) {
+                runs.sdists.push(*pin);
+            } else {
+                runs.wheels.push(*pin);
+            }
+        }
+        runs
+    }
+
+    /// The runs in the order they go, each with what it may build.
+    pub fn in_order(&self) -> [(&[HashedPin<'a>], Build); 3] {
+        [
+            (&self.wheels, Build::Nothing),
+            (&self.sdists, Build::Sdists),
+            (&self.sources, Build::Sources),
+        ]
+    }
+}
+
 /// Everything one installer run needs. The index URLs may carry a password,
 /// so this type has no `Debug`, and they reach the installer only through
 /// its environment.
@@ -410,6 +448,32 @@ mod tests {
             quiet: false,
             build: Build::Nothing,
         }
+    }
+
+    #[test]
+    fn pins_go_to_the_run_that_builds_least() {
+        let (one, hashes) = ("1.0".parse().unwrap(), ["sha256:aa".to_string()]);
+        let pin = |name, hashes: &'static [String], source| HashedPin {
+            name,
+            version: &one,
+            hashes,
+            source,
+        };
+        let leaked: &'static [String] = Box::leak(Box::new(hashes));
+        let pins = [
+            pin("wheel", leaked, None),
+            pin("sdist", leaked, None),
+            pin("git", &[], Some("git+https://x@abc")),
+            // A source with hashes is checked like an index file.
+            pin("hashed-source", leaked, Some("file:///x")),
+        ];
+        let runs = Runs::split(&pins, &["sdist==1.0".to_string()]);
+        fn names<'a>(run: &[HashedPin<'a>]) -> Vec<&'a str> {
+            run.iter().map(|p| p.name).collect()
+        }
+        assert_eq!(names(&runs.wheels), ["wheel", "hashed-source"]);
+        assert_eq!(names(&runs.sdists), ["sdist"]);
+        assert_eq!(names(&runs.sources), ["git"]);
     }
 
     #[test]

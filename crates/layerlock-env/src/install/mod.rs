@@ -16,7 +16,7 @@ mod outcome;
 use std::path::PathBuf;
 
 pub use installer::{
-    Build, HashedPin, InstallRequest, Installer, InstallerCommand, InstallerProgram,
+    Build, HashedPin, InstallRequest, Installer, InstallerCommand, InstallerProgram, Runs,
 };
 pub use journal::Journal;
 pub use lock::InstallLock;

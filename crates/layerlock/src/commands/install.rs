@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use layerlock_env::{
     Build, Change, HashedPin, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
-    Installer, InstallerCommand, InstallerProgram, Journal, Plan, Snapshot, plan,
+    Installer, InstallerCommand, InstallerProgram, Journal, Plan, Runs, Snapshot, plan,
 };
 
 use crate::environment;
@@ -169,23 +169,22 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         return finish(InstallOutcome::nothing_to_do());
     }
     let to_install = plan.pins(&entries);
-    // Wheels by hash first; what the lock pins to a git commit or a
-    // directory is built by the installer, in a run of its own.
-    let (from_source, hashed): (Vec<HashedPin>, Vec<HashedPin>) =
-        to_install.iter().partition(|p| p.source.is_some());
+    // The wheels' files are checked before anything is written; what the
+    // lock pins to an sdist, a git commit or a directory is built by the
+    // installer in a run of its own, and checked once written.
+    let hashed: Vec<HashedPin> = to_install
+        .iter()
+        .filter(|p| !p.hashes.is_empty())
+        .copied()
+        .collect();
     let spared = plan.spared(&repair, &settings.allow_change);
-    let unlisted = match check_files(settings, target.as_ref(), &hashed, &before, &spared) {
-        Ok(unlisted) => unlisted,
+    let no_wheel = match check_files(settings, target.as_ref(), &hashed, &before, &spared) {
+        Ok(no_wheel) => no_wheel,
         Err(refused) => return finish(refused),
     };
-    // A hashed pin with no wheel among its hashes is an sdist: the
-    // installer builds it, hash-checked, in a run of its own.
-    let (sdists, wheels): (Vec<HashedPin>, Vec<HashedPin>) = hashed.into_iter().partition(|p| {
-        let pin = format!("{}=={}", p.name, p.version);
-        unlisted.contains(&pin)
-    });
-    if !from_source.is_empty() && !settings.quiet {
-        let names: Vec<&str> = from_source.iter().map(|p| p.name).collect();
+    let runs = Runs::split(&to_install, &no_wheel);
+    if !runs.sources.is_empty() && !settings.quiet {
+        let names: Vec<&str> = runs.sources.iter().map(|p| p.name).collect();
         diag!(
             "note: {} {} built from {} source by the installer; what {} writes is checked once installed",
             names.join(", "),
@@ -200,30 +199,7 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     }
     // Recorded before anything is touched, removed once all is done.
     journal.record(&plan)?;
-    let mut exit = 0;
-    for (pins, build, how) in [
-        (&wheels, Build::Nothing, ""),
-        (
-            &sdists,
-            Build::Sdists,
-            ", building their hash-checked sdists",
-        ),
-        (&from_source, Build::Sources, ", from source"),
-    ] {
-        if pins.is_empty() || exit != 0 {
-            continue;
-        }
-        let installer = installer(settings, &interpreter.executable, pins, &repair, build)?;
-        if !settings.quiet {
-            diag!(
-                "installing {} package{} with {}{how}",
-                pins.len(),
-                if pins.len() == 1 { "" } else { "s" },
-                installer.installer(),
-            );
-        }
-        exit = installer.run()?;
-    }
+    let exit = run_installers(settings, &interpreter.executable, &runs, &repair)?;
     let after = Snapshot::scan(&interpreter.paths);
     let outcome = InstallOutcome::settle(&plan, &before, &after, exit);
     print_outcome(&outcome, plan.keep.len(), settings.quiet);
@@ -231,6 +207,40 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         journal.clear();
     }
     finish(outcome)
+}
+
+/// Each installer run in turn until one fails: its exit code (0 when all
+/// succeeded).
+fn run_installers(
+    settings: &InstallSettings,
+    python: &Path,
+    runs: &Runs,
+    repair: &[String],
+) -> Result<i32> {
+    for (pins, build) in runs.in_order() {
+        if pins.is_empty() {
+            continue;
+        }
+        let installer = installer(settings, python, pins, repair, build)?;
+        if !settings.quiet {
+            diag!(
+                "installing {} package{} with {}{}",
+                pins.len(),
+                if pins.len() == 1 { "" } else { "s" },
+                installer.installer(),
+                match build {
+                    Build::Nothing => "",
+                    Build::Sdists => ", building their hash-checked sdists",
+                    Build::Sources => ", from source",
+                }
+            );
+        }
+        let exit = installer.run()?;
+        if exit != 0 {
+            return Ok(exit);
+        }
+    }
+    Ok(0)
 }
 
 /// Before the environment is looked at: the lock is hash-pinned, and the
