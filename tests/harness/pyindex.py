@@ -476,7 +476,11 @@ def build_sdist(rel: Release) -> Artifact:
     if kind == "pyproject":
         pyproject += (f'\n[project]\nname = "{rel.name}"\ndynamic = ["version"]\n'
                       f"dependencies = [{quoted}]\n").encode("utf-8")
-    elif kind == "setup-cfg":
+    if kind in ("setup-cfg", "setup-py"):
+        # setup.cfg and setup.py say what setuptools builds, and only then.
+        pyproject = (b'[build-system]\nrequires = ["setuptools"]\n'
+                     b'build-backend = "setuptools.build_meta"\n')
+    if kind == "setup-cfg":
         lines = "".join(f"\n    {r}" for r in rel.requires_dist)
         members.append((f"{base}/setup.cfg",
                         f"[metadata]\nname = {rel.name}\n\n[options]\ninstall_requires ={lines}\n"

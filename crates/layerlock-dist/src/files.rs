@@ -91,7 +91,11 @@ pub fn locked_files<'a>(
             .collect(),
         None => Vec::new(),
     };
-    if fitting.is_empty() {
+    let has_sdist = matching.len() > wheels.len();
+    if fitting.is_empty() && target.is_some() && has_sdist {
+        // Wheels for other platforms only: on this one the sdist installs.
+        LockedFiles::NoWheel
+    } else if fitting.is_empty() {
         LockedFiles::Wheels(wheels.into_iter().map(|(f, _)| f).collect())
     } else {
         LockedFiles::Wheels(fitting)

@@ -8,6 +8,7 @@
 //! answer is why, in words for the user.
 
 use std::collections::BTreeSet;
+use std::str::FromStr;
 
 use toml::Value;
 
@@ -109,18 +110,31 @@ fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result
         return Err(format!("`{extra}` is not an extra name"));
     }
     out.push_str(&format!("Provides-Extra: {extra}\n"));
+    let under = uv_pep508::MarkerTree::from_str(&format!("extra == '{extra}'"))
+        .map_err(|e| format!("`{extra}` is not an extra name: {e}"))?;
     for r in requirements {
-        let written = match r.split_once(';') {
-            Some((spec, marker)) => format!(
-                "{} ; ({}) and extra == '{extra}'",
-                spec.trim(),
-                marker.trim()
-            ),
-            None => format!("{} ; extra == '{extra}'", r.trim()),
-        };
-        out.push_str(&format!("Requires-Dist: {written}\n"));
+        // The requirement is parsed and its marker joined to the extra's
+        // as a tree: text spliced around it could close the parenthesis.
+        let mut requirement = one_line(r).and_then(|r| {
+            uv_pep508::Requirement::<uv_pep508::VerbatimUrl>::from_str(r)
+                .map_err(|e| format!("`{r}` is not a requirement: {}", e.message))
+        })?;
+        requirement.marker = requirement.marker.and(under);
+        out.push_str(&format!("Requires-Dist: {requirement}\n"));
     }
     Ok(())
+}
+
+/// `text` when it is one line: a value spanning two would write a header
+/// of its own into the METADATA.
+fn one_line(text: &str) -> Result<&str, String> {
+    if text.contains(['\n', '\r']) {
+        return Err(format!(
+            "`{}` spans more than one line",
+            text.lines().next().unwrap_or_default()
+        ));
+    }
+    Ok(text.trim())
 }
 
 /// Words in a `setup.py` that compute what `setup.cfg` would say: with any
@@ -149,7 +163,23 @@ pub fn from_setup_cfg(
             return Err(why);
         }
     }
+    if text.contains("%(") {
+        return Err(
+            "setup.cfg interpolates values (`%(…)s`), which only its reader expands".to_string(),
+        );
+    }
+    if text.replace("\r\n", "\n").contains('\r') {
+        return Err("setup.cfg ends lines with a bare carriage return".to_string());
+    }
     let sections = ini(text);
+    if sections
+        .iter()
+        .any(|(section, _, _)| section.eq_ignore_ascii_case("DEFAULT"))
+    {
+        return Err(
+            "setup.cfg has a [DEFAULT] section, whose keys hold in every section".to_string(),
+        );
+    }
     let get = |section: &str, key: &str| {
         sections
             .iter()
@@ -176,10 +206,10 @@ pub fn from_setup_cfg(
     };
     let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
     if let Some(python) = get("options", "python_requires") {
-        out.push_str(&format!("Requires-Python: {}\n", python.trim()));
+        out.push_str(&format!("Requires-Python: {}\n", one_line(python)?));
     }
     for r in lines(requires)? {
-        out.push_str(&format!("Requires-Dist: {r}\n"));
+        out.push_str(&format!("Requires-Dist: {}\n", one_line(&r)?));
     }
     for (section, extra, value) in &sections {
         if section == "options.extras_require" {
@@ -231,10 +261,14 @@ fn static_pkg_info(header: &str) -> Result<(), String> {
         if line.is_empty() {
             break;
         }
-        if let Some(v) = line.strip_prefix("Metadata-Version:") {
-            version = Some(v.trim().to_string());
-        } else if let Some(d) = line.strip_prefix("Dynamic:") {
-            dynamic.push(d.trim().to_ascii_lowercase());
+        // Header names are case-insensitive, as the METADATA reader takes them.
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        match key.trim().to_ascii_lowercase().as_str() {
+            "metadata-version" => version = Some(value.trim().to_string()),
+            "dynamic" => dynamic.push(value.trim().to_ascii_lowercase()),
+            _ => {}
         }
     }
     let Some(version) = version else {
@@ -258,18 +292,41 @@ fn static_pkg_info(header: &str) -> Result<(), String> {
 
 /// Words in a `setup.py` that let it pass `setup()` what the file does
 /// not spell out, or call it twice: with any of them, it is code to run.
-const SETUP_PY_INDIRECT: [&str; 5] = [
-    "exec(",
-    "eval(",
+const SETUP_PY_INDIRECT: [&str; 8] = [
+    "exec",
+    "eval",
+    "compile",
     "__import__",
     "import_module",
+    "run_path",
+    "run_module",
     "read_configuration",
 ];
 
-/// The text between the parentheses of the first `setup(` call (`None`
-/// when there is none, or its parentheses do not close).
-fn setup_call(py: &str) -> Option<&str> {
-    let start = py.find("setup(")? + "setup(".len();
+/// Where each call of a function named `name` starts in `py`: the name as
+/// a word (not `x.name`, unless `x` is `setuptools`), then white space,
+/// then `(`. Returns the index just past the `(`.
+fn calls(py: &str, name: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (at, _) in py.match_indices(name) {
+        let before = py[..at].chars().next_back();
+        let word_start = match before {
+            Some(c) if c.is_alphanumeric() || c == '_' => false,
+            Some('.') => py[..at].ends_with("setuptools."),
+            _ => true,
+        };
+        let rest = &py[at + name.len()..];
+        let after = rest.trim_start();
+        if word_start && after.starts_with('(') {
+            out.push(py.len() - after.len() + 1);
+        }
+    }
+    out
+}
+
+/// The text between the parentheses of the call starting at `start`
+/// (just past its `(`); `None` when they do not close.
+fn call_text(py: &str, start: usize) -> Option<&str> {
     let mut depth = 1usize;
     let mut quote: Option<char> = None;
     for (i, c) in py[start..].char_indices() {
@@ -290,25 +347,60 @@ fn setup_call(py: &str) -> Option<&str> {
     None
 }
 
+/// The one `setup()` call of `setup.py`, when it is setuptools' (or
+/// distutils') own: imported from there by its name, never bound again,
+/// called once. Otherwise why the file is code to run.
+fn setup_call(py: &str) -> Result<&str, String> {
+    let imported = py.lines().any(|l| {
+        let l = l.trim();
+        (l.starts_with("from setuptools import") || l.starts_with("from distutils.core import"))
+            && l.split(['(', ',', ' ', ')']).any(|w| w == "setup")
+            && !l.contains(" as ")
+    }) || (py.lines().any(|l| l.trim() == "import setuptools")
+        && py.contains("setuptools.setup"));
+    if !imported {
+        return Err("its setup.py does not call setuptools' own setup()".to_string());
+    }
+    let rebinds = py.lines().any(|l| {
+        let l = l.trim();
+        (l.contains("import")
+            && !l.starts_with("from setuptools")
+            && !l.starts_with("from distutils"))
+            && l.split(['(', ',', ' ', ')']).any(|w| w == "setup")
+            || l.starts_with("setup =")
+            || l.starts_with("setup=")
+            || l.starts_with("def setup")
+    });
+    if rebinds {
+        return Err("its setup.py binds another setup()".to_string());
+    }
+    match calls(py, "setup").as_slice() {
+        [one] => call_text(py, *one)
+            .ok_or_else(|| "its setup.py has a setup() call that does not close".to_string()),
+        [] => Err("its setup.py calls no setup() it shows".to_string()),
+        _ => Err("its setup.py calls setup() more than once".to_string()),
+    }
+}
+
 /// Whether `setup.py` hands `setup()` anything it does not spell out:
-/// `**kwargs` in the call, a second call, or, when the call names no
-/// dependency keyword, code that runs other code (which could patch one
-/// in). A keyword spelled as a literal in the call is what it says,
-/// whatever else the file runs (`exec` of an `__about__.py` for the
-/// version is common).
+/// `**kwargs` in the call, or, when the call names no dependency keyword,
+/// code that runs other code (which could patch one in). A keyword spelled
+/// as a literal in the call is what it says, whatever else the file runs
+/// (`exec` of an `__about__.py` for the version is common).
 fn indirect_setup(py: &str) -> Option<String> {
-    let call = setup_call(py).unwrap_or_default();
-    let spelled = SETUP_PY_KEYWORDS.iter().any(|k| call.contains(k));
-    if !spelled && let Some(word) = SETUP_PY_INDIRECT.iter().find(|w| py.contains(**w)) {
-        return Some(format!("its setup.py has `{word}`"));
-    }
-    if py.matches("setup(").count() > 1 {
-        return Some("its setup.py calls setup() more than once".to_string());
-    }
-    if setup_call(py).is_some_and(|call| call.contains("**")) {
+    let call = match setup_call(py) {
+        Ok(call) => call,
+        Err(why) => return Some(why),
+    };
+    if call.contains("**") {
         return Some("its setup.py passes setup() `**` arguments".to_string());
     }
-    None
+    let spelled = SETUP_PY_KEYWORDS.iter().any(|k| call.contains(k));
+    let runs_code = SETUP_PY_INDIRECT.iter().find(|w| !calls(py, w).is_empty());
+    match runs_code {
+        Some(word) if !spelled => Some(format!("its setup.py calls `{word}()`")),
+        _ => None,
+    }
 }
 
 /// The keywords of `setup()` that say what a project needs.
@@ -324,20 +416,22 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
         return Err(why);
     }
     let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+    let call = setup_call(py)?;
     for keyword in SETUP_PY_KEYWORDS {
-        let places: Vec<usize> = py.match_indices(keyword).map(|(at, _)| at).collect();
-        let at = match places.as_slice() {
-            [] => continue,
-            [at] => *at,
+        // Named once in the whole file, and that once in the call: a dict
+        // built elsewhere would need running to read.
+        let places: Vec<usize> = call.match_indices(keyword).map(|(at, _)| at).collect();
+        let at = match (places.as_slice(), py.matches(keyword).count()) {
+            ([], 0) => continue,
+            ([], _) => {
+                return Err(format!(
+                    "its setup.py sets `{keyword}` outside the setup() call"
+                ));
+            }
+            ([at], 1) => *at,
             _ => return Err(format!("its setup.py names `{keyword}` more than once")),
         };
-        // Spelled in the call itself, not in a dict handed to it.
-        if !setup_call(py).is_some_and(|call| call.contains(keyword)) {
-            return Err(format!(
-                "its setup.py sets `{keyword}` outside the setup() call"
-            ));
-        }
-        let rest = py[at + keyword.len()..].trim_start();
+        let rest = call[at + keyword.len()..].trim_start();
         let Some(rest) = rest.strip_prefix('=') else {
             return Err(format!("its setup.py uses `{keyword}` in code"));
         };
@@ -346,11 +440,11 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
         match keyword {
             "python_requires" => {
                 let spec = lit.string().ok_or_else(not_literal)?;
-                out.push_str(&format!("Requires-Python: {spec}\n"));
+                out.push_str(&format!("Requires-Python: {}\n", one_line(&spec)?));
             }
             "install_requires" => {
                 for r in lit.strings().ok_or_else(not_literal)? {
-                    out.push_str(&format!("Requires-Dist: {r}\n"));
+                    out.push_str(&format!("Requires-Dist: {}\n", one_line(&r)?));
                 }
             }
             _ => {
@@ -363,6 +457,11 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
                     write_extra(&mut out, &extra, &requirements)?;
                 }
             }
+        }
+        // The literal is the whole value: `[...] + more` is code.
+        lit.gap();
+        if !(lit.rest.starts_with(',') || lit.rest.is_empty()) {
+            return Err(not_literal());
         }
     }
     if out.lines().any(|l| l.contains('\n') || l.len() > 4096) {
@@ -490,31 +589,56 @@ pub fn sdist_metadata(files: &SourceFiles, name: &str, version: &str) -> Result<
         },
         None => reasons.push("it has no PKG-INFO".to_string()),
     }
-    match text(&files.pyproject) {
-        Some(pyproject) => match from_pyproject(&pyproject, Some(version)) {
-            Ok(meta) => return Ok(meta.into_bytes()),
-            Err(why) => reasons.push(why),
-        },
-        None => reasons.push("no pyproject.toml".to_string()),
+    let pyproject = text(&files.pyproject);
+    let has_project = pyproject
+        .as_deref()
+        .is_some_and(|p| toml::from_str::<toml::Table>(p).is_ok_and(|t| t.contains_key("project")));
+    if let Some(pyproject) = pyproject.as_deref().filter(|_| has_project) {
+        // With a [project] table, it is the metadata; what it leaves
+        // dynamic only its backend fills in.
+        return match from_pyproject(pyproject, Some(version)) {
+            Ok(meta) => Ok(meta.into_bytes()),
+            Err(why) => {
+                reasons.push(why);
+                Err(reasons.join("; "))
+            }
+        };
     }
-    match text(&files.setup_cfg) {
-        Some(cfg) => match from_setup_cfg(&cfg, text(&files.setup_py).as_deref(), name, version) {
-            Ok(meta) => return Ok(meta.into_bytes()),
-            Err(why) => reasons.push(why),
-        },
-        None => reasons.push("no setup.cfg".to_string()),
+    // setup.cfg and setup.py say what setuptools builds, and only then.
+    if let Some(backend) = pyproject.as_deref().and_then(foreign_backend) {
+        reasons.push(format!(
+            "its build backend is `{backend}`, which only says by running"
+        ));
+        return Err(reasons.join("; "));
     }
-    // A setup.cfg or pyproject.toml that declares dependencies was read
-    // above; one that does not leaves setup.py to say.
-    let declared_elsewhere = [&files.setup_cfg, &files.pyproject].iter().any(|f| {
-        text(f).is_some_and(|t| {
-            t.contains("install_requires")
-                || t.contains("extras_require")
-                || t.contains("[project]")
-        })
+    let cfg = text(&files.setup_cfg);
+    let py = text(&files.setup_py);
+    let declarative = cfg.as_deref().is_some_and(|c| {
+        ini(c)
+            .iter()
+            .any(|(section, _, _)| section.starts_with("options") || section == "metadata")
     });
-    match text(&files.setup_py) {
-        Some(_) if declared_elsewhere => {}
+    let cfg_declares = cfg.as_deref().is_some_and(|c| {
+        ini(c)
+            .iter()
+            .any(|(_, key, _)| SETUP_PY_KEYWORDS.contains(&key.replace('-', "_").as_str()))
+    });
+    if declarative {
+        match from_setup_cfg(
+            cfg.as_deref().unwrap_or_default(),
+            py.as_deref(),
+            name,
+            version,
+        ) {
+            Ok(meta) => return Ok(meta.into_bytes()),
+            Err(why) => reasons.push(why),
+        }
+        if cfg_declares {
+            // Both files would have a say: only setuptools merges them.
+            return Err(reasons.join("; "));
+        }
+    }
+    match py {
         Some(py) => match from_setup_py(&py, name, version) {
             Ok(meta) => return Ok(meta.into_bytes()),
             Err(why) => reasons.push(why),
@@ -522,6 +646,23 @@ pub fn sdist_metadata(files: &SourceFiles, name: &str, version: &str) -> Result<
         None => reasons.push("no setup.py".to_string()),
     }
     Err(reasons.join("; "))
+}
+
+/// The build backend a pyproject.toml names when it is not setuptools' own
+/// (or names one in the tree, `backend-path`): then setup.cfg and setup.py
+/// are not what builds the project.
+fn foreign_backend(pyproject: &str) -> Option<String> {
+    let doc: toml::Table = toml::from_str(pyproject).ok()?;
+    let system = doc.get("build-system")?.as_table()?;
+    if system.contains_key("backend-path") {
+        return Some("a backend inside the sdist".to_string());
+    }
+    let backend = system.get("build-backend")?.as_str()?;
+    (!matches!(
+        backend,
+        "setuptools.build_meta" | "setuptools.build_meta:__legacy__"
+    ))
+    .then(|| backend.to_string())
 }
 
 #[cfg(test)]
@@ -584,7 +725,7 @@ mod tests {
         )
         .unwrap();
         assert!(deps(&meta).is_empty());
-        let literal = "setup(\n  name='a',\n  install_requires=[\n    'b>=1',  # why\n    \"c; python_version < '4'\",\n  ],\n  extras_require={'x': ['d']},\n  python_requires='>=3.6',\n)\n";
+        let literal = "from setuptools import setup\nsetup(\n  name='a',\n  install_requires=[\n    'b>=1',  # why\n    \"c; python_version < '4'\",\n  ],\n  extras_require={'x': ['d']},\n  python_requires='>=3.6',\n)\n";
         let meta = sdist_metadata(&files(old, "", "", literal), "a", "1").unwrap();
         assert_eq!(deps(&meta).len(), 3, "{}", String::from_utf8_lossy(&meta));
         assert!(
@@ -593,11 +734,24 @@ mod tests {
                 .requires_python
                 .is_some()
         );
-        let about = "about = {}\nexec(open('a/__about__.py').read(), about)\nsetup(version=about['v'], install_requires=['b'])\n";
+        let about = "from setuptools import setup\nabout = {}\nexec(open('a/__about__.py').read(), about)\nsetup(version=about['v'], install_requires=['b'])\n";
         let meta = sdist_metadata(&files(old, "", "", about), "a", "1").unwrap();
         assert_eq!(deps(&meta), ["b"]);
         for (code, why) in [
-            ("exec(x)\nsetup(name='a')", "`exec(`"),
+            ("exec (x)\nsetup(name='a')", "calls `exec()`"),
+            ("setup (**json.load(open('m')))", "`**`"),
+            (
+                "setup(install_requires=['a'] + (['b'] if x else []))",
+                "computes",
+            ),
+            (
+                "from setuptools import setup\nfrom _helpers import setup\nsetup(name='w')",
+                "binds another setup()",
+            ),
+            (
+                "import setuptools as s\ns.setup(name='w')",
+                "does not call setuptools' own",
+            ),
             (
                 "deps = dict(install_requires=['b'])\nsetup(name='a')",
                 "outside the setup() call",
@@ -615,27 +769,85 @@ mod tests {
             ),
             ("if x:\n setup()\nelse:\n setup()", "more than once"),
         ] {
-            let why_not = sdist_metadata(&files(old, "", "", code), "a", "1").unwrap_err();
+            let code = if code.contains("import") {
+                code.to_string()
+            } else {
+                format!("from setuptools import setup\n{code}")
+            };
+            let why_not = sdist_metadata(&files(old, "", "", &code), "a", "1").unwrap_err();
             assert!(why_not.contains(why), "{code}: {why_not}");
         }
+    }
+
+    #[test]
+    fn what_only_the_build_could_say_is_never_guessed() {
+        let old = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
+        // A Poetry sdist: setup.cfg is flake8's, not the metadata.
+        let poetry = "[build-system]\nrequires = [\"poetry-core\"]\nbuild-backend = \"poetry.core.masonry.api\"\n[tool.poetry.dependencies]\nsix = \"*\"\n";
+        let why = sdist_metadata(
+            &files(old, poetry, "[flake8]\nmax-line-length = 99\n", ""),
+            "a",
+            "1",
+        )
+        .unwrap_err();
+        assert!(why.contains("poetry.core.masonry.api"), "{why}");
+        // A continuation line cannot write a header of its own.
+        let cfg = "[options]\npython_requires =\n    >=3\n    Requires-Dist: six\n";
+        assert!(sdist_metadata(&files(old, "", cfg, ""), "a", "1").is_err());
+        // An extra's marker stays inside its extra.
+        let cfg =
+            "[options]\n[options.extras_require]\nx = six; python_version>'0') or ('a'=='a'\n";
+        match sdist_metadata(&files(old, "", cfg, ""), "a", "1") {
+            Ok(meta) => assert!(deps(&meta).iter().all(|d| d.contains("extra")), "{meta:?}"),
+            Err(why) => assert!(why.contains("not a requirement"), "{why}"),
+        }
+        // Header names are case-insensitive.
+        let dynamic = "Metadata-Version: 2.2\nName: a\nVersion: 1\ndynamic: Requires-Dist\n";
+        assert!(sdist_metadata(&files(dynamic, "", "", ""), "a", "1").is_err());
+        // configparser's [DEFAULT] holds in [options] too.
+        let cfg = "[DEFAULT]\ninstall_requires = six\n[options]\n";
+        assert!(sdist_metadata(&files(old, "", cfg, ""), "a", "1").is_err());
+        // Two files with a say: only setuptools merges them.
+        let cfg = "[options]\npython_requires = >=3.13\n";
+        let py = "from setuptools import setup\nsetup(install_requires=['b'])\n";
+        assert!(sdist_metadata(&files(old, "", cfg, py), "a", "1").is_err());
     }
 
     #[test]
     fn code_that_computes_the_dependencies_is_refused_with_every_reason() {
         let old = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
         let why = sdist_metadata(
-            &files(old, "", "", "setup(install_requires=deps())"),
+            &files(
+                old,
+                "",
+                "",
+                "from setuptools import setup\nsetup(install_requires=deps())",
+            ),
             "a",
             "1",
         )
         .unwrap_err();
         assert!(why.contains("older than 2.2"), "{why}");
         let cfg = "[options]\ninstall_requires = x\n";
-        let why = sdist_metadata(&files(old, "", cfg, "setup(install_requires=[])"), "a", "1")
-            .unwrap_err();
+        let why = sdist_metadata(
+            &files(
+                old,
+                "",
+                cfg,
+                "from setuptools import setup\nsetup(install_requires=[])",
+            ),
+            "a",
+            "1",
+        )
+        .unwrap_err();
         assert!(why.contains("setup.py sets `install_requires`"), "{why}");
         let why = sdist_metadata(
-            &files(old, "", "", "setup(install_requires=deps())"),
+            &files(
+                old,
+                "",
+                "",
+                "from setuptools import setup\nsetup(install_requires=deps())",
+            ),
             "a",
             "1",
         )

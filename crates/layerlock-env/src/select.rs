@@ -38,7 +38,11 @@ impl LockEntry {
                     let dir = lock_path.parent().unwrap_or(std::path::Path::new("."));
                     let absolute =
                         std::path::absolute(dir.join(path)).unwrap_or_else(|_| dir.join(path));
-                    format!("file://{}", layerlock_lock::normalize(&absolute).display())
+                    let absolute = layerlock_lock::normalize(&absolute);
+                    layerlock_lock::DirectSource::Directory {
+                        path: absolute.to_string_lossy().into_owned(),
+                    }
+                    .url()
                 }
                 git => git.url(),
             }),

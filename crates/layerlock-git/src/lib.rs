@@ -403,11 +403,22 @@ impl Git {
             // Every path layerlock passes is a file or folder name: a name
             // such as `:(exclude)…` or `*` in the repository is not magic.
             .env("GIT_LITERAL_PATHSPECS", "1")
-            // Transports that move bytes; `ext::` would run a command.
-            .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
+            // Transports that move bytes and say who they talk to: `ext::`
+            // would run a command, plain `git:` and `http:` let anyone on
+            // the way choose the commit a branch names.
+            .env("GIT_ALLOW_PROTOCOL", "file:https:ssh")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_PAGER", "cat")
             .env_remove("GIT_EXTERNAL_DIFF");
+        // `-C` names the repository: one a hook or `rebase -x` points git at
+        // through the environment (GIT_DIR, GIT_INDEX_FILE, …) is not it.
+        for var in LOCAL_ENV {
+            cmd.env_remove(var);
+        }
+        // ssh never waits for a question nobody will answer.
+        if std::env::var_os("GIT_SSH_COMMAND").is_none() {
+            cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+        }
         let limits = Limits {
             time: self.timeout,
             stdout: MAX_GIT_OUTPUT,
@@ -433,6 +444,23 @@ impl Git {
         Ok(done.stdout)
     }
 }
+
+/// What `git rev-parse --local-env-vars` lists: variables that point git
+/// at a repository other than the one `-C` names.
+const LOCAL_ENV: [&str; 12] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_GRAFT_FILE",
+    "GIT_REPLACE_REF_BASE",
+];
 
 /// One commit of a repository, fetched alone (`--depth 1`) into a scratch
 /// bare repository to read its files: a git dependency's metadata is read

@@ -826,17 +826,17 @@ impl Inner {
             Some(h) => format!("sha256-{h}"),
             None => format!("url-{}", hex_sha256(file.url.as_bytes())),
         };
+        // What an sdist's metadata is depends on the reader's rules, so
+        // its answers are kept under the rules' number.
+        let key = match file.kind(&name) {
+            layerlock_dist::DistKind::Sdist(_) => format!("{SDIST_READER}-{key}"),
+            _ => key,
+        };
         let invalid = |message: String| SourceError::Invalid {
             url: redact(&file.url),
             message,
         };
-        // A refusal cached by an older reader of sdists is asked again:
-        // the reader may have learned to read that sdist since.
-        let cached = self
-            .cache
-            .metadata(&key)
-            .filter(|b| !b.starts_with(DYNAMIC_ANY) || b.starts_with(DYNAMIC));
-        let bytes = match cached {
+        let bytes = match self.cache.metadata(&key) {
             Some(bytes) => {
                 self.stats.metadata_cached();
                 bytes
@@ -1496,10 +1496,13 @@ fn local_file(url: &Url, limit: u64, what: &str) -> Result<Vec<u8>, SourceError>
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
 
 /// What the metadata of an sdist whose dependencies are dynamic is kept
-/// as (then why): no METADATA starts so. The number is the sdist
-/// reader's: a refusal by another one is not trusted.
-const DYNAMIC: &[u8] = b"\0layerlock-dynamic-2\n";
-const DYNAMIC_ANY: &[u8] = b"\0layerlock-dynamic";
+/// as (then why): no METADATA starts so.
+const DYNAMIC: &[u8] = b"\0layerlock-dynamic\n";
+
+/// The rules the sdist reader follows, by number: a change to what it
+/// accepts or refuses takes a new one, so no answer of older rules is
+/// read from the cache.
+const SDIST_READER: &str = "sdist-3";
 
 /// The body, or `None` when it runs past `limit` bytes (read no further).
 async fn read_capped(

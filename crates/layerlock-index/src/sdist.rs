@@ -15,6 +15,9 @@ pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
 
 const BLOCK: usize = 512;
 
+/// The most members a zip sdist may list.
+const MAX_ZIP_MEMBERS: usize = 200_000;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SdistError {
     #[error("not a gzip-compressed tar archive: {0}")]
@@ -31,19 +34,65 @@ pub enum SdistError {
     Format(String),
 }
 
-/// Which wanted file `path` is: `TOP/NAME` one folder deep.
-fn wanted(path: &str) -> Option<usize> {
-    let path = path.strip_prefix("./").unwrap_or(path);
-    let mut parts = path.split('/');
-    let (Some(top), Some(name), None) = (parts.next(), parts.next(), parts.next()) else {
-        return None;
-    };
-    if top.is_empty() || top == ".." {
+/// A member's path as an extractor would place it: `.` and empty parts
+/// dropped. `None` for one that climbs out (`..`) or is absolute.
+fn placed(path: &str) -> Option<Vec<&str>> {
+    if path.starts_with('/') {
         return None;
     }
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    (!parts.contains(&"..")).then_some(parts)
+}
+
+/// Which wanted file the placed path `parts` is: `TOP/NAME` one folder
+/// deep.
+fn wanted(parts: &[&str]) -> Option<usize> {
+    let [_, name] = parts else {
+        return None;
+    };
     ["PKG-INFO", "pyproject.toml", "setup.cfg", "setup.py"]
         .iter()
-        .position(|w| *w == name)
+        .position(|w| w == name)
+}
+
+/// The one top folder every member of the archive must be in.
+#[derive(Default)]
+struct Seen {
+    top: Option<String>,
+}
+
+impl Seen {
+    /// Check `path` against the archive's shape; its placed parts.
+    fn member<'p>(&mut self, path: &'p str) -> Result<Vec<&'p str>, SdistError> {
+        let parts = placed(path).ok_or(SdistError::Tar(
+            "a member lies outside the archive's folder",
+        ))?;
+        let Some(top) = parts.first() else {
+            return Ok(parts);
+        };
+        match &self.top {
+            None => self.top = Some((*top).to_string()),
+            Some(first) if first != top => {
+                return Err(SdistError::Tar("members lie in more than one top folder"));
+            }
+            Some(_) => {}
+        }
+        Ok(parts)
+    }
+}
+
+/// Put `data` in its slot; a second file of one name is an error (an
+/// extractor would keep the last, a reader the first).
+fn fill(files: &mut SourceFiles, which: usize, data: Vec<u8>) -> Result<(), SdistError> {
+    let place = slot(files, which);
+    if place.is_some() {
+        return Err(SdistError::Tar("a metadata file is in the archive twice"));
+    }
+    *place = Some(data);
+    Ok(())
 }
 
 fn slot(files: &mut SourceFiles, which: usize) -> &mut Option<Vec<u8>> {
@@ -59,7 +108,8 @@ fn slot(files: &mut SourceFiles, which: usize) -> &mut Option<Vec<u8>> {
 pub fn source_files(filename: &str, bytes: &[u8]) -> Result<SourceFiles, SdistError> {
     let lower = filename.to_ascii_lowercase();
     if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-        let gz = flate2::read::GzDecoder::new(bytes);
+        // Every gzip member, as `tarfile` reads them.
+        let gz = flate2::read::MultiGzDecoder::new(bytes);
         tar_files(gz.take(MAX_UNPACKED_BYTES + 1))
     } else if lower.ends_with(".zip") {
         zip_files(bytes)
@@ -119,43 +169,70 @@ fn c_string(field: &[u8]) -> String {
     String::from_utf8_lossy(&field[..end]).into_owned()
 }
 
-/// The `path` record of a PAX extended header: `LEN path=VALUE\n` records.
-fn pax_path(data: &[u8]) -> Option<String> {
+/// The `path` record of a PAX extended header (`LEN key=VALUE\n`
+/// records). One that sets the next member's `size` is refused: honouring
+/// it or not, a reader and an extractor could see different members.
+fn pax_path(data: &[u8]) -> Result<Option<String>, SdistError> {
+    let malformed = || SdistError::Tar("a PAX header is malformed");
     let mut rest = data;
+    let mut path = None;
     while !rest.is_empty() {
-        let space = rest.iter().position(|b| *b == b' ')?;
-        let len: usize = std::str::from_utf8(&rest[..space]).ok()?.parse().ok()?;
+        let space = rest.iter().position(|b| *b == b' ').ok_or_else(malformed)?;
+        let len: usize = std::str::from_utf8(&rest[..space])
+            .ok()
+            .and_then(|l| l.parse().ok())
+            .ok_or_else(malformed)?;
         if len <= space || len > rest.len() {
-            return None;
+            return Err(malformed());
         }
         let record = &rest[space + 1..len];
         let record = record.strip_suffix(b"\n").unwrap_or(record);
         if let Some(value) = record.strip_prefix(b"path=") {
-            return Some(String::from_utf8_lossy(value).into_owned());
+            path = Some(String::from_utf8_lossy(value).into_owned());
+        } else if record.starts_with(b"size=") {
+            return Err(SdistError::Tar("a PAX header sets a member's size"));
         }
         rest = &rest[len..];
     }
-    None
+    Ok(path)
 }
 
-/// The wanted files of a tar stream (ustar, PAX and GNU long names).
+/// Whether a header block's checksum is right (the sum of its bytes with
+/// the checksum field read as spaces).
+fn checksum_ok(header: &[u8; BLOCK]) -> bool {
+    let Ok(stored) = octal(&header[148..156]) else {
+        return false;
+    };
+    let sum: u64 = header
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u64::from(*b)
+            }
+        })
+        .sum();
+    sum == stored
+}
+
+/// The wanted files of a tar stream (ustar, PAX and GNU long names). The
+/// archive must end with its end block, keep every member in one top
+/// folder and hold each wanted file once, as a plain file.
 fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
     let mut files = SourceFiles::default();
+    let mut seen = Seen::default();
     let mut read = 0u64;
     let mut long_name: Option<String> = None;
     let mut header = [0u8; BLOCK];
     loop {
-        if r.read(&mut header[..1])
-            .map_err(|e| SdistError::Gzip(e.to_string()))?
-            == 0
-        {
-            // The end without the two zero blocks: what was read stands.
-            return Ok(files);
-        }
-        read_exact(&mut r, &mut header[1..], &mut read)?;
-        read += 1;
+        read_exact(&mut r, &mut header, &mut read)?;
         if header.iter().all(|b| *b == 0) {
             return Ok(files);
+        }
+        if !checksum_ok(&header) {
+            return Err(SdistError::Tar("a header's checksum is wrong"));
         }
         let size = octal(&header[124..136])?;
         let padded = size.div_ceil(BLOCK as u64) * BLOCK as u64;
@@ -171,48 +248,46 @@ fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
         if let Some(long) = long_name.take() {
             name = long;
         }
-        match kind {
-            b'x' | b'L' => {
-                if size > MAX_MEMBER_BYTES {
-                    return Err(SdistError::TooLarge("an extended header".to_string()));
-                }
-                let mut data = vec![0u8; size as usize];
-                read_exact(&mut r, &mut data, &mut read)?;
-                skip(&mut r, padded - size, &mut read)?;
-                long_name = if kind == b'x' {
-                    pax_path(&data)
-                } else {
-                    Some(c_string(&data))
-                };
+        if matches!(kind, b'x' | b'L') {
+            if size > MAX_MEMBER_BYTES {
+                return Err(SdistError::TooLarge("an extended header".to_string()));
             }
-            b'0' | 0 | b'7' if wanted(&name).is_some() => {
-                let which = wanted(&name).unwrap_or_default();
+            let mut data = vec![0u8; size as usize];
+            read_exact(&mut r, &mut data, &mut read)?;
+            skip(&mut r, padded - size, &mut read)?;
+            long_name = if kind == b'x' {
+                pax_path(&data)?
+            } else {
+                Some(c_string(&data))
+            };
+            continue;
+        }
+        if kind == b'g' {
+            // A global header (git archive writes one) names no member.
+            skip(&mut r, padded, &mut read)?;
+            continue;
+        }
+        let parts = seen.member(&name)?;
+        match (wanted(&parts), kind) {
+            (Some(which), b'0' | 0 | b'7') => {
                 if size > MAX_MEMBER_BYTES {
                     return Err(SdistError::TooLarge(name));
                 }
                 let mut data = vec![0u8; size as usize];
                 read_exact(&mut r, &mut data, &mut read)?;
                 skip(&mut r, padded - size, &mut read)?;
-                let place = slot(&mut files, which);
-                if place.is_none() {
-                    *place = Some(data);
-                }
+                fill(&mut files, which, data)?;
             }
-            // Directories and links carry no data; a global PAX header
-            // ('g') is skipped like any other entry.
-            _ => skip(&mut r, padded, &mut read)?,
+            (Some(_), _) => {
+                return Err(SdistError::Tar(
+                    "a metadata file is a link or not a plain file",
+                ));
+            }
+            // Directories and links carry no data.
+            (None, _) => skip(&mut r, padded, &mut read)?,
         }
         if read > MAX_UNPACKED_BYTES {
             return Err(SdistError::Bomb);
-        }
-        let done = [
-            &files.pkg_info,
-            &files.pyproject,
-            &files.setup_cfg,
-            &files.setup_py,
-        ];
-        if done.iter().all(|f| f.is_some()) {
-            return Ok(files);
         }
     }
 }
@@ -234,8 +309,19 @@ fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
     let directory = bytes
         .get(start..end)
         .ok_or(crate::zip::ZipError::Truncated)?;
-    for (name, member) in crate::zip::members(directory)? {
-        let Some(which) = wanted(&name) else { continue };
+    let members = crate::zip::members(directory)?;
+    if members.len() > MAX_ZIP_MEMBERS {
+        return Err(SdistError::Zip(format!(
+            "it lists more than {MAX_ZIP_MEMBERS} members"
+        )));
+    }
+    let mut seen = Seen::default();
+    let mut inflated = 0u64;
+    for (name, member) in members {
+        let parts = seen.member(&name)?;
+        let Some(which) = wanted(&parts) else {
+            continue;
+        };
         let at = usize::try_from(member.local_header_offset)
             .map_err(|_| crate::zip::ZipError::Truncated)?;
         let data = crate::zip::read_member(
@@ -245,10 +331,11 @@ fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
         if data.len() as u64 > MAX_MEMBER_BYTES {
             return Err(SdistError::TooLarge(name));
         }
-        let place = slot(&mut files, which);
-        if place.is_none() {
-            *place = Some(data);
+        inflated += data.len() as u64;
+        if inflated > MAX_UNPACKED_BYTES {
+            return Err(SdistError::Bomb);
         }
+        fill(&mut files, which, data)?;
     }
     Ok(files)
 }
@@ -264,6 +351,9 @@ mod tests {
         header[124..136].copy_from_slice(size.as_bytes());
         header[156] = kind;
         header[257..262].copy_from_slice(b"ustar");
+        header[148..156].copy_from_slice(b"        ");
+        let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+        header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
         out.extend_from_slice(&header);
         out.extend_from_slice(data);
         out.resize(out.len().div_ceil(BLOCK) * BLOCK, 0);
@@ -299,6 +389,42 @@ mod tests {
     }
 
     #[test]
+    fn an_archive_whose_reading_an_extractor_would_not_share_is_refused() {
+        let cases: [&[(&str, &[u8], u8)]; 5] = [
+            // A decoy folder ahead of the real one.
+            &[
+                ("aaa/PKG-INFO", b"decoy", b'0'),
+                ("a-1/PKG-INFO", b"real", b'0'),
+            ],
+            // One name twice: an extractor keeps the last.
+            &[
+                ("a-1/setup.py", b"first", b'0'),
+                ("a-1/setup.py", b"second", b'0'),
+            ],
+            // A link where a metadata file should be.
+            &[("a-1/setup.py", b"", b'2')],
+            // A name that places the file where another name would.
+            &[
+                ("a-1/setup.cfg", b"x", b'0'),
+                ("a-1//./setup.cfg", b"y", b'0'),
+            ],
+            // A PAX header that sets a member's size.
+            &[
+                ("PaxHeader/x", b"12 size=999\n", b'x'),
+                ("a-1/PKG-INFO", b"x", b'0'),
+            ],
+        ];
+        for entries in cases {
+            let bytes = targz(entries);
+            assert!(source_files("a-1.tar.gz", &bytes).is_err(), "{entries:?}");
+        }
+        // Without its end blocks, an archive is cut short.
+        let mut tar = Vec::new();
+        tar_entry(&mut tar, "a-1/PKG-INFO", b"x", b'0');
+        assert!(tar_files(&tar[..]).is_err());
+    }
+
+    #[test]
     fn a_pax_path_names_the_next_entry() {
         let record = b"27 path=a-1/pyproject.toml\n";
         let bytes = targz(&[
@@ -311,10 +437,7 @@ mod tests {
 
     #[test]
     fn bad_archives_are_errors_not_panics() {
-        assert!(matches!(
-            source_files("a-1.tar.gz", b"not gzip"),
-            Err(SdistError::Gzip(_))
-        ));
+        assert!(source_files("a-1.tar.gz", b"not gzip").is_err());
         assert!(matches!(
             source_files("a-1.tar.bz2", b""),
             Err(SdistError::Format(_))

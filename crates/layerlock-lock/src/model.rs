@@ -146,9 +146,13 @@ impl DirectSource {
                 Some(sub) => format!("git+{url}@{commit}#subdirectory={sub}"),
                 None => format!("git+{url}@{commit}"),
             },
-            Self::Directory { path } if path.starts_with('/') => format!("file://{path}"),
-            Self::Directory { path } if path.starts_with('.') => format!("file:{path}"),
-            Self::Directory { path } => format!("file:./{path}"),
+            Self::Directory { path } if path.starts_with('/') => {
+                format!("file://{}", escape_path(path))
+            }
+            Self::Directory { path } if path.starts_with('.') => {
+                format!("file:{}", escape_path(path))
+            }
+            Self::Directory { path } => format!("file:./{}", escape_path(path)),
         }
     }
 
@@ -182,9 +186,11 @@ impl DirectSource {
             Some(absolute) => absolute,
             None => text.strip_prefix("file:")?,
         };
-        Some(Self::Directory {
-            path: path.strip_prefix("./").unwrap_or(path).to_string(),
-        })
+        let path = unescape_path(path.strip_prefix("./").unwrap_or(path))?;
+        if path.chars().any(char::is_control) {
+            return None;
+        }
+        Some(Self::Directory { path })
     }
 }
 
@@ -237,6 +243,22 @@ impl DirectRequest {
             if url.starts_with('-') || rev.is_some_and(|r| r.is_empty() || r.starts_with('-')) {
                 return Err("the URL or revision starts with `-`".to_string());
             }
+            if let Some(why) = unsafe_source_text(rest) {
+                return Err(why);
+            }
+            // A password or token written into the URL would be written
+            // into the lock with it.
+            if url.split_once("://").is_some_and(|(_, after)| {
+                after.split('/').next().is_some_and(|host| {
+                    host.contains('@')
+                        && host
+                            .split('@')
+                            .next()
+                            .is_some_and(|user| user.contains(':') || !["git"].contains(&user))
+                })
+            }) {
+                return Err("the URL carries credentials, which the lock would keep; let git find them (a credential helper, ~/.netrc or an ssh key) and write the URL without them".to_string());
+            }
             return Ok(Self::Git {
                 url: url.to_string(),
                 rev: rev.map(str::to_string),
@@ -267,6 +289,48 @@ impl DirectRequest {
         }
         Ok(Self::Directory(path))
     }
+}
+
+/// A path as a `file:` URL writes it: bytes other than letters, digits and
+/// `-._~/` percent-encoded (a space is `%20`).
+fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// [`escape_path`] undone; `None` for a broken escape or bytes that are
+/// not UTF-8.
+fn unescape_path(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Why a source's URL or path cannot be written into a lock or handed to
+/// an installer: white space or control characters would end its line
+/// and start another.
+pub fn unsafe_source_text(text: &str) -> Option<String> {
+    text.chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+        .then(|| "it holds white space or a control character".to_string())
 }
 
 /// `URL@REV` split at the revision's `@`: the last `@` after the host, so

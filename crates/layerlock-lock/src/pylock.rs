@@ -245,11 +245,32 @@ fn direct_source(
                 format!("{name}: `commit-id` is not a full commit id"),
             ));
         }
+        let subdirectory = text(vcs, "subdirectory")?;
+        let requested = text(vcs, "requested-revision")?;
+        let outside = subdirectory
+            .as_deref()
+            .is_some_and(|s| s.is_empty() || s.starts_with('/') || s.split('/').any(|p| p == ".."));
+        let unsafe_text = [Some(&url), subdirectory.as_ref(), requested.as_ref()]
+            .into_iter()
+            .flatten()
+            .find_map(|t| crate::model::unsafe_source_text(t));
+        if let Some(why) = unsafe_text {
+            return Err(bad(
+                line,
+                format!("{name}: its git source cannot be used: {why}"),
+            ));
+        }
+        if outside || url.starts_with('-') {
+            return Err(bad(
+                line,
+                format!("{name}: its git source points outside the repository or at an option"),
+            ));
+        }
         return Ok(Some(DirectSource::Git {
             url,
-            requested: text(vcs, "requested-revision")?,
+            requested,
             commit: commit.to_ascii_lowercase(),
-            subdirectory: text(vcs, "subdirectory")?,
+            subdirectory,
         }));
     }
     if let Some(dir) = table.get("directory") {
@@ -261,6 +282,12 @@ fn direct_source(
         else {
             return Err(bad(line, format!("{name}: `directory` needs a `path`")));
         };
+        if path.chars().any(char::is_control) {
+            return Err(bad(
+                line,
+                format!("{name}: its directory path holds a control character"),
+            ));
+        }
         return Ok(Some(DirectSource::Directory { path }));
     }
     Ok(None)

@@ -33,6 +33,18 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
     let lines: Vec<&str> = text.lines().collect();
     for entry in parsed.entries {
         let origin = format!("{}:{}", entry.origin.path.display(), entry.origin.line);
+        if entry.origin.path != path
+            && matches!(
+                entry.requirement.version_or_url,
+                Some(uv_pep508::VersionOrUrl::Url(_))
+            )
+        {
+            return Err(invalid(
+                &entry.origin,
+                "a lock's `name @ URL` entry belongs in the lock itself, not in a file it includes"
+                    .to_string(),
+            ));
+        }
         let direct = direct_entry(&entry, &lines)?;
         let version = match &direct {
             Some((_, version)) => Some(version.clone()),

@@ -336,6 +336,8 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
     let base = read_bases(layer, &target)?;
     let mut direct_reqs = Vec::new();
     let mut constraints = narrowing(&layer.constraints, "--constraint", layer)?;
+    // `-c` lines inside the inputs narrow versions too, and a URL there
+    // is refused like one in a `--constraint` file.
     constraints.extend(keep.moves.iter().cloned());
     let overrides = narrowing(&layer.overrides, "--override", layer)?;
     let mut input_options = IndexOptions::default();
@@ -378,6 +380,19 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
             by_url.push((d, folder(&e.origin.path)));
         }
         direct_reqs.extend(direct(&parsed.entries, layer));
+        if let Some(entry) = parsed.constraints.iter().find(|e| {
+            matches!(
+                e.requirement.version_or_url,
+                Some(uv_pep508::VersionOrUrl::Url(_))
+            )
+        }) {
+            bail!(
+                "{}:{}: a constraint takes versions, not a URL (`{}`); ask for the package by URL in the requirements instead",
+                show(&entry.origin.path, layer),
+                entry.origin.line,
+                entry.requirement
+            );
+        }
         constraints.extend(direct(&parsed.constraints, layer));
         input_options.add(parsed.options);
     }

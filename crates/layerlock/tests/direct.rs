@@ -189,7 +189,13 @@ fn a_url_layerlock_cannot_pin_is_refused_with_what_to_do() {
         ),
         (
             &format!("proj @ git+ext::sh -c touch% {}\n", marker.display()) as &str,
-            "cannot fetch it",
+            "white space",
+        ),
+        ("proj @ git+ext::/bin/true\n", "cannot fetch it"),
+        ("proj @ git+http://example.test/repo\n", "cannot fetch it"),
+        (
+            "proj @ git+https://me:s3cret@example.test/repo\n",
+            "carries credentials",
         ),
         ("proj @ git+file:///nowhere/repo@v1\n", "cannot fetch it"),
     ] {
@@ -198,7 +204,17 @@ fn a_url_layerlock_cannot_pin_is_refused_with_what_to_do() {
         assert_eq!(code, 2, "{line}: {stderr}");
         assert!(stderr.contains("in.txt:1"), "{line}: {stderr}");
         assert!(stderr.contains(says), "{line}: {stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
     }
+    // A URL in a constraint file an input includes is no constraint.
+    work.write("c.txt", "proj @ git+https://example.test/repo\n");
+    work.write("in.txt", "web\n-c c.txt\n");
+    let (code, _, stderr) = compile(&work, &index, &["in.txt"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("c.txt:1: a constraint takes versions, not a URL"),
+        "{stderr}"
+    );
     assert!(!marker.exists(), "git's ext:: transport ran a command");
 }
 

@@ -145,7 +145,7 @@ fn sdists_install_built_by_the_installer_and_hash_checked() {
         assert_eq!(code, 0, "{installer}: {stderr}");
         assert!(
             stderr.contains(&format!(
-                "installing 2 packages with {installer}, building their hash-checked sdists"
+                "installing 2 packages with {installer} (building their sdists, which are hash-checked)"
             )),
             "{installer}: {stderr}"
         );

@@ -270,6 +270,16 @@ impl InstallRequest<'_> {
         let mut text = String::new();
         for pin in self.pins {
             if let Some(url) = pin.source {
+                // One line a pin: a URL that could end it is never written.
+                if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                    return Err(failed(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "the source of {} holds white space or a control character",
+                            pin.name
+                        ),
+                    )));
+                }
                 text.push_str(&format!("{} @ {url}\n", pin.name));
                 continue;
             }

@@ -217,11 +217,18 @@ fn run_installers(
     runs: &Runs,
     repair: &[String],
 ) -> Result<i32> {
+    let mut first = true;
     for (pins, build) in runs.in_order() {
         if pins.is_empty() {
             continue;
         }
-        let installer = installer(settings, python, pins, repair, build)?;
+        let installer = match installer(settings, python, pins, repair, build) {
+            Ok(installer) => installer,
+            // After a run that changed the environment, what it did is
+            // still settled and reported: the failure is the installer's.
+            Err(e) if !first => return Ok(failed_to_start(&e)),
+            Err(e) => return Err(e),
+        };
         if !settings.quiet {
             diag!(
                 "installing {} package{} with {}{}",
@@ -230,17 +237,29 @@ fn run_installers(
                 installer.installer(),
                 match build {
                     Build::Nothing => "",
-                    Build::Sdists => ", building their hash-checked sdists",
+                    Build::Sdists => " (building their sdists, which are hash-checked)",
                     Build::Sources => ", from source",
                 }
             );
         }
-        let exit = installer.run()?;
+        let exit = match installer.run() {
+            Ok(exit) => exit,
+            Err(e) if !first => return Ok(failed_to_start(&e.into())),
+            Err(e) => return Err(e.into()),
+        };
         if exit != 0 {
             return Ok(exit);
         }
+        first = false;
     }
     Ok(0)
+}
+
+/// A later installer run that could not start: said, and counted as the
+/// installer failing (exit 2), so the earlier runs' work is settled.
+fn failed_to_start(e: &anyhow::Error) -> i32 {
+    diag!("error: {e:#}");
+    2
 }
 
 /// Before the environment is looked at: the lock is hash-pinned, and the

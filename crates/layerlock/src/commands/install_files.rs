@@ -70,6 +70,19 @@ pub fn find(
                 return Err(cannot(format!("no index knows it ({})", asked.join(", "))));
             }
         };
+        // A file of the pinned version the index lists without a sha256
+        // cannot be told from the locked ones: which run may build the pin
+        // would rest on a guess.
+        if let Some(unhashed) = files.iter().find(|f| {
+            f.sha256.is_none()
+                && layerlock_dist::version_in_filename(&name, &f.filename).as_ref()
+                    == Some(pin.version)
+        }) {
+            return Err(cannot(format!(
+                "the index lists {} without a sha256",
+                unhashed.filename
+            )));
+        }
         let chosen = match layerlock_dist::locked_files(&files, pin.hashes, tags.as_ref()) {
             LockedFiles::None => {
                 return Err(cannot(
