@@ -36,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 spec = importlib.util.spec_from_file_location("compile_bench", HERE / "compile.py")
 bench = importlib.util.module_from_spec(spec)
+sys.modules["compile_bench"] = bench
 spec.loader.exec_module(bench)
 
 
@@ -92,8 +93,9 @@ def main() -> int:
                 cache = work / "cache" if cold else warm_cache
                 wall, _ = bench.measure(cmd(tool, cache, out, not cold), wl.cwd, env, work / "log")
                 walls.append(wall)
-                if keep and out.read_text() != seed.read_text() and tool == "layerlock":
-                    print(f"  note: {tool} {label}: the lock changed", flush=True)
+                body = lambda p: [l for l in p.read_text().splitlines() if not l.startswith("#")]
+                if keep and body(out) != body(seed):
+                    print(f"  note: {tool} {label}: the pins changed", flush=True)
             series[label] = {"runs_s": [round(w, 4) for w in walls],
                              "median_s": round(bench.median(walls), 4)}
             print(f"{tool:<9} {label:<24} median {series[label]['median_s']:.3f} s", flush=True)
