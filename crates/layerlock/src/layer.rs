@@ -312,23 +312,38 @@ fn narrowing(files: &[UserPath], flag: &str, layer: &LayerSettings) -> Result<Ve
     for file in files {
         let parsed =
             RequirementsFile::read(&file.path).with_context(|| format!("{flag} {}", file.shown))?;
-        if let Some(entry) = parsed.entries.iter().chain(&parsed.constraints).find(|e| {
-            !matches!(
-                e.requirement.version_or_url,
-                None | Some(uv_pep508::VersionOrUrl::VersionSpecifier(_))
-            )
-        }) {
-            bail!(
-                "{}:{}: {flag} takes versions, not URLs (`{}`)",
-                show(&entry.origin.path, layer),
-                entry.origin.line,
-                entry.requirement
-            );
-        }
+        versions_only(
+            parsed.entries.iter().chain(&parsed.constraints),
+            &format!("{flag} takes versions, not URLs"),
+            layer,
+        )?;
         out.extend(direct(&parsed.entries, layer));
         out.extend(direct(&parsed.constraints, layer));
     }
     Ok(out)
+}
+
+/// An error naming the first of `entries` that asks by URL, with `why`.
+fn versions_only<'e>(
+    entries: impl IntoIterator<Item = &'e Entry>,
+    why: &str,
+    layer: &LayerSettings,
+) -> Result<()> {
+    let by_url = entries.into_iter().find(|e| {
+        !matches!(
+            e.requirement.version_or_url,
+            None | Some(uv_pep508::VersionOrUrl::VersionSpecifier(_))
+        )
+    });
+    match by_url {
+        Some(entry) => bail!(
+            "{}:{}: {why} (`{}`)",
+            show(&entry.origin.path, layer),
+            entry.origin.line,
+            entry.requirement
+        ),
+        None => Ok(()),
+    }
 }
 
 pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
@@ -380,19 +395,11 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
             by_url.push((d, folder(&e.origin.path)));
         }
         direct_reqs.extend(direct(&parsed.entries, layer));
-        if let Some(entry) = parsed.constraints.iter().find(|e| {
-            matches!(
-                e.requirement.version_or_url,
-                Some(uv_pep508::VersionOrUrl::Url(_))
-            )
-        }) {
-            bail!(
-                "{}:{}: a constraint takes versions, not a URL (`{}`); ask for the package by URL in the requirements instead",
-                show(&entry.origin.path, layer),
-                entry.origin.line,
-                entry.requirement
-            );
-        }
+        versions_only(
+            &parsed.constraints,
+            "a constraint takes versions, not a URL; ask for the package by URL in the requirements instead",
+            layer,
+        )?;
         constraints.extend(direct(&parsed.constraints, layer));
         input_options.add(parsed.options);
     }
