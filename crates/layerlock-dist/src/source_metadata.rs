@@ -613,16 +613,13 @@ pub fn sdist_metadata(files: &SourceFiles, name: &str, version: &str) -> Result<
     }
     let cfg = text(&files.setup_cfg);
     let py = text(&files.setup_py);
-    let declarative = cfg.as_deref().is_some_and(|c| {
-        ini(c)
-            .iter()
-            .any(|(section, _, _)| section.starts_with("options") || section == "metadata")
-    });
-    let cfg_declares = cfg.as_deref().is_some_and(|c| {
-        ini(c)
-            .iter()
-            .any(|(_, key, _)| SETUP_PY_KEYWORDS.contains(&key.replace('-', "_").as_str()))
-    });
+    let sections = cfg.as_deref().map(ini).unwrap_or_default();
+    let declarative = sections
+        .iter()
+        .any(|(section, _, _)| section.starts_with("options") || section == "metadata");
+    let cfg_declares = sections
+        .iter()
+        .any(|(_, key, _)| SETUP_PY_KEYWORDS.contains(&key.replace('-', "_").as_str()));
     if declarative {
         match from_setup_cfg(
             cfg.as_deref().unwrap_or_default(),

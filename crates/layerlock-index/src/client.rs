@@ -828,9 +828,13 @@ impl Inner {
         };
         // What an sdist's metadata is depends on the reader's rules, so
         // its answers are kept under the rules' number.
-        let key = match file.kind(&name) {
-            layerlock_dist::DistKind::Sdist(_) => format!("{SDIST_READER}-{key}"),
-            _ => key,
+        let sdist = match file.kind(&name) {
+            layerlock_dist::DistKind::Sdist(version) => Some(version),
+            _ => None,
+        };
+        let key = match &sdist {
+            Some(_) => format!("{SDIST_READER}-{key}"),
+            None => key,
         };
         let invalid = |message: String| SourceError::Invalid {
             url: redact(&file.url),
@@ -847,11 +851,9 @@ impl Inner {
                 });
             }
             None => {
-                let mut bytes = match file.kind(&name) {
-                    layerlock_dist::DistKind::Sdist(version) => {
-                        self.sdist_metadata(&name, &version, &file).await?
-                    }
-                    _ => self.download_metadata(&name, &file).await?,
+                let mut bytes = match &sdist {
+                    Some(version) => self.sdist_metadata(&name, version, &file).await?,
+                    None => self.download_metadata(&name, &file).await?,
                 };
                 // Only the header is ever read: the description is not kept.
                 if !bytes.starts_with(DYNAMIC) {
@@ -865,8 +867,7 @@ impl Inner {
             return Err(SourceError::Dynamic {
                 message: format!(
                     "{name}=={}: its source distribution does not say its dependencies statically ({})",
-                    layerlock_dist::version_in_filename(&name, &file.filename)
-                        .map_or_else(String::new, |v| v.to_string()),
+                    sdist.as_ref().map_or_else(String::new, ToString::to_string),
                     String::from_utf8_lossy(why)
                 ),
             });

@@ -388,13 +388,11 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
             by_url.push((d.clone(), folder(&origin.path)));
             direct_reqs.push(d);
         }
-        for (d, e) in direct(&parsed.entries, layer)
-            .into_iter()
-            .zip(&parsed.entries)
-        {
-            by_url.push((d, folder(&e.origin.path)));
+        let entries = direct(&parsed.entries, layer);
+        for (d, e) in entries.iter().zip(&parsed.entries) {
+            by_url.push((d.clone(), folder(&e.origin.path)));
         }
-        direct_reqs.extend(direct(&parsed.entries, layer));
+        direct_reqs.extend(entries);
         versions_only(
             &parsed.constraints,
             "a constraint takes versions, not a URL; ask for the package by URL in the requirements instead",

@@ -15,8 +15,20 @@ fn index() -> Index {
     Index::start(&["lifecycle.toml"], &[])
 }
 
-/// `compile in.txt -o lock.txt` at `cutoff`, with `extra` flags.
+/// `compile in.txt -o lock.txt` at `cutoff`, ages measured at `LATER`,
+/// with `extra` flags.
 fn compile(work: &Work, index: &Index, cutoff: &str, extra: &[&str]) -> (i32, String, String) {
+    compile_at(work, index, cutoff, LATER, extra)
+}
+
+/// [`compile`] with ages measured at `now`.
+fn compile_at(
+    work: &Work,
+    index: &Index,
+    cutoff: &str,
+    now: &str,
+    extra: &[&str],
+) -> (i32, String, String) {
     let mut args = vec![
         "in.txt",
         "-o",
@@ -24,7 +36,7 @@ fn compile(work: &Work, index: &Index, cutoff: &str, extra: &[&str]) -> (i32, St
         "--exclude-newer",
         cutoff,
         "--now",
-        LATER,
+        now,
     ];
     args.extend_from_slice(extra);
     run(work.compile(&index.json(), &args))
@@ -451,17 +463,15 @@ fn the_cooldown_holds_back_what_moves_and_names_young_kept_pins() {
     let (index, work) = (index(), Work::new());
     old_lock(&work, &index);
     // Two days after web 1.1.0 came out: -P web may not take it yet.
-    let young = ["--min-age", "7d", "--now", "2024-06-03T00:00:00Z"];
-    let mut args = vec!["-P", "web"];
-    args.extend_from_slice(&young);
-    let (code, _, stderr) = run(work.compile(
-        &index.json(),
-        &[
-            &["in.txt", "-o", "lock.txt", "--exclude-newer", LATER][..],
-            &args,
-        ]
-        .concat(),
-    ));
+    let young = ["--min-age", "7d"];
+    let now = "2024-06-03T00:00:00Z";
+    let (code, _, stderr) = compile_at(
+        &work,
+        &index,
+        LATER,
+        now,
+        &["-P", "web", young[0], young[1]],
+    );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         locked(&work),
@@ -474,14 +484,7 @@ fn the_cooldown_holds_back_what_moves_and_names_young_kept_pins() {
     // Pins taken before the policy are kept, and named while young.
     let (code, _, stderr) = compile(&work, &index, LATER, &["-U"]);
     assert_eq!(code, 0, "{stderr}");
-    let (code, _, stderr) = run(work.compile(
-        &index.json(),
-        &[
-            &["in.txt", "-o", "lock.txt", "--exclude-newer", LATER][..],
-            &young,
-        ]
-        .concat(),
-    ));
+    let (code, _, stderr) = compile_at(&work, &index, LATER, now, &young);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         locked(&work),

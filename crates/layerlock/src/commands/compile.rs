@@ -191,33 +191,31 @@ fn previous(
     let Some(output) = &layer.output else {
         return Ok(None);
     };
-    let strict = Lock::read(&output.path);
-    // Another tool's lock (pip-compile's, one without hashes or files) is
-    // still a list of pins: its exact pins are kept, and it is said so.
-    let strict = match strict {
-        Err(
-            err @ (layerlock_lock::LockError::Invalid { .. }
-            | layerlock_lock::LockError::Syntax { .. }),
-        ) => {
-            match layerlock_lock::read_text(&output.path)
-                .and_then(|text| Lock::parse_pins(&output.path, &text))
-            {
-                Ok(pins) => {
-                    if !quiet && !freed.all {
-                        diag!(
-                            "warning: {} is not a lock layerlock wrote ({err}); its {} exact pin{} are kept, anything else in it is not",
-                            output.shown,
-                            pins.packages.len(),
-                            if pins.packages.len() == 1 { "" } else { "s" }
-                        );
-                    }
-                    Ok(pins)
+    // Read once. Another tool's lock (pip-compile's, one without hashes
+    // or files) is still a list of pins: its exact pins are kept, and it
+    // is said so.
+    let strict = layerlock_lock::read_text(&output.path).and_then(|text| {
+        match Lock::parse(&output.path, &text) {
+            Err(
+                err @ (layerlock_lock::LockError::Invalid { .. }
+                | layerlock_lock::LockError::Syntax { .. }),
+            ) => {
+                let Ok(pins) = Lock::parse_pins(&output.path, &text) else {
+                    return Err(err);
+                };
+                if !quiet && !freed.all {
+                    diag!(
+                        "warning: {} is not a lock layerlock wrote ({err}); its {} exact pin{} are kept, anything else in it is not",
+                        output.shown,
+                        pins.packages.len(),
+                        if pins.packages.len() == 1 { "" } else { "s" }
+                    );
                 }
-                Err(_) => Err(err),
+                Ok(pins)
             }
+            other => other,
         }
-        other => other,
-    };
+    });
     match strict {
         Ok(lock) => Ok(Some(lock)),
         Err(layerlock_lock::LockError::Missing { .. }) => Ok(None),
