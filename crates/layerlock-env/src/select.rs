@@ -53,13 +53,9 @@ impl LockEntry {
 /// Why a lock cannot be used on an interpreter.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    /// The header's target is another one.
-    #[error("was compiled for Python {python} on {platform}: {why}")]
-    OtherTarget {
-        python: String,
-        platform: String,
-        why: String,
-    },
+    /// The header's targets are all other ones.
+    #[error("was compiled for {targets}: {why}")]
+    OtherTarget { targets: String, why: String },
     #[error(
         "cannot be installed here: the lock has markers and layerlock cannot tell the marker values of {0}"
     )]
@@ -94,14 +90,9 @@ impl Refusal {
     pub fn what_and_why(&self) -> Option<(String, String)> {
         let here = "cannot be installed here".to_string();
         Some(match self {
-            Self::OtherTarget {
-                python,
-                platform,
-                why,
-            } => (
-                format!("was compiled for Python {python} on {platform}"),
-                why.clone(),
-            ),
+            Self::OtherTarget { targets, why } => {
+                (format!("was compiled for {targets}"), why.clone())
+            }
             Self::NoMarkerValues(platform) => (
                 here,
                 format!(
@@ -121,12 +112,21 @@ impl Refusal {
 /// The entries of `lock` that `interpreter` takes, or why it takes none.
 pub fn select(interpreter: &Interpreter, lock: &Lock) -> Result<Vec<LockEntry>, Refusal> {
     let header = &lock.header;
-    if let Some(target) = &header.target
-        && let Some(why) = interpreter.mismatch(&target.python, &target.platform)
-    {
+    // A lock for several targets serves an interpreter that is any of
+    // them; the refusal names them all, and why this one is not the first.
+    let misses: Vec<String> = header
+        .targets
+        .iter()
+        .map_while(|t| interpreter.mismatch(&t.python, &t.platform))
+        .collect();
+    if !header.targets.is_empty() && misses.len() == header.targets.len() {
+        let why = match misses.as_slice() {
+            [one] => one.clone(),
+            [first, ..] => format!("it is none of them ({first}, …)"),
+            [] => String::new(),
+        };
         return Err(Refusal::OtherTarget {
-            python: target.python.clone(),
-            platform: target.platform.clone(),
+            targets: layerlock_lock::describe_targets(&header.targets),
             why,
         });
     }
@@ -294,7 +294,7 @@ mod tests {
             "# layerlock-target: python=3.11 platform=x86_64-manylinux_2_28\nc==1 {HASH}\n"
         );
         let lock = lock(&text);
-        assert!(lock.header.target.is_some());
+        assert_eq!(lock.header.targets.len(), 1);
         let refusal = select(&interpreter((3, 12, 3)), &lock).unwrap_err();
         assert!(matches!(refusal, Refusal::OtherTarget { .. }), "{refusal}");
         assert!(refusal.is_wrong_interpreter());

@@ -88,6 +88,50 @@ pub enum ClientError {
     Http(String),
 }
 
+/// Callbacks of the resolutions the client serves at once (the targets of
+/// a layer share one client): each joins with its own and leaves when done.
+struct Hooks<T>(Mutex<Vec<(u64, T)>>);
+
+impl<T> Default for Hooks<T> {
+    fn default() -> Self {
+        Self(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Clone> Hooks<T> {
+    fn add(&self, id: u64, value: T) {
+        if let Ok(mut all) = self.0.lock() {
+            all.push((id, value));
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        if let Ok(mut all) = self.0.lock() {
+            all.retain(|(i, _)| *i != id);
+        }
+    }
+
+    fn all(&self) -> Vec<T> {
+        self.0
+            .lock()
+            .map(|all| all.iter().map(|(_, v)| v.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The hooks one resolution added: removed when it is dropped.
+pub struct Aimed {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Drop for Aimed {
+    fn drop(&mut self) {
+        self.inner.speculators.remove(self.id);
+        self.inner.expanders.remove(self.id);
+    }
+}
+
 /// A callback the client's user may set once it exists.
 struct Hook<T>(Mutex<Option<T>>);
 
@@ -167,8 +211,9 @@ struct Inner {
     guessed: Mutex<HashMap<PackageName, u64>>,
     /// Per project, how many of its versions were read and found unusable.
     rejections: Mutex<HashMap<PackageName, usize>>,
-    speculator: Hook<Speculator>,
-    expander: Hook<Expander>,
+    speculators: Hooks<Speculator>,
+    expanders: Hooks<Expander>,
+    next_hook: std::sync::atomic::AtomicU64,
     progress: Hook<Arc<dyn Progress>>,
     stats: Recorder,
 }
@@ -235,8 +280,9 @@ impl IndexClient {
                 layouts: Mutex::default(),
                 guessed: Mutex::default(),
                 rejections: Mutex::default(),
-                speculator: Hook::default(),
-                expander: Hook::default(),
+                speculators: Hooks::default(),
+                expanders: Hooks::default(),
+                next_hook: std::sync::atomic::AtomicU64::new(0),
                 progress: Hook::default(),
                 stats: Recorder::new(),
             }),
@@ -244,12 +290,23 @@ impl IndexClient {
         })
     }
 
-    pub fn set_speculator(&self, speculator: Speculator) {
-        self.inner.speculator.set(speculator);
-    }
-
-    pub fn set_expander(&self, expander: Expander) {
-        self.inner.expander.set(expander);
+    /// Guess ahead for one more resolution, until the answer is dropped:
+    /// its speculator picks the wheels whose metadata to fetch early, its
+    /// expander (when given) walks the tree ahead. Several resolutions may
+    /// be served at once; each one's guesses are made.
+    pub fn aim(&self, speculator: Speculator, expander: Option<Expander>) -> Aimed {
+        let id = self
+            .inner
+            .next_hook
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.speculators.add(id, speculator);
+        if let Some(expander) = expander {
+            self.inner.expanders.add(id, expander);
+        }
+        Aimed {
+            inner: self.inner.clone(),
+            id,
+        }
     }
 
     pub fn set_progress(&self, progress: Arc<dyn Progress>) {
@@ -639,10 +696,11 @@ impl Inner {
         self.stats.page_arrived(&name);
         let project = ProjectFiles::new(local, page, asked);
         let answer = if !project.is_empty() {
-            let speculator = self.speculator.get();
-            if let Some(pick) = speculator.and_then(|s| s(&name, &project, None)) {
-                let fut = Self::metadata_future(&self, &name, &pick);
-                tokio::spawn(fut);
+            for speculator in self.speculators.all() {
+                if let Some(pick) = speculator(&name, &project, None) {
+                    let fut = Self::metadata_future(&self, &name, &pick);
+                    tokio::spawn(fut);
+                }
             }
             ProjectAnswer::Found(project)
         } else if not_cached {
@@ -680,21 +738,20 @@ impl Inner {
         let ProjectAnswer::Found(project) = answer.as_ref() else {
             return;
         };
-        let Some(speculator) = self.speculator.get() else {
-            return;
-        };
-        let mut below = version;
-        for _ in 0..count {
-            let Some(pick) = speculator(&name, project, Some(&below)) else {
-                break;
-            };
-            let Some(version) = version_in_filename(&name, &pick.filename) else {
-                break;
-            };
-            if self.may_guess(&name, &pick) {
-                tokio::spawn(Self::metadata_future(&self, &name, &pick));
+        for speculator in self.speculators.all() {
+            let mut below = version.clone();
+            for _ in 0..count {
+                let Some(pick) = speculator(&name, project, Some(&below)) else {
+                    break;
+                };
+                let Some(older) = version_in_filename(&name, &pick.filename) else {
+                    break;
+                };
+                if self.may_guess(&name, &pick) {
+                    tokio::spawn(Self::metadata_future(&self, &name, &pick));
+                }
+                below = older;
             }
-            below = version;
         }
     }
 
@@ -881,8 +938,7 @@ impl Inner {
         }
         self.report(&file.filename);
         self.stats.metadata_arrived(&name);
-        let expander = self.expander.get();
-        if let Some(expand) = expander {
+        for expand in self.expanders.all() {
             let ahead = expand(&name, &metadata);
             for next in &ahead.projects {
                 tokio::spawn(Self::project_future(&self, next));

@@ -22,6 +22,7 @@ pub mod wheel {
     };
 }
 pub use client::{
-    Ahead, ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator, package_name,
+    Ahead, Aimed, ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator,
+    package_name,
 };
 pub use stats::{Arrivals, Fetch, FetchStats, Traffic};

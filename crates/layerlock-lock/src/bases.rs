@@ -5,7 +5,7 @@
 //! compile time, not at image build.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use uv_distribution_filename::{SourceDistExtension, SourceDistFilename, WheelFilename};
@@ -97,6 +97,50 @@ pub struct Bases {
     pub pins: BTreeMap<PackageName, BasePin>,
 }
 
+/// pip freeze's names of unnamed editables, by line.
+type EditableNames = BTreeMap<usize, (PackageName, Option<Version>)>;
+
+/// A base file read and parsed once, to add for each target of a layer
+/// (and to say which targets its header names).
+#[derive(Debug)]
+pub struct BaseFile {
+    path: PathBuf,
+    shown: String,
+    text: String,
+    /// A requirements file's entries and the names of its unnamed
+    /// editables (pip freeze's comments); `None` for a `pylock.toml`,
+    /// whose entries depend on the target's environment.
+    parsed: Option<(RequirementsFile, EditableNames)>,
+    /// The targets its header names (layerlock's locks say them).
+    pub targets: Vec<crate::LockTarget>,
+}
+
+impl BaseFile {
+    pub fn read(path: &Path, shown: &str) -> Result<Self, BaseError> {
+        let text = crate::parse::read_text(path)?;
+        let (parsed, targets) = if LockFormat::from_path(path) == LockFormat::Pylock {
+            let targets = crate::Lock::parse(path, &text)
+                .map(|l| l.header.targets)
+                .unwrap_or_default();
+            (None, targets)
+        } else {
+            let parsed = RequirementsFile::parse(path, &text)?;
+            let named = freeze_editable_names(&text);
+            (
+                Some((parsed, named)),
+                crate::requirements::header_targets(&text),
+            )
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            shown: shown.to_string(),
+            text,
+            parsed,
+            targets,
+        })
+    }
+}
+
 impl Bases {
     /// Add a base file, in the format its name says. `shown` is how
     /// messages name it; entries whose markers are false for `markers`
@@ -107,9 +151,19 @@ impl Bases {
         shown: &str,
         markers: &MarkerEnvironment,
     ) -> Result<(), BaseError> {
-        if LockFormat::from_path(path) == LockFormat::Pylock {
-            let text = crate::parse::read_text(path)?;
-            for entry in crate::pylock::base_entries(path, &text, Some(markers))? {
+        self.add_base(&BaseFile::read(path, shown)?, markers)
+    }
+
+    /// [`Bases::add_file`] of a file read once ([`BaseFile::read`]), for
+    /// one target of several.
+    pub fn add_base(
+        &mut self,
+        file: &BaseFile,
+        markers: &MarkerEnvironment,
+    ) -> Result<(), BaseError> {
+        let (path, shown) = (file.path.as_path(), file.shown.as_str());
+        let Some((parsed, named)) = &file.parsed else {
+            for entry in crate::pylock::base_entries(path, &file.text, Some(markers))? {
                 if !entry.marker.evaluate(markers, &[]) {
                     continue;
                 }
@@ -123,11 +177,7 @@ impl Bases {
                 )?;
             }
             return Ok(());
-        }
-        // Read once: the parse and the freeze comments come from one text.
-        let text = crate::parse::read_text(path)?;
-        let parsed = RequirementsFile::parse(path, &text)?;
-        let named = freeze_editable_names(&text);
+        };
         let origin_of = |file: &Path, line: usize| {
             let file = if file == path {
                 shown.to_string()
@@ -336,7 +386,7 @@ impl Bases {
 /// ```
 ///
 /// Map the `-e` line's number to the name and version in that comment.
-fn freeze_editable_names(text: &str) -> BTreeMap<usize, (PackageName, Option<Version>)> {
+fn freeze_editable_names(text: &str) -> EditableNames {
     let mut out = BTreeMap::new();
     let mut pending = None;
     for (i, line) in text.lines().enumerate() {

@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use uv_normalize::PackageName;
 use uv_pep440::Version;
 
-use crate::model::{Lock, LockedPackage};
+use crate::model::{Lock, LockTarget, LockedPackage};
+use crate::targets::target_values;
 
 /// How one package moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,8 +86,136 @@ pub fn uploaded(p: &LockedPackage) -> Option<Timestamp> {
     p.files.iter().filter_map(|f| f.upload_time).min()
 }
 
-/// What changed from `old` to `new`.
+/// What changed from `old` to `new`. Between locks of several targets,
+/// each target's packages are compared, and a change that happened on some
+/// targets only carries the marker that selects them.
 pub fn changes(old: &Lock, new: &Lock) -> Changes {
+    let mut targets: Vec<LockTarget> = old.header.targets.clone();
+    for t in &new.header.targets {
+        if !targets.contains(t) {
+            targets.push(t.clone());
+        }
+    }
+    // Per target when a lock serves several (and markers tell them apart);
+    // one lock of one target against another of another is compared by
+    // name, as before: moving a layer to a new Python is no removal.
+    let several = old.header.targets.len() > 1 || new.header.targets.len() > 1;
+    let values: Option<Vec<[String; 3]>> = targets.iter().map(target_values).collect();
+    match values {
+        Some(values) if several && crate::check_distinct(&targets).is_ok() => {
+            per_target(old, new, &targets, &values)
+        }
+        _ => by_marker(old, new),
+    }
+}
+
+/// The packages of `lock` on `target`: those its markers select, when the
+/// lock was compiled for the target (or names none); else none.
+fn on_target<'a>(lock: &'a Lock, target: &LockTarget) -> BTreeMap<PackageName, &'a LockedPackage> {
+    let names = &lock.header.targets;
+    if !names.is_empty() && !names.contains(target) {
+        return BTreeMap::new();
+    }
+    let Ok(t) = layerlock_dist::Target::new(&target.python, &target.platform) else {
+        return BTreeMap::new();
+    };
+    lock.packages
+        .iter()
+        .filter(|p| p.marker.evaluate(t.markers(), &[]))
+        .map(|p| (p.name.clone(), p))
+        .collect()
+}
+
+/// A change without its marker, as targets share it.
+type Moved = (
+    PackageName,
+    ChangeKind,
+    Option<Version>,
+    Option<Version>,
+    Option<String>,
+    Option<String>,
+);
+
+fn per_target(old: &Lock, new: &Lock, targets: &[LockTarget], values: &[[String; 3]]) -> Changes {
+    let mut moved: BTreeMap<Moved, (Vec<bool>, Change)> = BTreeMap::new();
+    let mut kept: std::collections::BTreeSet<(PackageName, Version)> = Default::default();
+    let mut touched: std::collections::BTreeSet<PackageName> = Default::default();
+    for (i, target) in targets.iter().enumerate() {
+        let (before, after) = (on_target(old, target), on_target(new, target));
+        let mut names: Vec<&PackageName> = before.keys().chain(after.keys()).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let (was, is) = (before.get(name).copied(), after.get(name).copied());
+            let Some(change) = change(name, None, was, is) else {
+                if let Some(p) = is {
+                    kept.insert((p.name.clone(), p.version.clone()));
+                }
+                continue;
+            };
+            touched.insert(name.clone());
+            let key = (
+                change.name.clone(),
+                change.kind,
+                change.old.clone(),
+                change.new.clone(),
+                change.old_source.clone(),
+                change.new_source.clone(),
+            );
+            let slot = moved
+                .entry(key)
+                .or_insert_with(|| (vec![false; targets.len()], change));
+            slot.0[i] = true;
+        }
+    }
+    let mut out = Changes {
+        kept: kept.iter().filter(|(n, _)| !touched.contains(n)).count(),
+        ..Changes::default()
+    };
+    for (_, (on, mut change)) in moved {
+        change.marker = crate::marker_for(values, &on)
+            .contents()
+            .map(|m| m.to_string());
+        out.changes.push(change);
+    }
+    out.changes
+        .sort_by(|a, b| (&a.name, &a.marker).cmp(&(&b.name, &b.marker)));
+    out
+}
+
+/// How one package moved between `was` and `is`, if it did.
+fn change(
+    name: &PackageName,
+    marker: Option<String>,
+    was: Option<&LockedPackage>,
+    is: Option<&LockedPackage>,
+) -> Option<Change> {
+    let kind = match (was, is) {
+        (None, Some(_)) => ChangeKind::Added,
+        (Some(_), None) => ChangeKind::Removed,
+        (Some(a), Some(b)) if a.version < b.version => ChangeKind::Upgraded,
+        (Some(a), Some(b)) if a.version > b.version => ChangeKind::Downgraded,
+        (Some(a), Some(b)) if a.direct != b.direct => ChangeKind::SourceChanged,
+        _ => return None,
+    };
+    Some(Change {
+        name: name.clone(),
+        marker,
+        kind,
+        old: was.map(|p| p.version.clone()),
+        new: is.map(|p| p.version.clone()),
+        via: is.or(was).map(|p| p.via.clone()).unwrap_or_default(),
+        why: None,
+        old_uploaded: was.and_then(uploaded),
+        new_uploaded: is.and_then(uploaded),
+        old_source: was.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
+        new_source: is.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
+    })
+}
+
+/// Packages compared by name and marker (a lock of one target, or whose
+/// targets do not read).
+fn by_marker(old: &Lock, new: &Lock) -> Changes {
     let before: BTreeMap<Key, &LockedPackage> = old.packages.iter().map(|p| (key(p), p)).collect();
     let after: BTreeMap<Key, &LockedPackage> = new.packages.iter().map(|p| (key(p), p)).collect();
     let mut out = Changes::default();
@@ -94,32 +223,11 @@ pub fn changes(old: &Lock, new: &Lock) -> Changes {
     keys.sort();
     keys.dedup();
     for k in keys {
-        let (was, is) = (before.get(k), after.get(k));
-        let kind = match (was, is) {
-            (None, Some(_)) => ChangeKind::Added,
-            (Some(_), None) => ChangeKind::Removed,
-            (Some(a), Some(b)) if a.version < b.version => ChangeKind::Upgraded,
-            (Some(a), Some(b)) if a.version > b.version => ChangeKind::Downgraded,
-            (Some(a), Some(b)) if a.direct != b.direct => ChangeKind::SourceChanged,
-            _ => {
-                out.kept += 1;
-                continue;
-            }
-        };
-        let via = is.or(was).map(|p| p.via.clone()).unwrap_or_default();
-        out.changes.push(Change {
-            name: k.0.clone(),
-            marker: k.1.clone(),
-            kind,
-            old: was.map(|p| p.version.clone()),
-            new: is.map(|p| p.version.clone()),
-            via,
-            why: None,
-            old_uploaded: was.and_then(|p| uploaded(p)),
-            new_uploaded: is.and_then(|p| uploaded(p)),
-            old_source: was.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
-            new_source: is.and_then(|p| p.direct.as_ref()).map(|d| d.url()),
-        });
+        let (was, is) = (before.get(k).copied(), after.get(k).copied());
+        match change(&k.0, k.1.clone(), was, is) {
+            Some(c) => out.changes.push(c),
+            None => out.kept += 1,
+        }
     }
     out
 }

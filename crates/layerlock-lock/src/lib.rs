@@ -11,16 +11,19 @@ mod parse;
 mod pylock;
 mod pyproject;
 mod requirements;
+mod targets;
 mod write;
 
-pub use bases::{BaseError, BasePin, BaseSource, Bases};
+pub use bases::{BaseError, BaseFile, BasePin, BaseSource, Bases};
 pub use changes::{Change, ChangeKind, Changes, changes, uploaded};
 pub use error::{LockError, Origin};
 pub use model::{
     BaseUse, DirectRequest, DirectSource, Header, Lock, LockFormat, LockTarget, LockedFile,
-    LockedPackage, comparable, exact_version, normalize, relative_path, split_revision,
+    LockedPackage, comparable, describe_targets, exact_version, normalize, relative_path,
+    split_revision,
 };
 pub use parse::{Entry, IndexOptions, MAX_FILE_BYTES, RequirementsFile, names, read_text};
 pub use pylock::toml_string;
 pub use pyproject::{ProjectParts, is_pyproject, parse_project, read_project, static_metadata};
+pub use targets::{MergeError, check_distinct, describe_matrix, marker_for, merge_targets};
 pub use write::{WriteError, write_atomic};

@@ -50,10 +50,30 @@ pub struct LockTarget {
     pub platform: String,
 }
 
+impl LockTarget {
+    /// "Python 3.12 on x86_64-manylinux_2_28".
+    pub fn describe(&self) -> String {
+        format!("Python {} on {}", self.python, self.platform)
+    }
+}
+
+/// Several targets as a message lists them: "Python 3.12 on x86_64-…
+/// and Python 3.12 on aarch64-…".
+pub fn describe_targets(targets: &[LockTarget]) -> String {
+    let shown: Vec<String> = targets.iter().map(LockTarget::describe).collect();
+    match shown.as_slice() {
+        [] => "no target".to_string(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// What a lock says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Header {
-    pub target: Option<LockTarget>,
+    /// The targets it was compiled for: one, or each of a layer that
+    /// serves several images (its packages then carry markers).
+    pub targets: Vec<LockTarget>,
     /// The base locks it was layered on, as written.
     pub bases: Vec<String>,
     /// Packages the image provides at versions no lock names (`--owned`).

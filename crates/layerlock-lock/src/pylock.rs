@@ -75,28 +75,28 @@ fn header(path: &Path, doc: &toml::Table) -> Result<Header, LockError> {
         .and_then(Value::as_table);
     // A target that is there but unreadable must not count as no target:
     // it is what install and verify check the interpreter against.
-    let target = match tool.and_then(|t| t.get("target")) {
-        None => None,
-        Some(t) => Some(
-            t.get("python")
-                .and_then(Value::as_str)
-                .zip(t.get("platform").and_then(Value::as_str))
-                .map(|(python, platform)| LockTarget {
-                    python: python.to_string(),
-                    platform: platform.to_string(),
-                })
-                .ok_or_else(|| {
-                    invalid(
-                        path,
-                        1,
-                        "[tool.layerlock] target must be { python = \"3.12\", platform = \"…\" }"
-                            .to_string(),
-                    )
-                })?,
-        ),
-    };
+    let mut targets = Vec::new();
+    if let Some(t) = tool.and_then(|t| t.get("target")) {
+        targets.push(lock_target(path, t)?);
+    }
+    match tool.and_then(|t| t.get("targets")) {
+        None => {}
+        Some(Value::Array(items)) => {
+            for t in items {
+                targets.push(lock_target(path, t)?);
+            }
+        }
+        Some(_) => {
+            return Err(invalid(
+                path,
+                1,
+                "[tool.layerlock] targets must be an array of { python = \"3.12\", platform = \"…\" }"
+                    .to_string(),
+            ));
+        }
+    }
     let mut header = Header {
-        target,
+        targets,
         bases: strings(tool.and_then(|t| t.get("bases"))),
         owned: strings(tool.and_then(|t| t.get("owned"))),
         command: tool
@@ -112,6 +112,25 @@ fn header(path: &Path, doc: &toml::Table) -> Result<Header, LockError> {
     };
     header.environments = environments(path, doc)?;
     Ok(header)
+}
+
+/// One `{ python = "3.12", platform = "…" }` of `[tool.layerlock]`.
+fn lock_target(path: &Path, t: &Value) -> Result<LockTarget, LockError> {
+    t.get("python")
+        .and_then(Value::as_str)
+        .zip(t.get("platform").and_then(Value::as_str))
+        .map(|(python, platform)| LockTarget {
+            python: python.to_string(),
+            platform: platform.to_string(),
+        })
+        .ok_or_else(|| {
+            invalid(
+                path,
+                1,
+                "[tool.layerlock] target must be { python = \"3.12\", platform = \"…\" }"
+                    .to_string(),
+            )
+        })
 }
 
 /// One `[[packages]]` table starting at `line`: a released version, with
@@ -617,11 +636,15 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
             .collect();
         let _ = writeln!(out, "environments = {}", list(&envs));
     }
-    if let Some(target) = &h.target {
+    // One Python for every target: that minor version. Several: their
+    // `environments` and markers say which is which.
+    if let Some(first) = h.targets.first()
+        && h.targets.iter().all(|t| t.python == first.python)
+    {
         let _ = writeln!(
             out,
             "requires-python = {}",
-            toml_string(&format!("=={}.*", target.python))
+            toml_string(&format!("=={}.*", first.python))
         );
     }
     out.push_str("created-by = \"layerlock\"\n");
@@ -677,13 +700,25 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         }
     }
     out.push_str("\n[tool.layerlock]\n");
-    if let Some(target) = &h.target {
-        let _ = writeln!(
-            out,
-            "target = {{ python = {}, platform = {} }}",
-            toml_string(&target.python),
-            toml_string(&target.platform)
-        );
+    let inline = |t: &LockTarget| {
+        format!(
+            "{{ python = {}, platform = {} }}",
+            toml_string(&t.python),
+            toml_string(&t.platform)
+        )
+    };
+    match h.targets.as_slice() {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "target = {}", inline(one));
+        }
+        many => {
+            out.push_str("targets = [\n");
+            for t in many {
+                let _ = writeln!(out, "    {},", inline(t));
+            }
+            out.push_str("]\n");
+        }
     }
     let _ = writeln!(out, "bases = {}", list(&h.bases));
     let _ = writeln!(out, "owned = {}", list(&h.owned));
@@ -742,10 +777,10 @@ mod tests {
             path: "pylock.kv.toml".into(),
             format: LockFormat::Pylock,
             header: Header {
-                target: Some(LockTarget {
+                targets: vec![LockTarget {
                     python: "3.12".into(),
                     platform: "x86_64-manylinux_2_28".into(),
-                }),
+                }],
                 bases: vec!["base.txt".into()],
                 owned: vec![],
                 command: Some("layerlock compile in.txt -o \"pylock.kv.toml\"".into()),
@@ -844,7 +879,7 @@ mod tests {
         let lock = sample();
         let text = lock.render(LockFormat::Pylock, "pylock.kv.toml");
         let back = Lock::parse(Path::new("pylock.kv.toml"), &text).unwrap();
-        assert_eq!(back.header.target, lock.header.target);
+        assert_eq!(back.header.targets, lock.header.targets);
         assert_eq!(back.header.bases, lock.header.bases);
         assert_eq!(back.header.command, lock.header.command);
         assert_eq!(back.header.environments.len(), 1);
@@ -968,6 +1003,6 @@ wheels = [{ url = "https://files.example/idna-3.10-py3-none-any.whl", upload-tim
             p.files[0].upload_time.unwrap().to_string(),
             "2024-09-15T18:07:37Z"
         );
-        assert!(lock.header.target.is_none());
+        assert!(lock.header.targets.is_empty());
     }
 }

@@ -28,8 +28,11 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
         ));
     }
     let mut packages = Vec::with_capacity(parsed.entries.len());
-    // Each name once; a map keeps a 100,000-line lock linear.
-    let mut seen: BTreeMap<uv_normalize::PackageName, String> = BTreeMap::new();
+    // Each name once, or once per marker (a lock for several targets):
+    // a map keeps a 100,000-line lock linear. Markers that overlap
+    // otherwise are found on the interpreter that meets both (`select`).
+    let mut seen: BTreeMap<uv_normalize::PackageName, Vec<(uv_pep508::MarkerTree, String)>> =
+        BTreeMap::new();
     let lines: Vec<&str> = text.lines().collect();
     for entry in parsed.entries {
         let origin = format!("{}:{}", entry.origin.path.display(), entry.origin.line);
@@ -60,20 +63,27 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             ));
         };
         let name = entry.requirement.name.clone();
-        if let Some(first) = seen.get(&name) {
+        let marker = entry.requirement.marker;
+        let pins = seen.entry(name.clone()).or_default();
+        if let Some((_, first)) = pins
+            .iter()
+            .find(|(m, _)| m.is_true() || marker.is_true() || *m == marker)
+        {
             return Err(invalid(
                 &entry.origin,
-                format!("{name} is locked twice (also at {first}); a lock pins each package once"),
+                format!(
+                    "{name} is locked twice (also at {first}); a lock pins each package once (once per marker)"
+                ),
             ));
         }
-        seen.insert(name.clone(), origin.clone());
+        pins.push((marker, origin.clone()));
         let mut hashes = entry.hashes;
         hashes.sort();
         hashes.dedup();
         packages.push(LockedPackage {
             name,
             version,
-            marker: entry.requirement.marker,
+            marker,
             hashes,
             files: Vec::new(),
             via: Vec::new(),
@@ -140,6 +150,12 @@ fn invalid(origin: &Origin, message: String) -> LockError {
 }
 
 /// The `# layerlock-…` lines and the regenerate command of a header.
+/// The targets a requirements lock's header names (its `# layerlock-target:`
+/// lines), without reading the rest.
+pub(crate) fn header_targets(text: &str) -> Vec<LockTarget> {
+    header(text).targets
+}
+
 fn header(text: &str) -> Header {
     let mut header = Header::default();
     let mut command_next = false;
@@ -167,7 +183,7 @@ fn header(text: &str) -> Header {
                 }
             }
             if let (Some(python), Some(platform)) = (python, platform) {
-                header.target = Some(LockTarget { python, platform });
+                header.targets.push(LockTarget { python, platform });
             }
         } else if let Some(rest) = comment.strip_prefix("layerlock-base:") {
             header.bases.push(rest.trim().to_string());
@@ -209,7 +225,7 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
             ));
         }
     }
-    if let Some(target) = &h.target {
+    for target in &h.targets {
         comment(&format!(
             "layerlock-target: python={} platform={}",
             target.python, target.platform
@@ -306,10 +322,10 @@ mod tests {
             path: "kv.lock.txt".into(),
             format: LockFormat::Requirements,
             header: Header {
-                target: Some(LockTarget {
+                targets: vec![LockTarget {
                     python: "3.12".into(),
                     platform: "x86_64-manylinux_2_28".into(),
-                }),
+                }],
                 bases: vec!["base.txt".into()],
                 owned: vec!["torch".into()],
                 command: Some("layerlock compile in.txt -b base.txt -o kv.lock.txt".into()),
@@ -366,7 +382,7 @@ mod tests {
         let lock = sample();
         let text = lock.render(LockFormat::Requirements, "kv.lock.txt");
         let back = Lock::parse(Path::new("kv.lock.txt"), &text).unwrap();
-        assert_eq!(back.header.target, lock.header.target);
+        assert_eq!(back.header.targets, lock.header.targets);
         assert_eq!(back.header.bases, lock.header.bases);
         assert_eq!(back.header.owned, lock.header.owned);
         assert_eq!(back.header.command, lock.header.command);

@@ -57,10 +57,13 @@ impl Known {
     }
 }
 
-/// The target a lock's header names, when it names one that reads.
-pub fn lock_target(lock: &Lock) -> Option<Target> {
-    let target = lock.header.target.as_ref()?;
-    Target::new(&target.python, &target.platform).ok()
+/// The targets a lock's header names, those that read.
+pub fn lock_targets(lock: &Lock) -> Vec<Target> {
+    lock.header
+        .targets
+        .iter()
+        .filter_map(|t| Target::new(&t.python, &t.platform).ok())
+        .collect()
 }
 
 /// Upload times of exactly the files asked for, from the index.

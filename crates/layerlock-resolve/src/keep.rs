@@ -3,6 +3,7 @@
 //! the new lock moved.
 
 use std::collections::BTreeMap;
+use std::str::FromStr;
 
 use uv_normalize::PackageName;
 use uv_pep440::Version;
@@ -111,33 +112,69 @@ pub fn explain_changes(
     freed: &Freed,
     source: &dyn PackageSource,
 ) {
+    explain_changes_across(changes, &[(request, resolution, source)], freed);
+}
+
+/// [`explain_changes`] for a lock of several targets, each with the index
+/// it asked: each change is explained by the first target its marker
+/// selects (without a marker, the first that has the package).
+pub fn explain_changes_across(
+    changes: &mut Changes,
+    targets: &[(&ResolveRequest, &Resolution, &dyn PackageSource)],
+    freed: &Freed,
+) {
+    let Some(first) = targets.first() else {
+        return;
+    };
     for change in &mut changes.changes {
-        change.why = match change.kind {
-            ChangeKind::Added => None,
-            ChangeKind::Removed => Some(match request.base.get(&change.name) {
-                Some(pin) => format!("the image has it now ({})", pin.origin),
-                None => "no longer required".to_string(),
-            }),
-            ChangeKind::Upgraded | ChangeKind::Downgraded | ChangeKind::SourceChanged => freed
-                .flag(&change.name)
-                .map(|flag| format!("freed by {flag}"))
-                .or_else(|| resolution.replaced.get(&change.name).cloned()),
+        let selected = |(request, _, _): &&(&ResolveRequest, &Resolution, &dyn PackageSource)| {
+            change.marker.as_deref().is_none_or(|m| {
+                uv_pep508::MarkerTree::from_str(m)
+                    .is_ok_and(|m| m.evaluate(request.target.markers(), &[]))
+            })
         };
-        if !resolution.packages.contains_key(&change.name) {
-            continue;
-        }
-        if change.old_uploaded.is_none()
-            && let Some(old) = &change.old
-        {
-            change.old_uploaded = uploaded_at(source, &change.name, old);
-        }
-        if change.new_uploaded.is_none()
-            && let Some(new) = &change.new
-        {
-            change.new_uploaded = uploaded_at(source, &change.name, new);
-        }
+        let (request, resolution, source) = targets
+            .iter()
+            .filter(selected)
+            .find(|(_, r, _)| r.packages.contains_key(&change.name))
+            .or_else(|| targets.iter().find(selected))
+            .unwrap_or(first);
+        explain_change(change, request, resolution, freed, *source);
     }
-    if !request.base.is_empty() {
-        changes.image = Some(request.base.len());
+    if !first.0.base.is_empty() {
+        changes.image = Some(first.0.base.len());
+    }
+}
+
+fn explain_change(
+    change: &mut layerlock_lock::Change,
+    request: &ResolveRequest,
+    resolution: &Resolution,
+    freed: &Freed,
+    source: &dyn PackageSource,
+) {
+    change.why = match change.kind {
+        ChangeKind::Added => None,
+        ChangeKind::Removed => Some(match request.base.get(&change.name) {
+            Some(pin) => format!("the image has it now ({})", pin.origin),
+            None => "no longer required".to_string(),
+        }),
+        ChangeKind::Upgraded | ChangeKind::Downgraded | ChangeKind::SourceChanged => freed
+            .flag(&change.name)
+            .map(|flag| format!("freed by {flag}"))
+            .or_else(|| resolution.replaced.get(&change.name).cloned()),
+    };
+    if !resolution.packages.contains_key(&change.name) {
+        return;
+    }
+    if change.old_uploaded.is_none()
+        && let Some(old) = &change.old
+    {
+        change.old_uploaded = uploaded_at(source, &change.name, old);
+    }
+    if change.new_uploaded.is_none()
+        && let Some(new) = &change.new
+    {
+        change.new_uploaded = uploaded_at(source, &change.name, new);
     }
 }

@@ -15,6 +15,7 @@ mod policy;
 mod provider;
 mod request;
 mod solve;
+mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,10 +30,10 @@ pub use candidates::{
 };
 pub use explain::Cause;
 pub use introduced::{
-    Aged, Known, LockAges, UploadTimeError, UploadTimes, lock_target, recorded_times, upload_times,
-    uploaded_at,
+    Aged, Known, LockAges, UploadTimeError, UploadTimes, lock_targets, recorded_times,
+    upload_times, uploaded_at,
 };
-pub use keep::{Freed, check_freed, explain_changes, preferences};
+pub use keep::{Freed, check_freed, explain_changes, explain_changes_across, preferences};
 pub use lock::{HashSelection, LockSpec, UnhashedFile, to_lock};
 pub use lookahead::{Guess, Lookahead};
 pub use policy::{
@@ -41,6 +42,11 @@ pub use policy::{
 };
 pub use request::{
     BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
+};
+
+pub use targets::{
+    Divergence, HeldTogether, TargetPins, divergences, held_together, shared_preferences,
+    versions_of,
 };
 
 use provider::{Pkg, Provider};
@@ -132,7 +138,7 @@ fn replaced(
 ) -> BTreeMap<PackageName, String> {
     let passed_over = provider.state.borrow().passed_over.clone();
     let mut out = BTreeMap::new();
-    for (name, preferred) in &request.preferences {
+    for (name, preferred) in request.all_preferred() {
         if chosen.get(&Pkg::Name(name.clone())) == Some(preferred) {
             continue;
         }

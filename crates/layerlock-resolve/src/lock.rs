@@ -133,10 +133,10 @@ pub fn to_lock(
         path: spec.path,
         format: spec.format,
         header: Header {
-            target: Some(LockTarget {
+            targets: vec![LockTarget {
                 python: target.python_short(),
                 platform: target.platform_name().to_string(),
-            }),
+            }],
             bases: spec.bases,
             owned: spec.owned,
             command: Some(spec.command),

@@ -235,8 +235,7 @@ impl Lookahead {
             let candidates = sorted();
             // A kept pin is what the resolver tries first.
             let kept = request
-                .preferences
-                .get(name)
+                .preferred(name)
                 .filter(|_| below.is_none())
                 .and_then(|v| candidates.get(v))
                 .and_then(|c| c.best_wheel.clone());

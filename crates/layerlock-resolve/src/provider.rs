@@ -310,7 +310,7 @@ impl<'a> Provider<'a> {
         range: &Range,
         candidates: &Candidates,
     ) -> Result<Option<Version>, SourceError> {
-        let Some(preferred) = self.request.preferences.get(name) else {
+        let Some(preferred) = self.request.preferred(name) else {
             return Ok(None);
         };
         let why = match candidates.get(preferred) {
@@ -581,7 +581,7 @@ impl DependencyProvider for Provider<'_> {
         // A kept pin whose own metadata rules it out says so, not merely
         // that the versions left no longer include it.
         if let (Dependencies::Unavailable(why), Pkg::Name(name)) = (&deps, package)
-            && self.request.preferences.get(name) == Some(version)
+            && self.request.preferred(name) == Some(version)
         {
             self.state
                 .borrow_mut()

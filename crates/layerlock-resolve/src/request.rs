@@ -51,6 +51,10 @@ pub struct ResolveRequest {
     /// does not hold it back; one the request no longer allows is passed
     /// over, and [`Resolution::replaced`] says why.
     pub preferences: BTreeMap<PackageName, Version>,
+    /// Versions the other targets of the layer took, tried first (before
+    /// `preferences`) so that one version serves every target where one
+    /// can; unlike a kept pin, such a version is held to the cooldown.
+    pub shared: BTreeMap<PackageName, Version>,
     /// Packages locked from their source (a git commit, a project
     /// directory): one version, whose metadata was read statically. Fixed
     /// like base pins, but part of the layer.
@@ -99,6 +103,20 @@ pub struct Cooldown {
 }
 
 impl ResolveRequest {
+    /// The version tried first for `name`: another target's, else the
+    /// kept pin.
+    pub fn preferred(&self, name: &PackageName) -> Option<&Version> {
+        self.shared.get(name).or_else(|| self.preferences.get(name))
+    }
+
+    /// Every version tried first, by name (another target's over a kept
+    /// pin).
+    pub fn all_preferred(&self) -> BTreeMap<&PackageName, &Version> {
+        let mut out: BTreeMap<&PackageName, &Version> = self.preferences.iter().collect();
+        out.extend(self.shared.iter());
+        out
+    }
+
     /// The filters that apply to `name`'s files.
     pub fn filters(&self, name: &PackageName) -> crate::Filters {
         crate::Filters {

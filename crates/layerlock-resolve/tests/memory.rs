@@ -109,6 +109,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
         constraints: Vec::new(),
         overrides: Vec::new(),
         preferences: Default::default(),
+        shared: Default::default(),
         fixed: Default::default(),
         only_binary: Default::default(),
         allow_missing_time: false,

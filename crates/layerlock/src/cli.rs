@@ -345,13 +345,15 @@ pub struct LayerArgs {
     /// are fixed: never re-resolved, never emitted.
     #[arg(long = "base", value_name = "FILE")]
     pub bases: Vec<PathBuf>,
-    /// Target Python version, e.g. 3.12.
-    #[arg(long)]
-    pub python_version: Option<String>,
+    /// Target Python version, e.g. 3.12. Repeat it (or `--platform`) for
+    /// one lock that serves every pairing of the versions and platforms.
+    #[arg(long, value_name = "VERSION")]
+    pub python_version: Vec<String>,
     /// Target platform, e.g. x86_64-manylinux_2_28, or as uv spells it
-    /// (x86_64-unknown-linux-gnu, aarch64-manylinux2014, linux).
-    #[arg(long, visible_alias = "python-platform")]
-    pub platform: Option<String>,
+    /// (x86_64-unknown-linux-gnu, aarch64-manylinux2014, linux);
+    /// repeatable, like `--python-version`.
+    #[arg(long, visible_alias = "python-platform", value_name = "PLATFORM")]
+    pub platform: Vec<String>,
     /// A package the image provides outside the base lock: PKG or PKG==VER.
     #[arg(long = "owned", value_name = "PKG[==VER]")]
     pub owned: Vec<String>,

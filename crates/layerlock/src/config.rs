@@ -35,8 +35,13 @@ pub struct LayerConfig {
     /// Packages that must come as wheels (`:all:` or names).
     #[serde(default)]
     pub only_binary: Vec<String>,
-    pub python_version: Option<String>,
-    pub platform: Option<String>,
+    /// One Python version, or several (`python-versions`): with
+    /// `platform`, the matrix of targets the layer serves.
+    #[serde(alias = "python-versions")]
+    pub python_version: Option<OneOrMany>,
+    /// One platform, or several (`platforms`).
+    #[serde(alias = "platforms")]
+    pub platform: Option<OneOrMany>,
     #[serde(default)]
     pub owned: Vec<String>,
     /// An interpreter whose installed distributions are base pins.
@@ -50,7 +55,181 @@ pub struct LayerConfig {
     #[serde(default)]
     pub find_links: Vec<String>,
     pub no_index: Option<bool>,
+    /// `[[layer.target]]`: targets each with its own keys (bases, owned,
+    /// index), the layer's where a target does not set one.
+    #[serde(default, rename = "target")]
+    pub targets: Vec<TargetConfig>,
 }
+
+/// A target as (python, platform), with its base files as written.
+pub type TargetBases = ((String, String), Vec<String>);
+
+impl LayerConfig {
+    /// Each (python, platform) the layer names: its `[[layer.target]]`s
+    /// (with the layer's single values where one leaves them out), else
+    /// every pairing of its `python-version`s and `platform`s.
+    pub fn target_pairs(&self) -> Vec<(String, String)> {
+        if !self.targets.is_empty() {
+            return self
+                .targets_with_bases()
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+        }
+        let pythons = self
+            .python_version
+            .as_ref()
+            .map(OneOrMany::values)
+            .unwrap_or_default();
+        let platforms = self
+            .platform
+            .as_ref()
+            .map(OneOrMany::values)
+            .unwrap_or_default();
+        platforms
+            .iter()
+            .flat_map(|plat| pythons.iter().map(move |py| (py.clone(), plat.clone())))
+            .collect()
+    }
+
+    /// The files the layer writes, each with the targets it holds and
+    /// their bases: its output for every target, or one file per target
+    /// when the output's name holds `{python}` or `{platform}`.
+    pub fn outputs_by_target(&self) -> Vec<(String, Vec<TargetBases>)> {
+        let Some(output) = &self.output else {
+            return Vec::new();
+        };
+        let targets = self.targets_with_bases();
+        if !output.contains("{python}") && !output.contains("{platform}") {
+            return vec![(output.clone(), targets)];
+        }
+        let mut out: Vec<(String, Vec<_>)> = Vec::new();
+        for ((python, platform), bases) in targets {
+            let one = output
+                .replace("{python}", &python)
+                .replace("{platform}", &platform);
+            match out.iter_mut().find(|(o, _)| *o == one) {
+                Some((_, held)) => held.push(((python, platform), bases)),
+                None => out.push((one, vec![((python, platform), bases)])),
+            }
+        }
+        out
+    }
+
+    /// Each target with its bases: a `[[layer.target]]`'s own, else the
+    /// layer's.
+    fn targets_with_bases(&self) -> Vec<TargetBases> {
+        if self.targets.is_empty() {
+            return self
+                .target_pairs()
+                .into_iter()
+                .map(|p| (p, self.bases.clone()))
+                .collect();
+        }
+        let pythons = self
+            .python_version
+            .as_ref()
+            .map(OneOrMany::values)
+            .unwrap_or_default();
+        let platforms = self
+            .platform
+            .as_ref()
+            .map(OneOrMany::values)
+            .unwrap_or_default();
+        let only = |v: &[String]| (v.len() == 1).then(|| v[0].clone());
+        self.targets
+            .iter()
+            .filter_map(|t| {
+                let pair = (
+                    t.python_version.clone().or_else(|| only(&pythons))?,
+                    t.platform.clone().or_else(|| only(&platforms))?,
+                );
+                let bases = if t.bases.is_empty() {
+                    &self.bases
+                } else {
+                    &t.bases
+                };
+                Some((pair, bases.clone()))
+            })
+            .collect()
+    }
+}
+
+/// A key that takes one string or a list of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    /// By hand, so that a wrong type is named (`invalid type: floating
+    /// point 3.12, expected a string or a list of strings`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let mut out = Vec::new();
+                while let Some(item) = seq.next_element::<String>()? {
+                    out.push(item);
+                }
+                Ok(OneOrMany::Many(out))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+impl OneOrMany {
+    pub fn values(&self) -> Vec<String> {
+        match self {
+            Self::One(one) => vec![one.clone()],
+            Self::Many(many) => many.clone(),
+        }
+    }
+}
+
+/// `[[layer.target]]`: one image the layer also serves.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct TargetConfig {
+    pub python_version: Option<String>,
+    pub platform: Option<String>,
+    #[serde(default)]
+    pub bases: Vec<String>,
+    pub base_env: Option<String>,
+    #[serde(default)]
+    pub owned: Vec<String>,
+    pub index_url: Option<String>,
+    #[serde(default)]
+    pub extra_index_url: Vec<String>,
+    #[serde(default)]
+    pub find_links: Vec<String>,
+    pub no_index: Option<bool>,
+}
+
+/// Keys of a `[[layer.target]]`.
+const TARGET_KEYS: &[&str] = &[
+    "python-version",
+    "platform",
+    "bases",
+    "base-env",
+    "owned",
+    "index-url",
+    "extra-index-url",
+    "find-links",
+    "no-index",
+];
 
 // The CI checks' tables live beside the checks, with their keys.
 pub use layerlock_audit::{AuditConfig, StepsConfig, TetherConfig};
@@ -273,6 +452,11 @@ impl Config {
                     l.find_links.clone()
                 },
                 no_index: l.no_index.or(d.no_index),
+                targets: if l.targets.is_empty() {
+                    d.targets.clone()
+                } else {
+                    l.targets.clone()
+                },
             })
             .collect()
     }
@@ -296,7 +480,9 @@ const LAYER_KEYS: &[&str] = &[
     "groups",
     "only-binary",
     "python-version",
+    "python-versions",
     "platform",
+    "platforms",
     "owned",
     "base-env",
     "hashes",
@@ -306,6 +492,7 @@ const LAYER_KEYS: &[&str] = &[
     "extra-index-url",
     "find-links",
     "no-index",
+    "target",
 ];
 
 /// The tables and their keys.
@@ -351,6 +538,16 @@ fn check_keys(value: &toml::Value, origin: &str, text: &str) -> Result<()> {
         for (i, layer) in layers.iter().enumerate() {
             if let Some(table) = layer.as_table() {
                 checks.push((format!("[[layer]] #{}", i + 1), table, LAYER_KEYS));
+                let targets = table.get("target").and_then(toml::Value::as_array);
+                for (j, target) in targets.into_iter().flatten().enumerate() {
+                    if let Some(t) = target.as_table() {
+                        checks.push((
+                            format!("[[layer]] #{} [[layer.target]] #{}", i + 1, j + 1),
+                            t,
+                            TARGET_KEYS,
+                        ));
+                    }
+                }
             }
         }
     }

@@ -19,10 +19,23 @@ pub fn read_lock(path: &Path) -> Result<Lock> {
     Ok(lock)
 }
 
-/// (python, platform) from the lock's header, as reports give it.
+/// (python, platform) from the lock's header, as reports give it: the
+/// one target, or every target's joined by ", ".
 pub fn target_of(lock: &Lock) -> Option<(String, String)> {
-    let target = lock.header.target.as_ref()?;
-    Some((target.python.clone(), target.platform.clone()))
+    let targets = &lock.header.targets;
+    if targets.is_empty() {
+        return None;
+    }
+    let join = |f: fn(&layerlock_lock::LockTarget) -> &String| {
+        let mut seen: Vec<&str> = Vec::new();
+        for t in targets {
+            if !seen.contains(&f(t).as_str()) {
+                seen.push(f(t));
+            }
+        }
+        seen.join(", ")
+    };
+    Some((join(|t| &t.python), join(|t| &t.platform)))
 }
 
 /// A lock with no package that layerlock did not write (no target header):
@@ -30,7 +43,7 @@ pub fn target_of(lock: &Lock) -> Option<(String, String)> {
 /// installing nothing is no pass. (A layer the base covers whole is an
 /// empty lock with its header: nothing to do, rightly.)
 pub fn refuse_empty(path: &Path, lock: &layerlock_lock::Lock) -> Result<()> {
-    if lock.packages.is_empty() && lock.header.target.is_none() {
+    if lock.packages.is_empty() && lock.header.targets.is_empty() {
         anyhow::bail!(
             "{}: no packages (the file is empty or only comments); pass the lock `layerlock compile` wrote",
             path.display()

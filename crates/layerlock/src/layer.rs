@@ -169,13 +169,28 @@ fn fixed_source(
     })
 }
 
+/// Base files read once for every target of a layer, by path.
+pub type BaseFiles = BTreeMap<std::path::PathBuf, Arc<layerlock_lock::BaseFile>>;
+
 /// The image's packages: base files, `--base-env`, `--owned`.
-fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<PackageName, BasePin>> {
+fn read_bases(
+    layer: &LayerSettings,
+    target: &Target,
+    files: &mut BaseFiles,
+) -> Result<BTreeMap<PackageName, BasePin>> {
     let mut bases = Bases::default();
     for file in &layer.bases {
-        let shown = show(&file.path, layer);
-        bases.add_file(&file.path, &shown, target.markers())?;
-        same_target(&file.path, &shown, target)?;
+        let read = match files.get(&file.path) {
+            Some(read) => read.clone(),
+            None => {
+                let shown = show(&file.path, layer);
+                let read = Arc::new(layerlock_lock::BaseFile::read(&file.path, &shown)?);
+                files.insert(file.path.clone(), read.clone());
+                read
+            }
+        };
+        bases.add_base(&read, target.markers())?;
+        same_target(&read.targets, &show(&file.path, layer), target)?;
     }
     if let Some(python) = &layer.base_env {
         add_environment(&mut bases, python, target)?;
@@ -186,26 +201,24 @@ fn read_bases(layer: &LayerSettings, target: &Target) -> Result<BTreeMap<Package
     Ok(bases.pins)
 }
 
-/// A base lock layerlock wrote for another target (its header says) does
+/// A base lock layerlock wrote for other targets (its header says) does
 /// not describe this image: its pins hold for another Python or platform.
-fn same_target(path: &std::path::Path, shown: &str, target: &Target) -> Result<()> {
-    let Ok(lock) = layerlock_lock::Lock::read(path) else {
-        // Read as a base already; a format without a header says nothing.
+fn same_target(written: &[layerlock_lock::LockTarget], shown: &str, target: &Target) -> Result<()> {
+    let theirs: Vec<Target> = written
+        .iter()
+        .filter_map(|w| Target::new(&w.python, &w.platform).ok())
+        .collect();
+    if theirs.is_empty() {
         return Ok(());
+    }
+    let same = |t: &Target| {
+        t.python_short() == target.python_short() && t.platform_name() == target.platform_name()
     };
-    let Some(written) = lock.header.target else {
-        return Ok(());
-    };
-    let Ok(theirs) = Target::new(&written.python, &written.platform) else {
-        return Ok(());
-    };
-    if theirs.python_short() != target.python_short()
-        || theirs.platform_name() != target.platform_name()
-    {
+    if !theirs.iter().any(same) {
         return Err(Hinted {
             message: format!(
                 "--base {shown} was compiled for {}, but this layer is for {}: its pins need not hold here",
-                theirs.describe(),
+                layerlock_lock::describe_targets(written),
                 target.describe()
             ),
             hints: vec![
@@ -283,6 +296,9 @@ fn direct(entries: &[Entry], layer: &LayerSettings) -> Vec<Direct> {
 #[derive(Debug, Clone, Default)]
 pub struct Keep {
     pub preferences: BTreeMap<PackageName, uv_pep440::Version>,
+    /// The versions the layer's other targets took (tried first, held to
+    /// the cooldown).
+    pub shared: BTreeMap<PackageName, uv_pep440::Version>,
     pub moves: Vec<Direct>,
 }
 
@@ -347,8 +363,13 @@ fn versions_only<'e>(
 }
 
 pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
+    prepare_with(layer, keep, &mut BaseFiles::new())
+}
+
+/// [`prepare`], with the base files other targets of the layer read.
+pub fn prepare_with(layer: &LayerSettings, keep: &Keep, files: &mut BaseFiles) -> Result<Prepared> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
-    let base = read_bases(layer, &target)?;
+    let base = read_bases(layer, &target, files)?;
     let mut direct_reqs = Vec::new();
     let mut constraints = narrowing(&layer.constraints, "--constraint", layer)?;
     // `-c` lines inside the inputs narrow versions too, and a URL there
@@ -408,6 +429,7 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
             constraints,
             overrides,
             preferences: keep.preferences.clone(),
+            shared: keep.shared.clone(),
             fixed,
             base,
             target,
@@ -421,12 +443,12 @@ pub fn prepare(layer: &LayerSettings, keep: &Keep) -> Result<Prepared> {
     })
 }
 
-pub fn client(
+/// The index client of `layer` as `prepared` (its inputs' options lines)
+/// names the index. Targets that ask the same index share one.
+pub fn new_client(
     layer: &LayerSettings,
     run: &RunSettings,
     prepared: &Prepared,
-    spinner: &Spinner,
-    memo: &Arc<CandidatesMemo>,
 ) -> Result<IndexClient> {
     let mut index_urls = layer.index.index_urls.clone();
     let mut find_links = layer.index.find_links.clone();
@@ -453,6 +475,19 @@ pub fn client(
         concurrency: 48,
     })
     .context("cannot set up the package index client")?;
+    Ok(client)
+}
+
+/// Point `client` at one resolution (beside any other it serves): its
+/// lookahead guesses for `prepared`'s target, until the answer is dropped;
+/// its progress on `spinner`.
+fn aim(
+    client: &IndexClient,
+    run: &RunSettings,
+    prepared: &Prepared,
+    spinner: &Spinner,
+    memo: &Arc<CandidatesMemo>,
+) -> layerlock_index::Aimed {
     // As a page comes in, its versions are sorted and the newest judged on
     // the client's threads, and that version's metadata read: the
     // resolver shares the sorted versions (`memo`) and takes the metadata
@@ -463,23 +498,24 @@ pub fn client(
         memo.clone(),
     ));
     let speculating = lookahead.clone();
-    client.set_speculator(Arc::new(move |name, project, below| {
-        speculating.wheel(name, project, below)
-    }));
+    let speculator: layerlock_index::Speculator =
+        Arc::new(move |name, project, below| speculating.wheel(name, project, below));
     // Walking the tree ahead hides round trips; from the cache alone it
     // only costs reading what the resolver may never ask for.
-    if !run.offline {
-        client.set_expander(Arc::new(move |name, metadata| {
-            let guess = lookahead.next(name, metadata);
-            layerlock_index::Ahead {
-                projects: guess.projects,
-                rejected: guess.rejected,
-                also_rejected: guess.also_rejected,
-            }
-        }));
-    }
+    let expander: Option<layerlock_index::Expander> = (!run.offline).then(|| {
+        Arc::new(
+            move |name: &PackageName, metadata: &layerlock_dist::CoreMetadata| {
+                let guess = lookahead.next(name, metadata);
+                layerlock_index::Ahead {
+                    projects: guess.projects,
+                    rejected: guess.rejected,
+                    also_rejected: guess.also_rejected,
+                }
+            },
+        ) as layerlock_index::Expander
+    });
     client.set_progress(spinner.progress());
-    Ok(client)
+    client.aim(speculator, expander)
 }
 
 /// A moment as reports show it: `2026-11-09 22:49 UTC`.
@@ -498,10 +534,26 @@ pub fn resolve(
     fetched_on_failure: &mut Option<FetchStats>,
 ) -> Result<Resolved> {
     let prepared = prepare(layer, keep)?;
+    let client = Arc::new(new_client(layer, run, &prepared)?);
+    resolve_on(layer, run, spinner, prepared, client, fetched_on_failure)
+}
+
+/// Resolve `prepared` through `client` (which other targets of the layer
+/// may share: its pages and metadata are read once for all).
+pub fn resolve_on(
+    layer: &LayerSettings,
+    run: &RunSettings,
+    spinner: &Spinner,
+    prepared: Prepared,
+    client: Arc<IndexClient>,
+    fetched_on_failure: &mut Option<FetchStats>,
+) -> Result<Resolved> {
     let memo = Arc::default();
-    let client = client(layer, run, &prepared, spinner, &memo)?;
+    let aimed = aim(&client, run, &prepared, spinner, &memo);
     let UnderCooldown { outcome, held } =
-        layerlock_resolve::resolve_under_cooldown(&client, &prepared.request, &memo);
+        layerlock_resolve::resolve_under_cooldown(&*client, &prepared.request, &memo);
+    // Resolved: no more guessing for it.
+    drop(aimed);
     let resolution = match outcome {
         Ok(r) => r,
         Err(err) => {
@@ -552,7 +604,7 @@ pub struct Resolved {
     pub prepared: Prepared,
     pub resolution: Resolution,
     pub stats: FetchStats,
-    pub client: Discarded<IndexClient>,
+    pub client: Discarded<Arc<IndexClient>>,
 }
 
 /// A value dropped on a thread of its own: freeing the pages and metadata

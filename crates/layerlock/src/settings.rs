@@ -1,6 +1,7 @@
 //! Flags, config file and environment merged into one typed value per
 //! command. Commands take these whole.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -114,6 +115,28 @@ pub struct IndexSettings {
     pub find_links: Vec<PathBuf>,
 }
 
+/// One target of a layer: its Python and platform, and what the image
+/// there already has.
+#[derive(Debug, Clone)]
+pub struct TargetSettings {
+    pub python_version: String,
+    pub platform: String,
+    pub bases: Vec<UserPath>,
+    pub base_env: Option<UserPath>,
+    pub owned: Vec<String>,
+    /// Its own index (and whether it was named), when it names one.
+    pub index: Option<(IndexSettings, bool)>,
+}
+
+impl TargetSettings {
+    pub fn lock_target(&self) -> layerlock_lock::LockTarget {
+        layerlock_lock::LockTarget {
+            python: self.python_version.clone(),
+            platform: self.platform.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LayerSettings {
     /// The config layer's name; `None` when given on the command line.
@@ -128,6 +151,8 @@ pub struct LayerSettings {
     pub project: layerlock_lock::ProjectParts,
     /// Packages that must come as wheels.
     pub only_binary: layerlock_resolve::OnlyBinary,
+    /// The first target's (the only one's, in a one-target layer) bases;
+    /// `targets` has every target's.
     pub bases: Vec<UserPath>,
     /// `--base-env`: an interpreter whose installed distributions are
     /// base pins.
@@ -159,9 +184,57 @@ pub struct LayerSettings {
     /// `--allow-missing-time`: files without an upload time pass
     /// `--exclude-newer` (and the cooldown).
     pub allow_missing_time: bool,
+    /// Every target the layer serves (at least one); the fields above
+    /// that a target sets are the first one's.
+    pub targets: Vec<TargetSettings>,
 }
 
 impl LayerSettings {
+    /// Whether each target is written to a file of its own: an output
+    /// name with `{python}` or `{platform}` in it.
+    pub fn splits_output(&self) -> bool {
+        self.output
+            .as_ref()
+            .is_some_and(|o| o.shown.contains("{python}") || o.shown.contains("{platform}"))
+    }
+
+    /// The layer as compiled for `target` alone (its own output, when the
+    /// output's name has `{python}` or `{platform}` in it).
+    pub fn for_target(&self, target: &TargetSettings) -> LayerSettings {
+        let mut one = self.clone();
+        if self.splits_output()
+            && let Some(output) = &mut one.output
+        {
+            let fill = |text: &str| {
+                text.replace("{python}", &target.python_version)
+                    .replace("{platform}", &target.platform)
+            };
+            output.shown = fill(&output.shown);
+            output.path = PathBuf::from(fill(&output.path.to_string_lossy()));
+        }
+        one.python_version = target.python_version.clone();
+        one.platform = target.platform.clone();
+        one.bases = target.bases.clone();
+        one.base_env = target.base_env.clone();
+        one.owned = target.owned.clone();
+        if let Some((index, explicit)) = &target.index {
+            one.index = index.clone();
+            one.index_explicit = *explicit;
+        }
+        one.targets = vec![target.clone()];
+        one
+    }
+
+    fn with_targets(mut self, targets: Vec<TargetSettings>) -> Self {
+        self.targets = targets;
+        self
+    }
+
+    /// The layer once per target.
+    pub fn per_target(&self) -> Vec<LayerSettings> {
+        self.targets.iter().map(|t| self.for_target(t)).collect()
+    }
+
     /// Which files' hashes the lock keeps: as asked, else every file for a
     /// requirements lock (an installer picks among them) and the target's
     /// for a `pylock.toml` (whose `environments` name the target: other
@@ -580,11 +653,6 @@ fn merge(
 ) -> Result<LayerSettings> {
     let keys = table.keys;
     let (index, index_explicit) = index_settings(&args.index, keys, table.root, &env.cwd);
-    let required = |flag: &Option<String>, key: Option<&String>, name: &str, option: &str| {
-        flag.clone()
-            .or_else(|| key.cloned())
-            .ok_or_else(|| missing(option, name))
-    };
     let config_cooldown = config.and_then(|c| c.file.cooldown.as_ref());
     let paths = |flag: &[PathBuf], key: Option<&Vec<String>>| -> Vec<UserPath> {
         if flag.is_empty() {
@@ -611,17 +679,9 @@ fn merge(
             args.groups.clone()
         },
     };
-    Ok(LayerSettings {
-        name: own.name,
-        inputs: own.inputs,
-        only_binary: only_binary(if args.only_binary.is_empty() {
-            keys.map(|k| k.only_binary.as_slice()).unwrap_or_default()
-        } else {
-            &args.only_binary
-        })?,
-        constraints: paths(&args.constraints, keys.map(|k| &k.constraints)),
-        overrides: paths(&args.overrides, keys.map(|k| &k.overrides)),
-        project,
+    let shared = TargetSettings {
+        python_version: String::new(),
+        platform: String::new(),
         bases: if args.bases.is_empty() {
             keys.map(|k| {
                 k.bases
@@ -642,25 +702,36 @@ fn merge(
                 .and_then(|k| k.base_env.as_deref())
                 .map(|p| interpreter_path(Path::new(p), table.root, table.root)),
         },
-        output: own.output,
-        format: own.format,
-        python_version: required(
-            &args.python_version,
-            keys.and_then(|k| k.python_version.as_ref()),
-            "python-version",
-            "--python-version",
-        )?,
-        platform: required(
-            &args.platform,
-            keys.and_then(|k| k.platform.as_ref()),
-            "platform",
-            "--platform",
-        )?,
         owned: if args.owned.is_empty() {
             keys.map(|k| k.owned.clone()).unwrap_or_default()
         } else {
             args.owned.clone()
         },
+        index: None,
+    };
+    let targets = targets(args, table, env, &shared, &missing)?;
+    check_targets(&targets).map_err(|e| match (&own.name, config) {
+        (Some(name), Some(c)) => anyhow::anyhow!("{}: layer `{name}`: {e:#}", c.path.display()),
+        _ => e,
+    })?;
+    let layer = LayerSettings {
+        name: own.name,
+        inputs: own.inputs,
+        only_binary: only_binary(if args.only_binary.is_empty() {
+            keys.map(|k| k.only_binary.as_slice()).unwrap_or_default()
+        } else {
+            &args.only_binary
+        })?,
+        constraints: paths(&args.constraints, keys.map(|k| &k.constraints)),
+        overrides: paths(&args.overrides, keys.map(|k| &k.overrides)),
+        project,
+        bases: shared.bases.clone(),
+        base_env: shared.base_env.clone(),
+        output: own.output,
+        format: own.format,
+        python_version: String::new(),
+        platform: String::new(),
+        owned: shared.owned.clone(),
         hashes: hashes.or(keys.and_then(|k| k.hashes)),
         prerelease: prerelease(args.prerelease.or(keys.and_then(|k| k.prerelease))),
         exclude_newer: args
@@ -680,7 +751,181 @@ fn merge(
             || config_cooldown
                 .and_then(|c| c.allow_missing_time)
                 .unwrap_or(false),
-    })
+        targets: targets.clone(),
+    };
+    check_split(&layer)?;
+    // The fields a target sets are the first target's; the output stays
+    // the layer's (its per-target names are `per_target`'s).
+    let several = targets.len() > 1;
+    let mut first = layer.for_target(&targets[0]).with_targets(targets);
+    if several {
+        // The layer's own output and index: each target's view applies its
+        // own (`for_target`).
+        first.output = layer.output;
+        first.index = layer.index;
+        first.index_explicit = layer.index_explicit;
+    }
+    Ok(first)
+}
+
+/// An output split per target names each target's file apart.
+fn check_split(layer: &LayerSettings) -> Result<()> {
+    if !layer.splits_output() {
+        return Ok(());
+    }
+    let mut seen: BTreeMap<String, &TargetSettings> = BTreeMap::new();
+    for t in &layer.targets {
+        let shown = layer
+            .for_target(t)
+            .output
+            .map(|o| o.shown)
+            .unwrap_or_default();
+        if let Some(first) = seen.insert(shown.clone(), t) {
+            bail!(
+                "{}: Python {} on {} and Python {} on {} would both be written to {shown}; name the output with both {{python}} and {{platform}}",
+                layer.output.as_ref().map_or("", |o| o.shown.as_str()),
+                first.python_version,
+                first.platform,
+                t.python_version,
+                t.platform
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The targets a layer serves: the flags' matrix (every pairing of the
+/// `--python-version`s and `--platform`s), else the table's
+/// `[[layer.target]]`s, else its `python-version` x `platform` matrix.
+/// Each takes `shared`'s bases, owned packages and index unless it sets
+/// its own.
+fn targets(
+    args: &LayerArgs,
+    table: &Table,
+    env: &Environment,
+    shared: &TargetSettings,
+    missing: &impl Fn(&str, &str) -> anyhow::Error,
+) -> Result<Vec<TargetSettings>> {
+    let keys = table.keys;
+    let from_keys = |k: Option<&crate::config::OneOrMany>| {
+        k.map(crate::config::OneOrMany::values).unwrap_or_default()
+    };
+    let key_pythons = from_keys(keys.and_then(|k| k.python_version.as_ref()));
+    let key_platforms = from_keys(keys.and_then(|k| k.platform.as_ref()));
+    let tables = keys.map(|k| k.targets.as_slice()).unwrap_or_default();
+    let flags = !args.python_version.is_empty() || !args.platform.is_empty();
+    if !tables.is_empty() && flags {
+        // The tables carry each target's bases and index: flags that
+        // replaced them would drop those without a word.
+        bail!(
+            "the config names this layer's targets in [[layer.target]] tables; --python-version and --platform cannot replace them: drop the flags, or the tables"
+        );
+    }
+    let mut out: Vec<TargetSettings> = Vec::new();
+    if !tables.is_empty() {
+        let only = |values: &[String]| match values {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        for (i, t) in tables.iter().enumerate() {
+            let python = t.python_version.clone().or_else(|| only(&key_pythons));
+            let platform = t.platform.clone().or_else(|| only(&key_platforms));
+            let (Some(python_version), Some(platform)) = (python, platform) else {
+                bail!(
+                    "[[layer.target]] #{}: name its `python-version` and `platform` (the layer's are taken only when it names one of each)",
+                    i + 1
+                );
+            };
+            let index = (t.index_url.is_some()
+                || !t.extra_index_url.is_empty()
+                || !t.find_links.is_empty()
+                || t.no_index.is_some())
+            .then(|| {
+                // What the target leaves out is the layer's.
+                let layer = keys.cloned().unwrap_or_default();
+                let or = |own: &Vec<String>, theirs: Vec<String>| {
+                    if own.is_empty() { theirs } else { own.clone() }
+                };
+                let keys = crate::config::LayerConfig {
+                    index_url: t.index_url.clone().or(layer.index_url),
+                    extra_index_url: or(&t.extra_index_url, layer.extra_index_url),
+                    find_links: or(&t.find_links, layer.find_links),
+                    no_index: t.no_index.or(layer.no_index),
+                    ..Default::default()
+                };
+                index_settings(&args.index, Some(&keys), table.root, &env.cwd)
+            });
+            let paths = |p: &[String]| p.iter().map(|p| UserPath::new(p, table.root)).collect();
+            out.push(TargetSettings {
+                python_version,
+                platform,
+                bases: if t.bases.is_empty() {
+                    shared.bases.clone()
+                } else {
+                    paths(&t.bases)
+                },
+                base_env: match &t.base_env {
+                    Some(p) => Some(interpreter_path(Path::new(p), table.root, table.root)),
+                    None => shared.base_env.clone(),
+                },
+                owned: if t.owned.is_empty() {
+                    shared.owned.clone()
+                } else {
+                    t.owned.clone()
+                },
+                index,
+            });
+        }
+    } else {
+        let pythons = if args.python_version.is_empty() {
+            key_pythons
+        } else {
+            args.python_version.clone()
+        };
+        let platforms = if args.platform.is_empty() {
+            key_platforms
+        } else {
+            args.platform.clone()
+        };
+        if pythons.is_empty() {
+            return Err(missing("--python-version", "python-version"));
+        }
+        if platforms.is_empty() {
+            return Err(missing("--platform", "platform"));
+        }
+        for platform in &platforms {
+            for python in &pythons {
+                let same =
+                    |t: &TargetSettings| t.python_version == *python && t.platform == *platform;
+                if !out.iter().any(same) {
+                    out.push(TargetSettings {
+                        python_version: python.clone(),
+                        platform: platform.clone(),
+                        ..shared.clone()
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each target reads, and no two are alike to markers.
+fn check_targets(targets: &[TargetSettings]) -> Result<()> {
+    for t in targets {
+        if let Err(e) = layerlock_dist::Target::new(&t.python_version, &t.platform) {
+            bail!(
+                "{e} (python-version = \"{}\", platform = \"{}\")",
+                t.python_version,
+                t.platform
+            );
+        }
+    }
+    if targets.len() > 1 {
+        let named: Vec<_> = targets.iter().map(TargetSettings::lock_target).collect();
+        layerlock_lock::check_distinct(&named)?;
+    }
+    Ok(())
 }
 
 /// The one layer whose inputs are on the command line. A config's
@@ -719,11 +964,11 @@ fn command_line_layer(
     merge(args, &table, own, (hashes, config, env), |flag, key| {
         let message = match config {
             Some(c) => format!(
-                "{flag} is required, or `{key}` at the top of {}; a layer is compiled for one target",
+                "{flag} is required, or `{key}` at the top of {}; a layer is compiled for a target (repeat the flag for several)",
                 c.path.display()
             ),
             None => format!(
-                "{flag} is required (or set `{key}` in layerlock.toml); a layer is compiled for one target"
+                "{flag} is required (or set `{key}` in layerlock.toml); a layer is compiled for a target (repeat the flag for several)"
             ),
         };
         anyhow::anyhow!(message)
@@ -763,7 +1008,6 @@ fn config_layers(
         if !args.layers.is_empty() && !args.layers.contains(&name) {
             continue;
         }
-        check_target(args, &layer, &name, config)?;
         let own = Own {
             inputs: layer
                 .inputs
@@ -797,25 +1041,6 @@ fn config_layers(
     Ok(out)
 }
 
-/// A target the config names wrongly is the config's error, named there
-/// (not the layer's at resolve time).
-fn check_target(args: &LayerArgs, layer: &LayerConfig, name: &str, config: &Config) -> Result<()> {
-    let python = args
-        .python_version
-        .as_ref()
-        .or(layer.python_version.as_ref());
-    let platform = args.platform.as_ref().or(layer.platform.as_ref());
-    if let (Some(python), Some(platform)) = (python, platform)
-        && let Err(e) = layerlock_dist::Target::new(python, platform)
-    {
-        bail!(
-            "{}: layer `{name}`: {e} (python-version = \"{python}\", platform = \"{platform}\")",
-            config.path.display()
-        );
-    }
-    Ok(())
-}
-
 /// `-o` puts the one layer selected elsewhere (`-o -`: stdout).
 fn redirect_output(
     layers: &mut [LayerSettings],
@@ -844,6 +1069,11 @@ fn redirect_output(
         layerlock_shell::quote(&output.display().to_string())
     );
     layer.output = Some(path);
+    check_split(layer)?;
+    if let [one] = layer.targets.as_slice() {
+        // One target: the name is filled in now.
+        layer.output = layer.for_target(one).output;
+    }
     Ok(())
 }
 
@@ -1172,7 +1402,36 @@ fn cooldown_check(
     {
         bail!("--since `{rev}` is not a git revision");
     }
-    let (index, _) = index_settings(&args.index, None, &env.cwd, &env.cwd);
+    // Each config layer's outputs: their layer's index, and each target's
+    // bases (used when the flags name none).
+    let (index, _) = index_settings(
+        &args.index,
+        config.map(|c| &c.file.defaults),
+        config.map_or(env.cwd.as_path(), |c| c.root.as_path()),
+        &env.cwd,
+    );
+    let mut layer_outputs = BTreeMap::new();
+    if let Some(c) = config {
+        for l in c.layers() {
+            let (layer_index, _) = index_settings(&args.index, Some(&l), &c.root, &env.cwd);
+            for (output, targets) in l.outputs_by_target() {
+                let targets = targets
+                    .into_iter()
+                    .map(|((python, platform), bases)| {
+                        let bases = bases.iter().map(|b| c.root.join(b)).collect();
+                        (layerlock_lock::LockTarget { python, platform }, bases)
+                    })
+                    .collect();
+                layer_outputs.insert(
+                    layerlock_lock::normalize(&env.cwd.join(c.root.join(output))),
+                    crate::commands::cooldown::LayerOutput {
+                        index: layer_index.clone(),
+                        targets,
+                    },
+                );
+            }
+        }
+    }
     let layer_args = LayerArgs {
         index: args.index.clone(),
         ..LayerArgs::default()
@@ -1183,7 +1442,8 @@ fn cooldown_check(
             .map(|c| {
                 c.layers()
                     .iter()
-                    .filter_map(|l| l.output.as_deref().map(|o| c.root.join(o)))
+                    .flat_map(LayerConfig::outputs_by_target)
+                    .map(|(o, _)| c.root.join(o))
                     .collect()
             })
             .unwrap_or_default(),
@@ -1196,6 +1456,7 @@ fn cooldown_check(
     Ok(crate::commands::cooldown::CooldownCheck {
         locks,
         bases: args.bases.clone(),
+        layers: layer_outputs,
         since: args.since.clone(),
         cooldown,
         format: args.format,

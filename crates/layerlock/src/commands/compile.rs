@@ -3,14 +3,17 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use layerlock_index::{Fetch, FetchStats, Traffic};
+use layerlock_index::{Fetch, FetchStats, IndexClient, Traffic};
 use serde_json::{Value, json};
+use uv_normalize::PackageName;
+use uv_pep440::Version;
 
 use layerlock_lock::{Changes, Lock, comparable, write_atomic};
-use layerlock_resolve::{LockSpec, Resolution, to_lock};
+use layerlock_resolve::{LockSpec, Resolution, ResolveRequest, to_lock};
 
 use crate::cli::ReportFormat;
 use crate::layer::{self, Prepared};
@@ -47,17 +50,20 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                 });
             }
         };
-        stats.push(layer_stats(
-            &label,
-            took,
-            &layer_out.resolved.resolution,
-            &layer_out.resolved.stats,
-        ));
+        // The targets of a layer share their clients: the client's stats
+        // now hold what all of them fetched.
+        let first = &layer_out.resolved[0];
+        let fetched = if layer_out.resolved.len() > 1 {
+            first.client.stats()
+        } else {
+            first.stats.clone()
+        };
+        stats.push(layer_stats(&label, took, &first.resolution, &fetched));
         compiled.push((layer, layer_out));
     }
     let mut reports = Vec::new();
-    for (layer, out) in &compiled {
-        let resolution = &out.resolved.resolution;
+    for w in compiled.iter().flat_map(|(_, out)| &out.written) {
+        let (layer, out) = (&w.layer, w);
         warn_freeze_tools(layer, &out.lock, settings.run.quiet);
         let shown = layer.output.as_ref().map_or("LOCK", |o| o.shown.as_str());
         let text = out.lock.render(layer.format, shown);
@@ -69,23 +75,24 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
                 write_atomic(&output.path, &text)
                     .with_context(|| format!("cannot write {}", output.shown))?;
                 if !settings.run.quiet {
+                    let count = out.lock.packages.len();
                     diag!(
                         "wrote {}: {} package{} for {}",
                         output.shown,
-                        resolution.packages.len(),
-                        if resolution.packages.len() == 1 {
-                            ""
-                        } else {
-                            "s"
-                        },
-                        out.resolved.prepared.request.target.describe()
+                        count,
+                        if count == 1 { "" } else { "s" },
+                        out.lock
+                            .header
+                            .description
+                            .as_deref()
+                            .unwrap_or("the target")
                     );
                 }
             }
             (None, _) => out!("{text}"),
         }
         if let Some(changes) = &out.changes {
-            reports.push((*layer, changes));
+            reports.push((layer, changes));
         }
     }
     report_changes(settings, &reports)?;
@@ -107,77 +114,439 @@ fn write_stats(settings: &CompileSettings, stats: Vec<Value>) -> Result<()> {
     Ok(())
 }
 
-/// One layer compiled: its resolution, its lock, and what changed against
-/// the output it replaces (when there was one).
+/// One layer compiled: each target's resolution, and what it writes.
 struct Compiled {
-    resolved: layer::Resolved,
+    /// One per target, in the layer's order.
+    resolved: Vec<layer::Resolved>,
+    /// One lock for every target, or one per target (`splits_output`).
+    written: Vec<Written>,
+}
+
+/// A lock to write, with the layer (or the target's view of it) whose
+/// output it goes to, and what changed against the lock it replaces (when
+/// there was one and it was asked).
+struct Written {
+    layer: LayerSettings,
     lock: Lock,
     changes: Option<Changes>,
 }
 
-/// Resolve one layer over the pins of its existing output, and say what
-/// moved.
+/// A target's request, resolution and index, as change reports read them.
+type Across<'a> = (
+    &'a ResolveRequest,
+    &'a Resolution,
+    &'a dyn layerlock_dist::PackageSource,
+);
+
+/// Index clients by the index they ask: targets that ask the same one
+/// share its pages and metadata.
+type Clients = Vec<(String, Arc<IndexClient>)>;
+
+/// Resolve one layer over the pins of its existing output, for each of
+/// its targets (asked to share versions), and say what moved.
 fn compile_layer(
     layer: &LayerSettings,
     settings: &CompileSettings,
     spinner: &Spinner,
     fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
 ) -> Result<Compiled> {
-    let old = previous(layer, &settings.freed, settings.run.quiet)?;
-    let target = layerlock_dist::Target::new(&layer.python_version, &layer.platform)?;
-    let keep = layer::Keep {
-        preferences: match &old {
-            Some(old) => layerlock_resolve::preferences(old, &target, &settings.freed)
-                .map_err(|e| anyhow::anyhow!(e))?,
-            None => BTreeMap::new(),
-        },
-        moves: moves(&settings.freed),
+    let views = layer.per_target();
+    // One file per target: each keeps its own pins.
+    let split = views.len() > 1 && layer.splits_output();
+    let olds: Vec<Option<Lock>> = if split {
+        views
+            .iter()
+            .map(|v| previous(v, &settings.freed, settings.run.quiet))
+            .collect::<Result<_>>()?
+    } else {
+        vec![previous(layer, &settings.freed, settings.run.quiet)?]
     };
-    let resolved = layer::resolve(layer, &settings.run, spinner, &keep, fetched_on_failure)?;
-    let request = &resolved.prepared.request;
-    layerlock_resolve::check_freed(&settings.freed, request, &resolved.resolution)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    if let Some(cooldown) = &request.cooldown {
-        let young =
-            layerlock_resolve::young_kept(&resolved.resolution, &keep.preferences, cooldown);
-        if !young.is_empty() && !settings.run.quiet {
-            spinner.finish();
-            diag!(
-                "kept {} pin{} younger than the cooldown (kept pins are not newly introduced; free one with --upgrade-package PKG):",
-                young.len(),
-                if young.len() == 1 { "" } else { "s" }
-            );
-            for y in &young {
-                diag!(
-                    "  {}=={} (eligible at {})",
-                    y.name,
-                    y.skipped,
-                    y.eligible
-                        .map_or("an unknown time".to_string(), layer::moment)
-                );
-            }
-        }
+    let mut clients = Clients::new();
+    let mut files = layer::BaseFiles::new();
+    let mut keeps = Vec::new();
+    // Every target's inputs read and its client made before any resolves.
+    let mut jobs = Vec::new();
+    for (i, view) in views.iter().enumerate() {
+        let target = layerlock_dist::Target::new(&view.python_version, &view.platform)?;
+        let old = if split { &olds[i] } else { &olds[0] };
+        let keep = layer::Keep {
+            preferences: match old {
+                Some(old) => layerlock_resolve::preferences(old, &target, &settings.freed)
+                    .map_err(|e| anyhow::anyhow!(e))?,
+                None => BTreeMap::new(),
+            },
+            shared: BTreeMap::new(),
+            moves: moves(&settings.freed),
+        };
+        let prepared = layer::prepare_with(view, &keep, &mut files)?;
+        let client = client_for(view, settings, &prepared, &mut clients)?;
+        jobs.push((view, prepared, client));
+        keeps.push(keep);
     }
-    let lock = lock(layer, &resolved.prepared, &resolved.resolution)?;
+    let mut resolved = resolve_together(jobs, settings, spinner, fetched_on_failure)?;
+    let alone: Vec<_> = resolved
+        .iter()
+        .map(|r| layerlock_resolve::versions_of(&r.resolution))
+        .collect();
+    if views.len() > 1 {
+        share_versions(
+            &views,
+            settings,
+            spinner,
+            &keeps,
+            (&mut clients, &mut files),
+            &mut resolved,
+            fetched_on_failure,
+        )?;
+    }
+    check_freed(&settings.freed, &resolved)?;
+    let mut parts = Vec::new();
+    for ((view, r), keep) in views.iter().zip(&resolved).zip(&keeps) {
+        tell_young_kept(r, keep, views.len() > 1, spinner, settings.run.quiet);
+        parts.push(lock(view, &r.prepared, &r.resolution)?);
+    }
+    // `--check` says only whether the lock is current.
+    if views.len() > 1 && !settings.run.quiet && !settings.check {
+        spinner.finish();
+        tell_targets(&resolved, &alone);
+    }
     // What changed is told only when asked: it may ask the index for
     // upload times.
     let told = settings.diff || settings.report.is_some();
-    let changes = old.filter(|_| told).map(|old| {
-        let mut changes = layerlock_lock::changes(&old, &lock);
-        layerlock_resolve::explain_changes(
-            &mut changes,
-            request,
-            &resolved.resolution,
-            &settings.freed,
-            &*resolved.client,
-        );
-        changes
+    let explain = |old: Option<Lock>, lock: &Lock, across: &[Across]| {
+        old.filter(|_| told).map(|old| {
+            let mut changes = layerlock_lock::changes(&old, lock);
+            layerlock_resolve::explain_changes_across(&mut changes, across, &settings.freed);
+            changes
+        })
+    };
+    let across: Vec<Across> = resolved
+        .iter()
+        .map(|r| {
+            let source: &dyn layerlock_dist::PackageSource = &**r.client;
+            (&r.prepared.request, &r.resolution, source)
+        })
+        .collect();
+    let written = if split {
+        let mut written = Vec::new();
+        for (i, ((view, lock), old)) in views.into_iter().zip(parts).zip(olds).enumerate() {
+            let changes = explain(old, &lock, &across[i..=i]);
+            let target = resolved[i].prepared.request.target.describe();
+            let layer = LayerSettings {
+                name: Some(match &view.name {
+                    Some(name) => format!("{name}, {target}"),
+                    None => target,
+                }),
+                ..view
+            };
+            written.push(Written {
+                layer,
+                lock,
+                changes,
+            });
+        }
+        written
+    } else {
+        let lock = match parts.as_slice() {
+            [_] => parts.pop().expect("one part"),
+            _ => layerlock_lock::merge_targets(&parts)?,
+        };
+        let old = olds.into_iter().next().flatten();
+        let changes = explain(old, &lock, &across);
+        vec![Written {
+            layer: layer.clone(),
+            lock,
+            changes,
+        }]
+    };
+    Ok(Compiled { resolved, written })
+}
+
+/// The client of `view`'s index: one the layer's other targets made for
+/// the same index, else a new one.
+fn client_for(
+    view: &LayerSettings,
+    settings: &CompileSettings,
+    prepared: &layer::Prepared,
+    clients: &mut Clients,
+) -> Result<Arc<IndexClient>> {
+    // The key never prints: the URLs may carry credentials.
+    let key = format!(
+        "{:?} {:?} {}",
+        view.index
+            .index_urls
+            .iter()
+            .map(layerlock_index::SecretUrl::expose)
+            .collect::<Vec<_>>(),
+        view.index.find_links,
+        view.index_explicit
+    );
+    if let Some((_, client)) = clients.iter().find(|(k, _)| *k == key) {
+        return Ok(client.clone());
+    }
+    let client = Arc::new(layer::new_client(view, &settings.run, prepared)?);
+    clients.push((key, client.clone()));
+    Ok(client)
+}
+
+/// Resolve each target, at once when there are several: their waits on
+/// the index overlap, and what one fetched the others find at hand.
+fn resolve_together(
+    jobs: Vec<(&LayerSettings, layer::Prepared, Arc<IndexClient>)>,
+    settings: &CompileSettings,
+    spinner: &Spinner,
+    fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
+) -> Result<Vec<layer::Resolved>> {
+    if jobs.len() == 1 {
+        let (view, prepared, client) = jobs.into_iter().next().expect("one job");
+        let one = layer::resolve_on(
+            view,
+            &settings.run,
+            spinner,
+            prepared,
+            client,
+            fetched_on_failure,
+        )?;
+        return Ok(vec![one]);
+    }
+    let outcomes: Vec<_> = std::thread::scope(|scope| {
+        let running: Vec<_> = jobs
+            .into_iter()
+            .map(|(view, prepared, client)| {
+                scope.spawn(move || {
+                    let mut fetched = None;
+                    let outcome = layer::resolve_on(
+                        view,
+                        &settings.run,
+                        spinner,
+                        prepared,
+                        client,
+                        &mut fetched,
+                    );
+                    (outcome, fetched)
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|r| r.join().expect("a target's resolution panicked"))
+            .collect()
     });
-    Ok(Compiled {
-        resolved,
-        lock,
-        changes,
-    })
+    let mut resolved = Vec::new();
+    for (outcome, fetched) in outcomes {
+        match outcome {
+            Ok(r) => resolved.push(r),
+            Err(err) => {
+                // The failure told is the first target's that failed, with
+                // what its run fetched.
+                *fetched_on_failure = fetched;
+                return Err(err);
+            }
+        }
+    }
+    Ok(resolved)
+}
+
+/// Resolve one target again, through the client of its index.
+fn resolve_target(
+    view: &LayerSettings,
+    settings: &CompileSettings,
+    spinner: &Spinner,
+    keep: &layer::Keep,
+    (clients, files): (&mut Clients, &mut layer::BaseFiles),
+    fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
+) -> Result<layer::Resolved> {
+    let prepared = layer::prepare_with(view, keep, files)?;
+    let client = client_for(view, settings, &prepared, clients)?;
+    layer::resolve_on(
+        view,
+        &settings.run,
+        spinner,
+        prepared,
+        client,
+        fetched_on_failure,
+    )
+}
+
+/// The most rounds of asking the targets to share versions: each round
+/// re-resolves only a target asked for a version it has not been asked
+/// for yet, so this bounds what a target that cannot move costs.
+const SHARING_ROUNDS: usize = 3;
+
+/// Ask every target for the version the others took (the lowest any
+/// took, `shared_preferences`), over its own kept pins; a target that
+/// cannot take one keeps its own and says why.
+fn share_versions(
+    views: &[LayerSettings],
+    settings: &CompileSettings,
+    spinner: &Spinner,
+    keeps: &[layer::Keep],
+    (clients, files): (&mut Clients, &mut layer::BaseFiles),
+    resolved: &mut [layer::Resolved],
+    fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
+) -> Result<()> {
+    let mut asked: Vec<BTreeMap<_, _>> = keeps.iter().map(|k| k.preferences.clone()).collect();
+    for _ in 0..SHARING_ROUNDS {
+        let shared = layerlock_resolve::shared_preferences(&pins(resolved));
+        let mut again = false;
+        for (i, view) in views.iter().enumerate() {
+            let wants = shared.iter().any(|(name, version)| {
+                resolved[i]
+                    .resolution
+                    .packages
+                    .get(name)
+                    .is_some_and(|r| r.version != *version)
+                    && asked[i].get(name) != Some(version)
+            });
+            if !wants {
+                continue;
+            }
+            let mut keep = keeps[i].clone();
+            keep.shared = shared.clone();
+            resolved[i] = resolve_target(
+                view,
+                settings,
+                spinner,
+                &keep,
+                (&mut *clients, &mut *files),
+                fetched_on_failure,
+            )?;
+            asked[i] = keep.shared;
+            again = true;
+        }
+        if !again {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Each target's answer, labelled, as the sharing decisions read them.
+fn pins(resolved: &[layer::Resolved]) -> Vec<layerlock_resolve::TargetPins<'_>> {
+    resolved
+        .iter()
+        .map(|r| layerlock_resolve::TargetPins {
+            label: r.prepared.request.target.describe(),
+            resolution: &r.resolution,
+            base: &r.prepared.request.base,
+        })
+        .collect()
+}
+
+/// `--upgrade-package` must name a package of the layer: of any target.
+fn check_freed(freed: &layerlock_resolve::Freed, resolved: &[layer::Resolved]) -> Result<()> {
+    // Each package on its own: one may be on one target only, another on
+    // another.
+    for package in &freed.packages {
+        let one = layerlock_resolve::Freed {
+            all: false,
+            packages: vec![package.clone()],
+        };
+        let mut first_error = None;
+        for r in resolved {
+            match layerlock_resolve::check_freed(&one, &r.prepared.request, &r.resolution) {
+                Ok(()) => {
+                    first_error = None;
+                    break;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(anyhow::anyhow!(e));
+        }
+    }
+    Ok(())
+}
+
+/// Kept pins younger than the cooldown, said once per target.
+fn tell_young_kept(
+    r: &layer::Resolved,
+    keep: &layer::Keep,
+    several: bool,
+    spinner: &Spinner,
+    quiet: bool,
+) {
+    let Some(cooldown) = &r.prepared.request.cooldown else {
+        return;
+    };
+    let young = layerlock_resolve::young_kept(&r.resolution, &keep.preferences, cooldown);
+    if young.is_empty() || quiet {
+        return;
+    }
+    spinner.finish();
+    diag!(
+        "kept {} pin{} younger than the cooldown{} (kept pins are not newly introduced; free one with --upgrade-package PKG):",
+        young.len(),
+        if young.len() == 1 { "" } else { "s" },
+        if several {
+            format!(" for {}", r.prepared.request.target.describe())
+        } else {
+            String::new()
+        }
+    );
+    for y in &young {
+        diag!(
+            "  {}=={} (eligible at {})",
+            y.name,
+            y.skipped,
+            y.eligible
+                .map_or("an unknown time".to_string(), layer::moment)
+        );
+    }
+}
+
+/// What sharing versions between the targets did: the packages that stayed
+/// apart, and why; the packages a target holds lower than it would alone.
+fn tell_targets(resolved: &[layer::Resolved], alone: &[BTreeMap<PackageName, Version>]) {
+    let pins = pins(resolved);
+    let apart = layerlock_resolve::divergences(&pins);
+    if !apart.is_empty() {
+        diag!(
+            "{} differ between the targets:",
+            if apart.len() == 1 {
+                "1 package's versions".to_string()
+            } else {
+                format!("{} packages' versions", apart.len())
+            }
+        );
+        for d in &apart {
+            let each: Vec<String> = d
+                .versions
+                .iter()
+                .map(|(label, version, why)| match why {
+                    Some(why) => format!("{version} on {label} ({why})"),
+                    None => format!("{version} on {label}"),
+                })
+                .collect();
+            diag!("  {}: {}", d.name, each.join("; "));
+        }
+    }
+    let held = layerlock_resolve::held_together(alone, &pins);
+    if !held.is_empty() {
+        diag!(
+            "{} package{} held to the version another target takes:",
+            held.len(),
+            if held.len() == 1 { " is" } else { "s are" }
+        );
+        for h in &held {
+            diag!(
+                "  {} {} on {} (alone it would take {}; {} takes {})",
+                h.name,
+                h.version,
+                h.target,
+                h.alone,
+                if h.with.is_empty() {
+                    "another target"
+                } else {
+                    &h.with
+                },
+                h.version
+            );
+        }
+    }
 }
 
 /// The lock the output holds now, whose pins are kept: `None` when there

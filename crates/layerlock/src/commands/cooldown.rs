@@ -3,6 +3,7 @@
 //! uploaded at least the minimum age ago. Ages come from the upload times of
 //! exactly the files whose hashes the lock lists.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -11,10 +12,11 @@ use anyhow::{Result, anyhow, bail};
 use jiff::Timestamp;
 use serde::Serialize;
 
+use layerlock_dist::Target;
 use layerlock_index::{IndexClient, IndexConfig};
-use layerlock_lock::Lock;
+use layerlock_lock::{Lock, LockedPackage};
 use layerlock_resolve::{
-    Known, LockAges, UploadTimes, Verdict, lock_target, recorded_times, upload_times,
+    Known, LockAges, UploadTimes, Verdict, lock_targets, recorded_times, upload_times,
 };
 
 use crate::cli::FormatArg;
@@ -24,12 +26,25 @@ use crate::settings::{CooldownSettings, IndexSettings, RunSettings};
 pub struct CooldownCheck {
     /// Each checked in turn.
     pub locks: Vec<PathBuf>,
+    /// `--base` files, for every lock.
     pub bases: Vec<PathBuf>,
+    /// Each config layer's output (absolute): its layer's index, and each
+    /// target's bases (used without `--base`).
+    pub layers: std::collections::BTreeMap<PathBuf, LayerOutput>,
     pub since: Option<String>,
     pub cooldown: CooldownSettings,
     pub format: FormatArg,
+    /// The flags' index (the config's top level under them).
     pub index: IndexSettings,
     pub run: RunSettings,
+}
+
+/// What the config says of one lock it writes.
+#[derive(Debug, Clone)]
+pub struct LayerOutput {
+    pub index: IndexSettings,
+    /// Each target the lock holds, with its bases.
+    pub targets: Vec<(layerlock_lock::LockTarget, Vec<PathBuf>)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,36 +74,96 @@ struct Report {
     eligible_on: Option<String>,
 }
 
-/// What the bases, and the lock at `--since`, already have.
-fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Known> {
+/// What the bases, and the lock at `--since`, already have: for each
+/// target the lock names (with that target's own bases when the config
+/// says them), or once when it names none.
+fn already_there(settings: &CooldownCheck, lock: &Lock) -> Result<Vec<(Option<Target>, Known)>> {
     let lock_path = &lock.path;
-    let target = lock_target(lock);
-    let mut known = Known::default();
-    for base in &settings.bases {
-        let text = layerlock_lock::read_text(base)?;
-        known.add(&Lock::parse_pins(base, &text)?, target.as_ref());
+    let layer = settings.layers.get(&absolute(settings, lock_path));
+    let since = match &settings.since {
+        Some(rev) => since_pins(rev, lock_path)?,
+        None => None,
+    };
+    let targets: Vec<Option<Target>> = match lock_targets(lock) {
+        none if none.is_empty() => vec![None],
+        some => some.into_iter().map(Some).collect(),
+    };
+    let mut out = Vec::new();
+    for target in targets {
+        // The flags' bases for every target; else the config's for this
+        // one.
+        let bases = if settings.bases.is_empty() {
+            layer
+                .and_then(|l| {
+                    l.targets.iter().find(|(t, _)| {
+                        target.as_ref().is_none_or(|target| {
+                            t.python == target.python_short()
+                                && t.platform == target.platform_name()
+                        })
+                    })
+                })
+                .map(|(_, bases)| bases.clone())
+                .unwrap_or_default()
+        } else {
+            settings.bases.clone()
+        };
+        let mut known = Known::default();
+        for base in &bases {
+            let text = layerlock_lock::read_text(base)?;
+            known.add(&Lock::parse_pins(base, &text)?, target.as_ref());
+        }
+        if let Some(pins) = &since {
+            known.add(pins, target.as_ref());
+        }
+        out.push((target, known));
     }
-    if let Some(rev) = &settings.since {
-        let dir = lock_path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let git = layerlock_git::Git::open(dir)?;
-        match git.file_at(rev, lock_path, layerlock_lock::MAX_FILE_BYTES as usize)? {
-            layerlock_git::Blob::Bytes(bytes) => {
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| anyhow!("{} at {rev} is not UTF-8 text", lock_path.display()))?;
-                known.add(&Lock::parse_pins(lock_path, &text)?, target.as_ref());
-            }
-            // A lock that did not exist at the revision introduces
-            // everything.
-            layerlock_git::Blob::Missing => {}
-            layerlock_git::Blob::Refused(why) => {
-                bail!("{} at {rev}: {why}", lock_path.display())
-            }
+    Ok(out)
+}
+
+/// The lock at `--since REV`: `None` when it did not exist then (it
+/// introduces everything).
+fn since_pins(rev: &str, lock_path: &Path) -> Result<Option<Lock>> {
+    let dir = lock_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let git = layerlock_git::Git::open(dir)?;
+    match git.file_at(rev, lock_path, layerlock_lock::MAX_FILE_BYTES as usize)? {
+        layerlock_git::Blob::Bytes(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow!("{} at {rev} is not UTF-8 text", lock_path.display()))?;
+            Ok(Some(Lock::parse_pins(lock_path, &text)?))
+        }
+        layerlock_git::Blob::Missing => Ok(None),
+        layerlock_git::Blob::Refused(why) => bail!("{} at {rev}: {why}", lock_path.display()),
+    }
+}
+
+/// The files of `package` that some target it serves has not had: each
+/// target its marker selects judges it against what that target's image
+/// (and the lock at `--since`) had; one it selects on no target is new.
+fn introduced(known: &[(Option<Target>, Known)], package: &LockedPackage) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut judged = false;
+    for (target, k) in known {
+        let applies = target
+            .as_ref()
+            .is_none_or(|t| package.marker.evaluate(t.markers(), &[]));
+        if applies {
+            judged = true;
+            out.extend(k.introduced(package));
         }
     }
-    Ok(known)
+    if !judged {
+        return package.sha256s().collect();
+    }
+    out
+}
+
+/// `path` made absolute from the working directory, as the config's
+/// outputs are keyed.
+fn absolute(settings: &CooldownCheck, path: &Path) -> PathBuf {
+    layerlock_lock::normalize(&settings.run.cwd.join(path))
 }
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
@@ -153,9 +228,14 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
         );
     }
     let known = already_there(settings, &lock)?;
+    // The lock's own layer's index when the config writes it.
+    let index = settings
+        .layers
+        .get(&absolute(settings, path))
+        .map_or(&settings.index, |l| &l.index);
     let client = IndexClient::new(&IndexConfig {
-        index_urls: settings.index.index_urls.clone(),
-        find_links: settings.index.find_links.clone(),
+        index_urls: index.index_urls.clone(),
+        find_links: index.find_links.clone(),
         cache_dir: super::usable_cache(settings.run.cache_dir.as_deref()),
         offline: settings.run.offline,
         netrc: settings.run.netrc.clone(),
@@ -167,7 +247,7 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
     let mut ages = LockAges::default();
     let mut trusted_lock = false;
     for package in &lock.packages {
-        let new = known.introduced(package);
+        let new = introduced(&known, package);
         if new.is_empty() {
             continue;
         }

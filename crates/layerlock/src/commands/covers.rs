@@ -14,7 +14,9 @@ use crate::settings::CoversSettings;
 
 pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
     let mut covered = true;
-    for layer in &settings.layers {
+    // A layer of several targets is covered when it is on each.
+    for view in settings.layers.iter().flat_map(|l| l.per_target()) {
+        let layer = &view;
         let label = layer.name.clone().unwrap_or_else(|| "covers".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
         let outcome = layer::resolve(
