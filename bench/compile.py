@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: layerlock compile vs uv pip compile (vs pip-compile).
 
-Three workloads (--workload, default all), all for Python 3.12 on
-x86_64-manylinux_2_28 with a fixed --exclude-newer. See bench/README.md.
+Five workloads (--workload, default all), for Python 3.12 on
+x86_64-manylinux_2_28 unless said, with a fixed --exclude-newer. See
+bench/README.md.
 
-  kv       vLLM's kv-connectors layer (requirements/kv_connectors.txt@4742f9e)
-           on its CUDA test lock (requirements/test/cuda.txt); pip-compile too
-  big      bench/workloads/big.in, ten frameworks (158 new packages) on the
-           same CUDA test lock
-  popular  bench/workloads/popular.in, 150 popular projects, no base
+  kv          vLLM's kv-connectors layer (requirements/kv_connectors.txt@4742f9e)
+              on its CUDA test lock (requirements/test/cuda.txt); pip-compile too
+  big         bench/workloads/big.in, ten frameworks (158 new packages) on the
+              same CUDA test lock
+  popular     bench/workloads/popular.in, 150 popular projects, no base
+  kv-one      the bundled example (examples/vllm-kv), one target
+  kv-targets  the bundled example for four targets in one lock: x86_64 and
+              aarch64 x Python 3.12 and 3.13; uv runs once per target, one
+              after the other, and its time is their sum
 
     python3 bench/compile.py [--layerlock target/release/layerlock] [--uv uv]
         [--workload kv|big|popular|all] [--pip-compile PATH]
@@ -34,6 +39,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -102,6 +108,10 @@ class Workload:
     owned: list[str]
     exclude_newer: str
     pip_compile: bool  # also time pip-compile (kv only)
+    # (python, platform) each; one lock for all of them.
+    targets: list[tuple[str, str]] = dataclasses.field(
+        default_factory=lambda: [(PYTHON, PLATFORM)]
+    )
 
 
 WORKLOADS = {
@@ -135,7 +145,33 @@ WORKLOADS = {
         exclude_newer="2026-11-20T00:00:00Z",
         pip_compile=False,
     ),
+    "kv-one": Workload(
+        name="kv-one",
+        title="examples/vllm-kv (kv_connectors.txt on cuda.txt), one target",
+        cwd=REPO / "examples" / "vllm-kv",
+        input="kv_connectors.txt",
+        base="cuda.txt",
+        owned=["nvidia-nccl-cu13"],
+        exclude_newer="2026-11-01T00:00:00Z",
+        pip_compile=False,
+    ),
+    "kv-targets": Workload(
+        name="kv-targets",
+        title="examples/vllm-kv for x86_64 and aarch64 x Python 3.12 and 3.13, one lock",
+        cwd=REPO / "examples" / "vllm-kv",
+        input="kv_connectors.txt",
+        base="cuda.txt",
+        owned=["nvidia-nccl-cu13"],
+        exclude_newer="2026-11-01T00:00:00Z",
+        pip_compile=False,
+        targets=[(py, plat) for plat in ("x86_64-manylinux_2_28", "aarch64-manylinux_2_28")
+                 for py in ("3.12", "3.13")],
+    ),
 }
+
+# Issue 28: several targets cost little more than one (they share pages and
+# metadata), and stay as far ahead of uv's per-target runs as one target is.
+TARGETS_OVER_ONE_MAX = 1.3
 
 
 class ToolFailed(Exception):
@@ -331,7 +367,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layerlock", default=str(REPO / "target" / "release" / "layerlock"))
     parser.add_argument("--uv", default="uv")
-    parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
+    parser.add_argument("--workload", default="all",
+                        help=f"all, or some of {', '.join(WORKLOADS)} (comma-separated)")
     parser.add_argument(
         "--pip-compile",
         help="pip-compile to use (default: a pip-tools venv under --tools-dir, created if missing)",
@@ -347,7 +384,10 @@ def main() -> int:
     parser.add_argument("--warm-runs", type=int, default=5)
     parser.add_argument("--results", type=Path, default=HERE / "results")
     args = parser.parse_args()
-    chosen = list(WORKLOADS) if args.workload == "all" else [args.workload]
+    chosen = list(WORKLOADS) if args.workload == "all" else args.workload.split(",")
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}")
 
     layerlock = Path(shutil.which(args.layerlock) or args.layerlock).resolve()
     uv = shutil.which(args.uv)
@@ -397,6 +437,10 @@ def main() -> int:
         wl_scratch.mkdir()
         results[name] = run_workload(wl, wl_scratch, counter, layerlock, uv, pip_compile, pip_prior,
                                      with_stats, env, args, failures)
+
+    if "kv-one" in results and "kv-targets" in results:
+        results["kv-targets"]["over_one_target"] = targets_over_one(
+            results["kv-one"], results["kv-targets"])
 
     # Side by side, every workload.
     print()
@@ -489,6 +533,35 @@ def main() -> int:
     return 1 if failures else 0
 
 
+def targets_over_one(one: dict, many: dict) -> dict:
+    """Several targets in one lock against one target alone: layerlock's
+    wall time (cold and warm offline), and whether its lead over uv (whose
+    time is the sum of its per-target runs) is what it is for one target."""
+    def median_of(res: dict, label: str) -> float | None:
+        return res["runs"].get(label, {}).get("median_s")
+
+    out: dict = {"bound": TARGETS_OVER_ONE_MAX}
+    print(f"\n== {len(many['workload']['targets'])} targets in one lock against one target")
+    for mode, label, ratio_key in (("cold", "layerlock cold", "cold_layerlock_over_uv"),
+                                   ("warm_offline", "layerlock --offline",
+                                    "warm_offline_layerlock_over_uv")):
+        a, b = median_of(many, label), median_of(one, label)
+        ratio = round(a / b, 3) if a and b else None
+        lead_many, lead_one = many["ratios"][ratio_key], one["ratios"][ratio_key]
+        out[mode] = {
+            "targets_over_one": ratio,
+            "within_bound": None if ratio is None else ratio <= TARGETS_OVER_ONE_MAX,
+            "layerlock_over_uv_sum": lead_many,
+            "layerlock_over_uv_one_target": lead_one,
+            "lead_kept": None if lead_many is None or lead_one is None else lead_many <= lead_one,
+        }
+        verdict = "n/a" if ratio is None else ("PASS" if ratio <= TARGETS_OVER_ONE_MAX else "MISS")
+        print(f"  {mode:<13} {fmt_s(a)} against {fmt_s(b)}: "
+              f"{'-' if ratio is None else f'{ratio:.3f}x'} (target <= {TARGETS_OVER_ONE_MAX}x) {verdict}; "
+              f"layerlock/uv {lead_many} for all targets, {lead_one} for one")
+    return out
+
+
 def shown_path(path: Path) -> str:
     """A path as the results give it: from the repository's root, or from its
     parent for the corpus beside it (`shared/corpus/...`)."""
@@ -523,22 +596,34 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
         cmd = [str(layerlock), "compile", wl.input]
         if wl.base:
             cmd += ["--base", wl.base]
-        cmd += ["--python-version", PYTHON, "--platform", PLATFORM,
-                "--exclude-newer", wl.exclude_newer, "--quiet", "--cache-dir", str(cache), "-o", str(out)]
+        for python in dict.fromkeys(py for py, _ in wl.targets):
+            cmd += ["--python-version", python]
+        for plat in dict.fromkeys(plat for _, plat in wl.targets):
+            cmd += ["--platform", plat]
+        cmd += ["--exclude-newer", wl.exclude_newer, "--quiet", "--cache-dir", str(cache), "-o", str(out)]
         for o in wl.owned:
             cmd += ["--owned", o]
         if stats is not None:
             cmd += ["--stats", str(stats)]
         return cmd + (["--offline"] if offline else [])
 
-    def uv_cmd(cache: Path, out: Path, offline: bool = False) -> list[str]:
+    def uv_one(cache: Path, out: Path, offline: bool, python: str, plat: str) -> list[str]:
         cmd = [uv, "pip", "compile", wl.input]
         if base_nolocal:
             cmd += ["-c", str(base_nolocal)]
-        cmd += ["--python-platform", PLATFORM, "--python-version", PYTHON,
+        cmd += ["--python-platform", plat, "--python-version", python,
                 "--exclude-newer", wl.exclude_newer, "--generate-hashes", "--no-header",
                 "--quiet", "--cache-dir", str(cache), "-o", str(out)]
         return cmd + (["--offline"] if offline else [])
+
+    def uv_cmd(cache: Path, out: Path, offline: bool = False) -> list[str]:
+        if len(wl.targets) == 1:
+            return uv_one(cache, out, offline, *wl.targets[0])
+        # One run per target, one after the other, in one shell: its wall
+        # time is their sum; its peak RSS the largest of theirs.
+        runs = [shlex.join(uv_one(cache, out.with_suffix(f".{i}.txt"), offline, py, plat))
+                for i, (py, plat) in enumerate(wl.targets)]
+        return ["sh", "-c", " && ".join(runs)]
 
     def pip_compile_cmd(cache: Path, out: Path) -> list[str]:
         cmd = [str(pip_compile), wl.input]
@@ -584,7 +669,8 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
         order = sorted(range(len(walls)), key=lambda j: walls[j])
         run_stats[label] = [stat_paths[order[(len(order) - 1) // 2]]] if order else []
 
-    print(f"\n== {wl.name}: {wl.title}; Python {PYTHON} {PLATFORM}, owned {wl.owned or '-'}, "
+    shown_targets = ", ".join(f"Python {py} {plat}" for py, plat in wl.targets)
+    print(f"\n== {wl.name}: {wl.title}; {shown_targets}, owned {wl.owned or '-'}, "
           f"exclude-newer {wl.exclude_newer}", flush=True)
 
     # Cold: a fresh, empty cache directory for every run.
@@ -681,7 +767,9 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
     # Pins and hashes: the first cold run of each tool.
     agreement = None
     ll_outs, uv_outs = outputs.get("layerlock cold", []), outputs.get("uv cold", [])
-    if ll_outs and uv_outs:
+    # Several targets: the online differential compares each target's
+    # entries with uv's (tests/online/differential.py).
+    if ll_outs and uv_outs and len(wl.targets) == 1:
         agreement = compare_pins(ll_outs[0], uv_outs[0], base_names(wl))
         # Every run of a tool should have written the same lock.
         agreement["stable"] = {
@@ -707,7 +795,8 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
         "workload": {
             "input": shown_path(wl.cwd / wl.input),
             "base": shown_path(wl.cwd / wl.base) if wl.base else None,
-            "python": PYTHON, "platform": PLATFORM, "owned": wl.owned,
+            "targets": [{"python": py, "platform": plat} for py, plat in wl.targets],
+            "owned": wl.owned,
             "exclude_newer": wl.exclude_newer,
         },
         "runs": rows,

@@ -104,6 +104,10 @@ class Case:
     # layerlock must exit 2 with a stderr matching it.
     expect_failure: str | None = None
     note: str = ""
+    # Several targets compiled into one lock: (python, platform) each. The
+    # entries of each target are compared with uv's answer for that target
+    # alone (see compare_targets).
+    targets: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
 
 def _local(name: str) -> Path:
@@ -149,6 +153,37 @@ CASES: dict[str, Case] = {
         owned=["nvidia-nccl-cu13"],
         note="kv_connectors_cu13.txt with kv_connectors.txt inlined, minus the "
         "nixl RC pin: lmcache, nixl, mooncake, cupy-cuda13x <14.1.0",
+    ),
+    "vllm-example-two-platforms": Case(
+        cwd=REPO / "examples" / "vllm-kv",
+        inputs=["kv_connectors.txt"],
+        bases=["cuda.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        owned=["nvidia-nccl-cu13"],
+        targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
+        note="the bundled example as one lock for the x86_64 and the aarch64 image",
+    ),
+    "two-pythons": Case(
+        cwd=_local("two-pythons"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        targets=[("3.10", "x86_64-manylinux_2_28"), ("3.12", "x86_64-manylinux_2_28")],
+        note="Python 3.10 and 3.12 in one lock: 3.12 is held to the versions 3.10 can take",
+    ),
+    "jupyterlab-two-platforms": Case(
+        cwd=_local("jupyterlab-aarch64"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        targets=[
+            ("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28"),
+            ("3.13", "x86_64-manylinux_2_28"), ("3.13", "aarch64-manylinux_2_28"),
+        ],
+        note="a large tree for x86_64 and aarch64 x Python 3.12 and 3.13 in one lock",
     ),
     "prerelease-explicit": Case(
         cwd=_local("prerelease-explicit"),
@@ -288,8 +323,9 @@ class Pin:
     files: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def parse_lock(text: str) -> dict[str, Pin]:
-    """Read a hash-pinned requirements file (as uv or layerlock writes it)."""
+def parse_lock(text: str, env: dict[str, str] | None = None) -> dict[str, Pin]:
+    """Read a hash-pinned requirements file (as uv or layerlock writes it).
+    With `env` (marker values), only the entries whose marker holds there."""
     pins: dict[str, Pin] = {}
     current: str | None = None
     # Join backslash continuations so hashes stay with their requirement.
@@ -309,6 +345,11 @@ def parse_lock(text: str) -> dict[str, Pin]:
         if not stripped or stripped.startswith("#"):
             continue
         match = PIN_RE.match(stripped)
+        if match and not line[:1].isspace() and env is not None:
+            marker = stripped[match.end():].split("--hash", 1)[0].strip()
+            if marker.startswith(";") and not marker_holds(marker[1:].strip(), env):
+                current = None
+                continue
         if match and not line[:1].isspace():
             current = normalize(match.group("name"))
             if current in pins:
@@ -322,6 +363,34 @@ def parse_lock(text: str) -> dict[str, Pin]:
         if current is not None:
             pins[current].hashes.update(h.lower() for h in HASH_RE.findall(stripped))
     return pins
+
+
+def marker_holds(marker: str, env: dict[str, str]) -> bool:
+    """Whether a PEP 508 marker holds in `env`: judged by the packaging
+    library pip carries (this machine's pip; no other package needed)."""
+    from pip._vendor.packaging.markers import Marker
+
+    return Marker(marker).evaluate(env)
+
+
+def marker_env(python: str, platform: str) -> dict[str, str]:
+    """The marker values of a Linux target as layerlock and uv set them."""
+    machine = platform.split("-", 1)[0]
+    if not platform.endswith(("manylinux_2_17", "manylinux_2_28")) and "linux" not in platform:
+        raise ValueError(f"marker_env knows Linux targets only, not {platform}")
+    return {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": machine,
+        "os_name": "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "implementation_version": f"{python}.0",
+        "platform_release": "",
+        "platform_version": "",
+    }
 
 
 def base_pins(path: Path) -> list[tuple[str, str, bool]]:
@@ -933,11 +1002,125 @@ def compare_pylock(
     )
 
 
+# "  kvconn 1.5.1 on Python 3.12 on x86_64-… (alone it would take 1.5.2; …"
+HELD_RE = re.compile(
+    r"^  (?P<name>\S+) (?P<version>\S+) on Python (?P<python>\S+) on (?P<platform>\S+) "
+    r"\(alone it would take (?P<alone>[^;]+);"
+)
+
+
+def compare_targets(name: str, case: Case, args: argparse.Namespace, work: Path) -> list[Result]:
+    """One lock for several targets: layerlock compiles them together; uv
+    compiles each alone (its base as constraints). For each target, the
+    lock's entries whose markers hold there must equal uv's pins and hashes,
+    except where layerlock says it held a package to the version another
+    target takes and uv's version is the one it says the target alone
+    would take: those are noted, not failed."""
+    setups = {}
+    for python, platform in case.targets:
+        one = dataclasses.replace(case, python=python, platform=platform, targets=[])
+        setup = prepare(f"{name}/{python}-{platform}", one, args, work)
+        if isinstance(setup, str):
+            return [Result(f"{name} [{python} {platform}]", False, setup)]
+        setups[(python, platform)] = (one, setup)
+    cdir = work / name
+    ll_out = cdir / "layerlock.txt"
+    ll_out.unlink(missing_ok=True)
+    ll_cmd = [args.layerlock, "compile", *case.inputs]
+    for rel in case.bases:
+        ll_cmd += ["--base", rel]
+    for python in dict.fromkeys(p for p, _ in case.targets):
+        ll_cmd += ["--python-version", python]
+    for platform in dict.fromkeys(p for _, p in case.targets):
+        ll_cmd += ["--platform", platform]
+    for spec in case.owned:
+        ll_cmd += ["--owned", spec]
+    ll_cmd += ["--exclude-newer", EXCLUDE_NEWER, "-o", str(ll_out)]
+    ll_cmd += ["--cache-dir", str(args.cache_root / "layerlock")]
+    first_setup = next(iter(setups.values()))[1]
+    ll = run(ll_cmd, case.cwd, ll_out, first_setup.env)
+    (cdir / "layerlock.stderr").write_text(ll.stderr)
+    held = {}
+    for line in ll.stderr.splitlines():
+        m = HELD_RE.match(line)
+        if m:
+            held[(normalize(m["name"]), m["python"], m["platform"])] = (m["version"], m["alone"])
+    results = []
+    for (python, platform), (one, setup) in setups.items():
+        label_t = f"{name} [{python} {platform}]"
+        if ll.code != 0 or ll.output is None:
+            results.append(Result(label_t, False, f"layerlock exited {ll.code}: {last_lines(ll.stderr)}"))
+            continue
+        uv_out = setup.cdir / "uv.txt"
+        uv_out.unlink(missing_ok=True)
+        uv_cmd = [args.uv, "pip", "compile", *case.inputs, "-c", str(setup.constraints)]
+        uv_cmd += ["--python-platform", platform, "--python-version", python]
+        uv_cmd += ["--exclude-newer", EXCLUDE_NEWER, "--generate-hashes", "--no-header"]
+        uv_cmd += ["--index-url", "https://pypi.org/simple"]
+        uv_cmd += ["--cache-dir", str(args.cache_root / "uv"), "-o", str(uv_out)]
+        uv = run(uv_cmd, case.cwd, uv_out, setup.env)
+        if uv.code != 0 and NETWORK_ERROR_RE.search(uv.stderr):
+            raise Unreachable(f"uv could not reach PyPI in case {name}: {last_lines(uv.stderr, 3)}")
+        if uv.code != 0 or uv.output is None:
+            results.append(Result(label_t, False, f"uv exited {uv.code}: {last_lines(uv.stderr)}"))
+            continue
+        mine = parse_lock(ll.output, marker_env(python, platform))
+        theirs = {k: v for k, v in parse_lock(uv.output).items() if k not in setup.skip}
+        # What layerlock held to another target's version: uv alone must
+        # take the version layerlock says this target would take alone;
+        # then uv, given the held versions as constraints, must agree with
+        # the lock whole (what the held versions pull in or leave out too).
+        notes = []
+        held_here = {pkg: said for (pkg, py, plat), said in held.items()
+                     if (py, plat) == (python, platform)}
+        for pkg, (version, alone) in sorted(held_here.items()):
+            got = theirs.get(pkg)
+            if got is None or got.version != alone:
+                notes_bad = f"{pkg}: layerlock says alone {alone}, uv alone {got.version if got else 'none'}"
+                results.append(Result(label_t, False, notes_bad))
+                break
+            notes.append(f"{pkg} held to {version} (uv alone: {alone})")
+        else:
+            if held_here:
+                held_constraints = setup.cdir / "uv-constraints-held.txt"
+                held_constraints.write_text(
+                    setup.constraints.read_text()
+                    + "".join(f"{pkg}=={version}\n" for pkg, (version, _) in sorted(held_here.items()))
+                )
+                uv_held_out = setup.cdir / "uv-held.txt"
+                uv_held_out.unlink(missing_ok=True)
+                held_cmd = [a if a != str(setup.constraints) else str(held_constraints) for a in uv_cmd]
+                held_cmd[held_cmd.index(str(uv_out))] = str(uv_held_out)
+                uv = run(held_cmd, case.cwd, uv_held_out, setup.env)
+                if uv.code != 0 or uv.output is None:
+                    results.append(Result(label_t, False, f"uv with the held versions exited {uv.code}: {last_lines(uv.stderr)}"))
+                    continue
+                theirs = {k: v for k, v in parse_lock(uv.output).items() if k not in setup.skip}
+        if len(results) and results[-1].label == label_t:
+            continue
+        diffs, extra = compare_pins(name, mine, theirs, setup.skip)
+        if notes:
+            extra += "; " + "; ".join(notes)
+        if diffs:
+            results.append(Result(label_t, False, f"{len(diffs)} difference(s): " + "; ".join(diffs)))
+        else:
+            results.append(Result(
+                label_t, True,
+                f"{len(mine)} packages agree (layerlock {ll.seconds:.1f}s for all targets, uv {uv.seconds:.1f}s{extra})",
+            ))
+    return results
+
+
 def run_case(name: str, case: Case, args: argparse.Namespace, work: Path) -> list[Result]:
     """Both comparisons of one case, one Result each, in VARIANTS order. The
     pylock.toml one runs right after the requirements one, so that both
     tools find their caches warm. Raises Skipped for a case that cannot run
     here."""
+    if case.targets:
+        try:
+            return compare_targets(name, case, args, work)
+        except Unreachable as exc:
+            return [Result(name, False, f"PyPI unreachable: {exc}", str(exc))]
     try:
         setup = prepare(name, case, args, work)
     except Unreachable as exc:
