@@ -481,7 +481,10 @@ find-links = ["wheels"]
     // -o with a name per target is checked like the config's output.
     let (code, _, stderr) = run(work.layerlock(&["compile", "-o", "kv-{python}.txt"]));
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("would both be written to kv-3.12.txt"), "{stderr}");
+    assert!(
+        stderr.contains("would both be written to kv-3.12.txt"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -502,8 +505,15 @@ fn a_one_target_layer_moved_to_another_python_is_no_removal() {
     assert_eq!(code, 0, "{stderr}");
     // One target: the name is filled in.
     assert!(work.path().join("kv-3.12.txt").is_file());
-    std::fs::copy(work.path().join("kv-3.12.txt"), work.path().join("kv-3.13.txt")).unwrap();
+    std::fs::copy(
+        work.path().join("kv-3.12.txt"),
+        work.path().join("kv-3.13.txt"),
+    )
+    .unwrap();
     let (code, stdout, stderr) = compile("3.13", true);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.starts_with("changes no package, keeps 1"), "{stdout}");
+    assert!(
+        stdout.starts_with("changes no package, keeps 1"),
+        "{stdout}"
+    );
 }
