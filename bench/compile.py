@@ -11,6 +11,7 @@ bench/README.md.
               same CUDA test lock
   popular     bench/workloads/popular.in, 150 popular projects, no base
   kv-one      the bundled example (examples/vllm-kv), one target
+  kv-two      the bundled example for x86_64 and aarch64 (Python 3.12)
   kv-targets  the bundled example for four targets in one lock: x86_64 and
               aarch64 x Python 3.12 and 3.13; uv runs once per target, one
               after the other, and its time is their sum
@@ -154,6 +155,17 @@ WORKLOADS = {
         owned=["nvidia-nccl-cu13"],
         exclude_newer="2026-11-01T00:00:00Z",
         pip_compile=False,
+    ),
+    "kv-two": Workload(
+        name="kv-two",
+        title="examples/vllm-kv for x86_64 and aarch64 (Python 3.12), one lock",
+        cwd=REPO / "examples" / "vllm-kv",
+        input="kv_connectors.txt",
+        base="cuda.txt",
+        owned=["nvidia-nccl-cu13"],
+        exclude_newer="2026-11-01T00:00:00Z",
+        pip_compile=False,
+        targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
     ),
     "kv-targets": Workload(
         name="kv-targets",
@@ -438,9 +450,9 @@ def main() -> int:
         results[name] = run_workload(wl, wl_scratch, counter, layerlock, uv, pip_compile, pip_prior,
                                      with_stats, env, args, failures)
 
-    if "kv-one" in results and "kv-targets" in results:
-        results["kv-targets"]["over_one_target"] = targets_over_one(
-            results["kv-one"], results["kv-targets"])
+    for many in ("kv-two", "kv-targets"):
+        if "kv-one" in results and many in results:
+            results[many]["over_one_target"] = targets_over_one(results["kv-one"], results[many])
 
     # Side by side, every workload.
     print()
