@@ -6,6 +6,16 @@ commit, a Buildkite pipeline edited every 400 commits, two KV steps disabled
 imports changed while they were dark, and a stale strict xfail.
 
     python3 bench/history.py [--layerlock target/release/layerlock] [--commits 100000] [--runs 3]
+    python3 bench/history.py --fix-refs-repo PATH [--refs 5000] [--runs 3]
+
+The second form measures `triage` looking for likely fixes on a real
+repository (a vLLM fork: `fetch` brings one): its history as it is, plus
+--refs fetched-pull-request refs (`refs/pull/N/head`) written with git
+fast-import, each one commit off a recent main-line commit that changes one
+file under vllm/ or tests/, some of them what the failing test reads. One
+failing test of tests/v1/core is triaged with `--fix-refs refs/pull/*/head`
+beside the plain git commands the same answer needs: listing the refs, one
+`git log --source --stdin` over all of them, and the dark window's log.
 
 Each layerlock command is timed beside the plain git commands that do the
 least the same answer needs (the pickaxe walk that finds the disabling
@@ -18,6 +28,7 @@ needs git.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -180,14 +191,138 @@ def timed(cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float,
     return wall, peak_kib / 1024, proc.stdout
 
 
+# The failing test of --fix-refs-repo: the first that exists.
+FIX_TESTS = ["tests/v1/core/test_scheduler.py", "tests/v1/core/test_kv_cache_utils.py",
+             "tests/test_config.py"]
+
+
+def git_out(root: Path, *args: str, stdin: str | None = None) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], input=stdin, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def direct_imports(root: Path, test: str) -> list[str]:
+    """The test file, the conftest.py files above it and the in-repository
+    modules it imports directly: what `triage --depth 1` reads."""
+    paths = [test]
+    parts = Path(test).parts
+    for i in range(1, len(parts)):
+        conftest = Path(*parts[:i]) / "conftest.py"
+        if (root / conftest).is_file():
+            paths.append(str(conftest))
+    import re
+    for line in (root / test).read_text(errors="replace").splitlines():
+        m = re.match(r"\s*(?:from\s+(vllm(?:\.\w+)*)\s+import|import\s+(vllm(?:\.\w+)*))", line)
+        if not m:
+            continue
+        module = (m.group(1) or m.group(2)).replace(".", "/")
+        for candidate in (f"{module}.py", f"{module}/__init__.py"):
+            if (root / candidate).is_file():
+                paths.append(candidate)
+                break
+    return sorted(set(paths))
+
+
+def fix_refs_repo(args, layerlock: str) -> None:
+    """--fix-refs-repo: triage with likely fixes over thousands of refs of a
+    real repository, beside the plain git walks."""
+    import random
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        started = time.perf_counter()
+        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(args.fix_refs_repo), str(root)],
+                       check=True)
+        main = git_out(root, "rev-parse", "main").strip()
+        subprocess.run(["git", "-C", str(root), "checkout", "-q", "-B", "main", main], check=True)
+        test = next(t for t in FIX_TESTS if (root / t).is_file())
+        relevant = direct_imports(root, test)
+        recent = git_out(root, "rev-list", "--first-parent", "--max-count=2000", "main").split()
+        tip_time = int(git_out(root, "log", "-1", "--format=%ct", "main"))
+        files = [f for f in git_out(root, "ls-tree", "-r", "--name-only", "main", "--", "vllm", "tests").split()
+                 if f.endswith(".py")]
+        rng = random.Random(28)
+        stream = []
+        for n in range(1, args.refs + 1):
+            # One in twenty touches what the test reads.
+            path = rng.choice(relevant) if n % 20 == 0 else rng.choice(files)
+            when = tip_time - rng.randrange(0, 60 * 86_400)
+            data = f"# synthetic change {n}\n".encode()
+            stream.append(
+                f"commit refs/pull/{n}/head\n"
+                f"committer Dev <dev@example.com> {when} +0000\n"
+                f"data {len(f'Change {n} (#{n})')}\nChange {n} (#{n})\n"
+                f"from {rng.choice(recent)}\n"
+                f"M 100644 inline {path}\ndata {len(data)}\n{data.decode()}\n"
+            )
+        subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input="".join(stream).encode(),
+                       check=True)
+        print(f"{args.refs:,} refs written in {time.perf_counter() - started:.1f} s; test {test}, "
+              f"{len(relevant)} files it reads")
+        module = test[:-3].replace("/", ".")
+        (root / "report.xml").write_text(
+            f'<testsuites><testsuite><testcase classname="{module}" name="test_case">'
+            '<failure message="boom">boom</failure></testcase></testsuite></testsuites>')
+        since = time.strftime("%Y-%m-%d", time.gmtime(tip_time - 90 * 86_400))
+        cmd = [layerlock, "triage", "core=report.xml", "--dark-since", since, "--main", "main",
+               "--depth", "1", "--fix-refs", "refs/pull/*/head", "--format", "json"]
+        tips = git_out(root, "for-each-ref", "--format=%(refname)", "refs/pull/")
+        walks = [
+            (["git", "for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)%00%(symref)%00",
+              "refs/pull/*/head"], None),
+            (["git", "log", "--source", "--stdin", "--name-only", "--no-renames", "-z",
+              "--format=%x00%H%x00%ct%x00%S%x1f%s", "--", *relevant], tips + f"^{main}\n"),
+            (["git", "log", "--first-parent", "--name-only", "-z", "--format=%x00%H%x00%ct%x00%s",
+              f"--since={since}T00:00:00Z", "main", "--", *relevant], None),
+        ]
+        walls, peaks, git_walls = [], [], []
+        output = ""
+        for _ in range(args.runs):
+            wall, peak, output = timed(cmd, root, (0, 1))
+            walls.append(wall)
+            peaks.append(peak)
+            total = 0.0
+            for git_cmd, stdin in walks:
+                t = time.perf_counter()
+                subprocess.run(git_cmd, cwd=root, input=stdin, capture_output=True, text=True, check=True)
+                total += time.perf_counter() - t
+            git_walls.append(total)
+        report = json.loads(output)
+        fixes = report["failures"][0]["possible_fixes"] if report["failures"] else []
+        ours, theirs = statistics.median(walls), statistics.median(git_walls)
+        commits = int(git_out(root, "rev-list", "--count", "--all"))
+        result = {
+            "repository": str(args.fix_refs_repo.name),
+            "commits": commits,
+            "refs": args.refs,
+            "test": test,
+            "files_read": len(relevant),
+            "layerlock_seconds": [round(w, 3) for w in walls],
+            "layerlock_peak_mib": round(max(peaks), 1),
+            "git_alone_seconds": [round(w, 3) for w in git_walls],
+            "ratio_of_medians": round(ours / theirs, 2) if theirs else None,
+            "target_ratio": 1.5,
+            "refs_read": report.get("fix_refs"),
+            "possible_fixes_listed": len(fixes),
+        }
+        print(f"triage --fix-refs over {args.refs:,} refs of {commits:,} commits: layerlock {ours:.3f} s "
+              f"(peak {max(peaks):.1f} MiB), git alone {theirs:.3f} s, ratio {ours / theirs:.2f} (target <= 1.5)")
+        _results.write("history-fix-refs", result)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layerlock", default=str(REPO / "target" / "release" / "layerlock"))
     parser.add_argument("--commits", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate the repository here once and reuse it on later runs")
+    parser.add_argument("--fix-refs-repo", type=Path, help="a real repository (git dir or clone) to triage "
+                        "with likely fixes over --refs synthetic pull-request refs")
+    parser.add_argument("--refs", type=int, default=5000)
     args = parser.parse_args()
     layerlock = str(Path(args.layerlock).resolve())
+    if args.fix_refs_repo:
+        fix_refs_repo(args, layerlock)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep.resolve() if args.keep else Path(tmp) / "repo"
         started = time.perf_counter()

@@ -364,6 +364,118 @@ impl Git {
         Ok(commits)
     }
 
+    /// The refs `patterns` match (`git for-each-ref` patterns: a prefix such
+    /// as `refs/heads`, or a glob such as `refs/pull/*/head`), each with the
+    /// commit it points to, by name. Symbolic refs (`origin/HEAD`) and refs
+    /// to anything but a commit are left out, and so is a name git would
+    /// not write (a control byte): it is counted in the second value,
+    /// never passed on.
+    pub fn refs(&self, patterns: &[String]) -> Result<(Vec<(String, String)>, usize), GitError> {
+        for p in patterns {
+            if !p.starts_with("refs/") || p.chars().any(char::is_control) {
+                return Err(GitError::Failed {
+                    args: "for-each-ref".to_string(),
+                    stderr: format!("{p:?} is no ref pattern (it must start with refs/)"),
+                });
+            }
+        }
+        let mut args: Vec<&str> = vec![
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(objecttype)%00%(symref)%00",
+        ];
+        args.extend(patterns.iter().map(String::as_str));
+        let out = self.run(&args, None)?;
+        let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
+        let mut refs = Vec::new();
+        let mut unusual = 0;
+        for record in fields.chunks(4) {
+            let [name, id, kind, symref] = record else {
+                break;
+            };
+            let name = name.strip_prefix(b"\n").unwrap_or(name);
+            if name.is_empty() {
+                continue;
+            }
+            let name = lossy(name);
+            let id = lossy(id);
+            if !symref.is_empty() || kind != b"commit" {
+                continue;
+            }
+            // A part may start with `-` (`refs/heads/-x`): the full name,
+            // which starts with `refs/`, is what goes to git.
+            let usual = name.starts_with("refs/") && !name.chars().any(char::is_control);
+            if !usual || !matches!(id.len(), 40 | 64) || !id.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                unusual += 1;
+                continue;
+            }
+            refs.push((name, id));
+        }
+        Ok((refs, unusual))
+    }
+
+    /// Commits reachable from `tips` but from none of `exclude`, limited
+    /// to `paths` (with the paths each changed), newest first, each with
+    /// the tip it was reached from (`--source`). The revisions go to git
+    /// on standard input, so thousands of refs make no command line.
+    pub fn log_reached(
+        &self,
+        tips: &[String],
+        exclude: &[String],
+        paths: &[String],
+    ) -> Result<Vec<(Commit, String)>, GitError> {
+        if tips.is_empty() || paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        for rev in tips.iter().chain(exclude) {
+            if rev.starts_with('-') || rev.chars().any(char::is_control) {
+                return Err(GitError::UnknownRevision { rev: rev.clone() });
+            }
+        }
+        let mut args: Vec<&str> = vec![
+            "log",
+            "--no-color",
+            "--no-textconv",
+            "--no-ext-diff",
+            "-z",
+            "--format=%x00%H%x00%ct%x00%S%x1f%s",
+            "--name-only",
+            "--no-renames",
+            "--source",
+            "--stdin",
+            "--",
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        let mut input = String::new();
+        for tip in tips {
+            input.push_str(tip);
+            input.push('\n');
+        }
+        for rev in exclude {
+            input.push('^');
+            input.push_str(rev);
+            input.push('\n');
+        }
+        let out = self.run(&args, Some(input.into_bytes()))?;
+        let shown = "log --source --stdin";
+        let commits = parse_log(&out).map_err(|why| GitError::Failed {
+            args: shown.to_string(),
+            stderr: format!("unexpected output ({why})"),
+        })?;
+        self.not_cut_off(commits.iter().map(|c| c.id.as_str()), shown)?;
+        Ok(commits
+            .into_iter()
+            .map(|mut c| {
+                let (source, subject) = match c.subject.split_once('\u{1f}') {
+                    Some((source, subject)) => (source.to_string(), subject.to_string()),
+                    None => (String::new(), c.subject.clone()),
+                };
+                c.subject = subject;
+                (c, source)
+            })
+            .collect())
+    }
+
     /// Is `ancestor` reachable from `descendant`?
     pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
         match self.run(&["merge-base", "--is-ancestor", ancestor, descendant], None) {

@@ -117,6 +117,65 @@ pub fn parse_report(text: &str) -> Result<Vec<TestCase>, ReportError> {
     }
 }
 
+/// The commit a report says its run tested, when it says: a Buildkite Test
+/// Engine upload's `run_env.commit_sha`, or a JUnit `<property>` named
+/// `commit`, `commit_sha`, `git_commit`, `sha` or `revision`. Only a hex
+/// commit id (7 to 64 digits) counts; anything else is no commit.
+pub fn report_commit(text: &str) -> Option<String> {
+    let hex = |v: &str| {
+        let v = v.trim();
+        (7..=64).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let start = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if start.starts_with('{') {
+        #[derive(serde::Deserialize)]
+        struct Upload {
+            run_env: Option<RunEnv>,
+        }
+        #[derive(serde::Deserialize)]
+        struct RunEnv {
+            commit_sha: Option<String>,
+        }
+        let upload: Upload = serde_json::from_str(start).ok()?;
+        let sha = upload.run_env?.commit_sha?;
+        return hex(&sha).then(|| sha.trim().to_ascii_lowercase());
+    }
+    // JUnit: the first property that names a commit, read by the XML
+    // reader (entities and attribute quoting as XML has them).
+    let mut reader = Reader::from_str(start);
+    let mut seen = 0usize;
+    loop {
+        seen += 1;
+        if seen > 100_000 {
+            return None;
+        }
+        match reader.read_event() {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.name().as_ref() == "property" => {
+                let Ok([name, value]) = attributes(&e, ["name", "value"], 0) else {
+                    return None;
+                };
+                let named = name.is_some_and(|n| {
+                    matches!(
+                        n.as_str(),
+                        "commit" | "commit_sha" | "git_commit" | "sha" | "revision"
+                    )
+                });
+                if let (true, Some(value)) = (named, value)
+                    && hex(&value)
+                {
+                    return Some(value.trim().to_ascii_lowercase());
+                }
+            }
+            // Properties come before the test cases; none by then, none.
+            Ok(Event::Start(e) | Event::Empty(e)) if e.name().as_ref() == "testcase" => {
+                return None;
+            }
+            Ok(Event::Eof) | Err(_) => return None,
+            _ => {}
+        }
+    }
+}
+
 fn check_size(len: usize) -> Result<(), ReportError> {
     if len > MAX_REPORT_BYTES {
         return Err(ReportError::new(

@@ -19,6 +19,14 @@ use crate::xfail::{self, NodeId, XfailMarker};
 
 use crate::junit::MAX_REPORT_BYTES;
 use crate::plural;
+
+mod fixes;
+mod main_run;
+mod since;
+
+pub use fixes::{DEFAULT_FIX_REFS, PossibleFix, RefsRead};
+pub use main_run::{MainStatus, OnMain};
+pub use since::{FixedSince, Previous};
 /// Commits listed per failure before "and N more".
 const MAX_COMMITS_SHOWN: usize = 10;
 
@@ -89,6 +97,13 @@ pub struct TriageOptions {
     pub head: String,
     /// How deep imports are followed from a test file.
     pub depth: usize,
+    /// The same jobs' reports on the main line (`--main-report`).
+    pub main_reports: Vec<ReportInput>,
+    /// Where likely fixes are looked for: ref patterns (`--fix-refs`);
+    /// `None` looks nowhere.
+    pub fix_refs: Option<Vec<String>>,
+    /// An earlier run to tell what was fixed since (`--previous`).
+    pub previous: Option<Previous>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -157,6 +172,12 @@ pub struct Failure {
     pub xfail: Option<XfailInfo>,
     /// Reports it came from (`path:line`).
     pub seen_in: Vec<String>,
+    /// The same test in main's run of the job, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_main: Option<OnMain>,
+    /// Commits of unmerged refs that touch what the test reads, nearest
+    /// first.
+    pub possible_fixes: Vec<PossibleFix>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,6 +198,15 @@ pub struct TriageReport {
     pub failures: Vec<Failure>,
     /// Counts of every outcome read, merged across shards.
     pub totals: BTreeMap<String, usize>,
+    /// Failures of the earlier run (`--previous`) that pass now, with the
+    /// commits since its head that touched what they read.
+    pub fixed: Vec<FixedSince>,
+    /// The earlier run's head.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_head: Option<String>,
+    /// The refs read for likely fixes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_refs: Option<RefsRead>,
 }
 
 impl TriageReport {
@@ -194,6 +224,7 @@ impl TriageReport {
 }
 
 /// A test's results across every report of its job.
+#[derive(Clone)]
 struct Merged {
     job: String,
     case: TestCase,
@@ -356,7 +387,8 @@ fn node_id(case: &TestCase, file: Option<&str>, class: Option<&str>) -> String {
     }
 }
 
-fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
+/// A report's test cases, and the commit its run tested when it says.
+fn read_report(input: &ReportInput) -> Result<(Vec<TestCase>, Option<String>), TriageError> {
     use std::io::Read;
     let report_error = |message: String| TriageError::Report {
         path: input.shown.clone(),
@@ -392,11 +424,12 @@ fn read_report(input: &ReportInput) -> Result<Vec<TestCase>, TriageError> {
         )));
     }
     let text = decode(&bytes);
-    junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
+    let cases = junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
         path: input.shown.clone(),
         line: e.line,
         message: e.message,
-    })
+    })?;
+    Ok((cases, junit::report_commit(&text)))
 }
 
 /// A report's text: UTF-16 when it starts with a UTF-16 byte-order mark
@@ -528,25 +561,85 @@ struct Located {
 }
 
 pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, TriageError> {
-    let (failing, totals) = merge_reports(&options.reports)?;
+    let merged = merge_reports(&options.reports)?;
+    let main_run = if options.main_reports.is_empty() {
+        None
+    } else {
+        Some(merge_reports(&options.main_reports)?)
+    };
     let crate::ForkPoint {
         main,
         main_commit,
         head,
         merge_base,
     } = crate::ForkPoint::find(git, options.main.as_deref(), &options.head)?;
+    let failing: Vec<Failing> = merged
+        .failing
+        .iter()
+        .map(|f| Failing {
+            merged: f.merged.clone(),
+            worst: f.worst,
+            flaky: f.flaky,
+        })
+        .collect();
     let jobs: BTreeSet<String> = failing.iter().map(|f| f.merged.job.clone()).collect();
     let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
-    let located = locate(git, failing, options.depth)?;
+    let files = TestFiles::new(git.tracked(&[])?);
+    let main_run = main_run.as_ref().map(|m| main_run::MainRun::new(m, &files));
+    let located = locate(git, &files, failing, options.depth)?;
     let walks = Walks::of(git, &located, &windows, &merge_base, &head)?;
+    let (fixes, fix_refs) = match &options.fix_refs {
+        Some(patterns) if !located.is_empty() => {
+            let all = all_relevant(&located);
+            let (fixes, read) = fixes::Fixes::find(git, patterns, &all, &main_commit, &head)?;
+            (Some(fixes), Some(read))
+        }
+        _ => (None, None),
+    };
+    let mut starts: HashMap<Window, i64> = HashMap::new();
     let mut xfails = Xfails::new(git, &head);
     xfails.prepare(&located)?;
     let mut failures = Vec::new();
     for l in located {
         let window = &windows[&l.merged.job].0;
-        failures.push(classify(l, window, &walks, &mut xfails, &main)?);
+        let node = node_id(&l.merged.case, l.file.as_deref(), l.class.as_deref());
+        let on_main = main_run.as_ref().map(|m| m.of(&l.merged.job, &node));
+        let possible_fixes = match &fixes {
+            Some(fixes) => {
+                let since = match starts.get(window) {
+                    Some(t) => *t,
+                    None => {
+                        let t = window_start(git, window)?;
+                        starts.insert(window.clone(), t);
+                        t
+                    }
+                };
+                fixes.of(&l.relevant, since)
+            }
+            None => Vec::new(),
+        };
+        let mut failure = classify(l, window, &walks, &mut xfails, &main)?;
+        if let Some(on) = &on_main
+            && on.status == MainStatus::OnlyHere
+            && failure.cause == Cause::Latent
+        {
+            failure.note.push_str(
+                "; but main's run passes it: worth a second look (the commits may not be why)",
+            );
+        }
+        failure.on_main = on_main;
+        failure.possible_fixes = possible_fixes;
+        failures.push(failure);
     }
     failures.sort_by(|a, b| (&a.job, a.cause, &a.node_id).cmp(&(&b.job, b.cause, &b.node_id)));
+    let (fixed, previous_head) = match &options.previous {
+        Some(previous) => {
+            let (fixed, old) =
+                since::fixed_since(git, previous, &merged, &files, &head, options.depth)?;
+            (fixed, Some(old))
+        }
+        None => (Vec::new(), None),
+    };
     Ok(TriageReport {
         version: 1,
         main,
@@ -554,8 +647,35 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         head,
         windows: windows.into_values().map(|(_, w)| w).collect(),
         failures,
-        totals,
+        totals: merged.totals,
+        fixed,
+        previous_head,
+        fix_refs,
     })
+}
+
+/// Every file any failing test reads.
+fn all_relevant(located: &[Located]) -> Vec<String> {
+    located
+        .iter()
+        .flat_map(|l| l.relevant.keys().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// When a dark window began, in seconds: its disabling commit's time, or
+/// its date.
+fn window_start(git: &Git, window: &Window) -> Result<i64, TriageError> {
+    match window {
+        Window::After(commit) => {
+            let found = git.log(&["-1".to_string(), commit.clone()], &[], false)?;
+            Ok(found.first().map_or(0, |c| c.time))
+        }
+        Window::SinceDate(date) => Ok(date
+            .parse::<jiff::Timestamp>()
+            .map_or(0, jiff::Timestamp::as_second)),
+    }
 }
 
 /// A failing test before it is located: its cases merged across shards,
@@ -566,15 +686,39 @@ struct Failing {
     flaky: bool,
 }
 
-/// Every report, merged by (job, test) across shards: the failing tests,
-/// and how many tests ended each way.
-fn merge_reports(
-    reports: &[ReportInput],
-) -> Result<(Vec<Failing>, BTreeMap<String, usize>), TriageError> {
-    let mut merged: BTreeMap<(String, String, String), Merged> = BTreeMap::new();
+/// A test by job, classname and name.
+type TestKey = (String, String, String);
+
+/// One test's results across the reports of its job.
+struct TestRun {
+    case: TestCase,
+    worst: Outcome,
+    seen_in: Vec<String>,
+}
+
+/// Reports merged by (job, test) across shards.
+struct Merge {
+    /// The failing tests.
+    failing: Vec<Failing>,
+    /// How many tests ended each way.
+    totals: BTreeMap<String, usize>,
+    /// Every test, failing or not.
+    tests: BTreeMap<TestKey, TestRun>,
+    /// The commit a job's reports say their run tested.
+    commits: BTreeMap<String, String>,
+}
+
+/// Every report, merged by (job, test) across shards.
+fn merge_reports(reports: &[ReportInput]) -> Result<Merge, TriageError> {
+    let mut merged: BTreeMap<TestKey, Merged> = BTreeMap::new();
+    let mut commits: BTreeMap<String, String> = BTreeMap::new();
     for input in reports {
         let job = input.job.clone().unwrap_or_else(|| ALL_JOBS.to_string());
-        for case in read_report(input)? {
+        let (cases, commit) = read_report(input)?;
+        if let Some(commit) = commit {
+            commits.entry(job.clone()).or_insert(commit);
+        }
+        for case in cases {
             let key = (job.clone(), case.classname.clone(), case.name.clone());
             let entry = merged.entry(key).or_insert_with(|| Merged {
                 job: job.clone(),
@@ -591,7 +735,8 @@ fn merge_reports(
     }
     let mut totals: BTreeMap<String, usize> = BTreeMap::new();
     let mut failing = Vec::new();
-    for m in merged.into_values() {
+    let mut tests = BTreeMap::new();
+    for (key, m) in merged {
         let worst = m
             .outcomes
             .iter()
@@ -599,6 +744,14 @@ fn merge_reports(
             .find(|o| is_bad(*o))
             .unwrap_or(m.case.outcome);
         *totals.entry(outcome_name(worst).to_string()).or_default() += 1;
+        tests.insert(
+            key,
+            TestRun {
+                case: m.case.clone(),
+                worst,
+                seen_in: m.seen_in.clone(),
+            },
+        );
         if is_bad(worst) {
             let flaky = m.outcomes.contains(&Outcome::Passed);
             failing.push(Failing {
@@ -608,13 +761,22 @@ fn merge_reports(
             });
         }
     }
-    Ok((failing, totals))
+    Ok(Merge {
+        failing,
+        totals,
+        tests,
+        commits,
+    })
 }
 
 /// Each failing test's file and class, and the in-repository files it
 /// reads (its import closure, `depth` deep).
-fn locate(git: &Git, failing: Vec<Failing>, depth: usize) -> Result<Vec<Located>, TriageError> {
-    let files = TestFiles::new(git.tracked(&[])?);
+fn locate(
+    git: &Git,
+    files: &TestFiles,
+    failing: Vec<Failing>,
+    depth: usize,
+) -> Result<Vec<Located>, TriageError> {
     let closure_options = ClosureOptions {
         depth,
         ..ClosureOptions::default()
@@ -681,12 +843,7 @@ impl Walks {
         merge_base: &str,
         head: &str,
     ) -> Result<Self, TriageError> {
-        let all_relevant: Vec<String> = located
-            .iter()
-            .flat_map(|l| l.relevant.keys().cloned())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let all_relevant = all_relevant(located);
         let mut walks: HashMap<Window, Vec<Commit>> = HashMap::new();
         let branch: Vec<Commit> = if all_relevant.is_empty() || head == merge_base {
             Vec::new()
@@ -766,6 +923,8 @@ fn classify(
         more_commits: more,
         xfail: xfail_info,
         seen_in: l.merged.seen_in.clone(),
+        on_main: None,
+        possible_fixes: Vec::new(),
     })
 }
 

@@ -167,6 +167,26 @@ pub struct TriageArgs {
     /// How many levels of in-repository imports to follow from a test file.
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
+    /// The same jobs' reports on the main line (repeatable): each failure
+    /// is marked `also on main` or `only here`.
+    #[arg(long = "main-report", value_name = "[JOB=]REPORT")]
+    pub main_reports: Vec<String>,
+    /// Where likely fixes are looked for: refs not merged into the main
+    /// line that match (repeatable; default refs/heads/, refs/remotes/ and
+    /// refs/pull/, e.g. refs/pull/*/head).
+    #[arg(long = "fix-refs", value_name = "GLOB", conflicts_with = "no_fix_refs")]
+    pub fix_refs: Vec<String>,
+    /// Look for no likely fixes.
+    #[arg(long)]
+    pub no_fix_refs: bool,
+    /// An earlier run: its triage result (`--format json`), or with
+    /// --previous-head its reports ([JOB=]REPORT, repeatable). Its failures
+    /// that pass now are told as fixed, with the commits since.
+    #[arg(long, value_name = "RESULT|[JOB=]REPORT")]
+    pub previous: Vec<String>,
+    /// The commit the --previous reports tested.
+    #[arg(long, value_name = "REV")]
+    pub previous_head: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: HistoryFormat,
     /// The config file to read instead of searching for one.

@@ -601,7 +601,7 @@ fn the_dark_window_may_be_a_revision_or_a_date() {
 }
 
 #[test]
-fn the_markdown_report_groups_by_job_and_cause() {
+fn the_markdown_report_groups_by_job_and_shard() {
     let (repo, _) = dark_job();
     let (code, out, err) = repo.layerlock(&[
         "triage",
@@ -615,11 +615,15 @@ fn the_markdown_report_groups_by_job_and_cause() {
     assert_eq!(code, 1, "{err}");
     assert!(out.starts_with("### layerlock triage\n"), "{out}");
     assert!(out.contains("#### `kv-tests`: dark since "), "{out}");
-    assert!(out.contains("**latent** (1)"), "{out}");
-    assert!(out.contains("**stale xfail** (1)"), "{out}");
-    assert!(out.contains("| Test | Error | Why | Commits |"), "{out}");
+    // By shard, as a reviewer's comment: each failure with its cause.
+    assert!(out.contains("Shard `reports/shard-1.xml`:"), "{out}");
     assert!(
-        out.contains("Fix the NIXL metadata race (#64001)<br>"),
+        out.contains("- `tests/kv/test_nixl.py::test_handshake` — **latent**: "),
+        "{out}"
+    );
+    assert!(out.contains("— **stale xfail**: "), "{out}");
+    assert!(
+        out.contains("  - while dark: `") && out.contains("Fix the NIXL metadata race (#64001)"),
         "{out}"
     );
     // Text: the same groups.
@@ -1260,8 +1264,8 @@ fn reports_are_inert_whatever_the_names_messages_and_subjects() {
     ]);
     assert_eq!(code, 1, "{md}{err}");
     assert_inert_markdown(&md);
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
-    assert_eq!(rows.len(), 2, "the header and one row: {md}");
+    let items: Vec<&str> = md.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(items.len(), 1, "one failure, one item: {md}");
     let (code, text, err) = repo.layerlock(&["triage", "kv=reports/r.xml", "--dark-since", "auto"]);
     assert_eq!(code, 1, "{text}{err}");
     assert!(
@@ -1586,4 +1590,282 @@ fn a_shallow_clone_is_named_as_the_reason_never_a_pass() {
         assert_eq!(code, 2, "--dark-since {dark_since}: {out}{err}");
         assert!(err.contains("this clone is shallow"), "{err}");
     }
+}
+
+/// The dark job's branch, with main's run of the same job: main fails
+/// test_store too (its report names the commit it tested); it passes
+/// test_handshake, whose cause is latent.
+fn with_main_run(repo: &Repo) {
+    let main = repo.git(&["rev-parse", "main"]);
+    repo.write(
+        "reports/main.json",
+        &format!(
+            r#"{{"run_env": {{"commit_sha": "{main}", "branch": "main"}}, "data": [
+{{"scope":"tests/kv/test_nixl.py","name":"test_handshake","file_name":"tests/kv/test_nixl.py","result":"passed"}},
+{{"scope":"tests/kv/test_mooncake.py","name":"test_store","file_name":"tests/kv/test_mooncake.py","result":"failed","failure_reason":"assert None"}}
+]}}"#
+        ),
+    );
+}
+
+#[test]
+fn failures_are_marked_also_on_main_or_only_here() {
+    let (repo, _) = dark_job();
+    with_main_run(&repo);
+    let main = repo.git(&["rev-parse", "main"]);
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "kv-tests=reports/shard-2.xml",
+        "--main-report",
+        "kv-tests=reports/main.json",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let store = failure(&report, "tests/kv/test_mooncake.py::test_store");
+    assert_eq!(store["on_main"]["status"], "also-on-main");
+    assert_eq!(store["on_main"]["commit"], main.as_str());
+    let handshake = failure(&report, "tests/kv/test_nixl.py::test_handshake");
+    assert_eq!(handshake["on_main"]["status"], "only-here");
+    // Latent, yet main passes it: said.
+    assert!(
+        handshake["note"]
+            .as_str()
+            .expect("note")
+            .contains("main's run passes it: worth a second look"),
+        "{handshake}"
+    );
+    let setup = failure(&report, "tests/kv/test_mooncake.py::test_setup");
+    assert_eq!(setup["on_main"]["status"], "not-run-on-main");
+    // Text says it too, with main's commit.
+    let (_, text, _) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-2.xml",
+        "--main-report",
+        "kv-tests=reports/main.json",
+        "--dark-since",
+        "auto",
+    ]);
+    assert!(
+        text.contains(&format!(
+            "also on main (main's run at {} fails it too)",
+            &main[..12]
+        )),
+        "{text}"
+    );
+}
+
+/// Unmerged refs on top of the dark job's repository: a branch and a
+/// fetched pull request that touch what test_handshake reads, one that
+/// touches an unrelated module, one already merged, and refs with names
+/// built to confuse.
+fn with_fix_refs(repo: &Repo) {
+    // The reports are not committed: kept across the checkouts.
+    let shard = std::fs::read_to_string(repo.path().join("reports/shard-1.xml")).expect("report");
+    std::fs::remove_dir_all(repo.path().join("reports")).expect("reports");
+    let main = repo.git(&["rev-parse", "main"]);
+    repo.git(&["checkout", "-q", "-b", "fix/handshake", &main]);
+    repo.write("vllm/kv/base.py", "def ok():\n    return True\n");
+    repo.commit("2026-10-05", "Fix the KV handshake (#63122)");
+    repo.git(&["checkout", "-q", "-b", "pr-test", &main]);
+    repo.write(
+        "tests/kv/test_nixl.py",
+        &format!("{TEST_NIXL}\n# handshake needs the agent up\n"),
+    );
+    let pr = repo.commit("2026-10-06", "Wait for the agent in the NIXL test");
+    repo.git(&["update-ref", "refs/pull/64661/head", &pr]);
+    repo.git(&["checkout", "-q", "-b", "unrelated", &main]);
+    repo.write("vllm/other.py", "X = 3\n");
+    repo.commit("2026-10-07", "Tune X (#64700)");
+    // Already on main: nothing to offer.
+    repo.git(&["branch", "merged", &main]);
+    // Named to look like an option, and to break a line.
+    repo.git(&["update-ref", "refs/heads/-evil", "fix/handshake"]);
+    repo.git(&["checkout", "-q", "restore"]);
+    repo.write("reports/shard-1.xml", &shard);
+    // Also a ref git itself will not read: a control byte in its name.
+    let packed = repo.path().join(".git/packed-refs");
+    let mut text = std::fs::read_to_string(&packed).unwrap_or_default();
+    text.push_str(&format!("{pr} refs/heads/ev\u{1b}[2Jil\n"));
+    std::fs::write(&packed, text).expect("write packed-refs");
+}
+
+#[test]
+fn likely_fixes_come_from_unmerged_refs_nearest_first() {
+    let (repo, _) = dark_job();
+    with_fix_refs(&repo);
+    let (code, out, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let handshake = failure(&report, "tests/kv/test_nixl.py::test_handshake");
+    let fixes = handshake["possible_fixes"].as_array().expect("fixes");
+    let refs: Vec<&str> = fixes
+        .iter()
+        .map(|f| f["ref_name"].as_str().expect("ref"))
+        .collect();
+    // The pull request touches the test file itself: nearest, first.
+    assert_eq!(refs[0], "pull/64661/head", "{handshake}");
+    assert_eq!(fixes[0]["pr"], 64661);
+    assert!(
+        fixes[0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("the test file"),
+        "{handshake}"
+    );
+    // Then the branch (under either of its names), two imports away.
+    assert!(
+        refs[1] == "fix/handshake" || refs[1] == "-evil",
+        "{handshake}"
+    );
+    assert_eq!(fixes[1]["pr"], 63122);
+    assert_eq!(fixes.len(), 2, "{handshake}");
+    // Neither the unrelated branch nor the merged one.
+    assert!(!out.contains("Tune X"), "{out}");
+    assert_eq!(report["fix_refs"]["skipped"], 0);
+    // Only the chosen refs when asked.
+    let (_, out, _) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "--dark-since",
+        "auto",
+        "--fix-refs",
+        "refs/pull/*/head",
+        "--format",
+        "json",
+    ]);
+    let report = json(&out);
+    let handshake = failure(&report, "tests/kv/test_nixl.py::test_handshake");
+    assert_eq!(
+        handshake["possible_fixes"].as_array().expect("fixes").len(),
+        1
+    );
+    // Text and Markdown name them, escaped.
+    let (_, text, _) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "--dark-since",
+        "auto",
+    ]);
+    assert!(text.contains("possible fix: pull/64661/head "), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    let (code, _, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "--dark-since",
+        "auto",
+        "--fix-refs=--upload-pack=x",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("starts with refs/"), "{err}");
+}
+
+#[test]
+fn what_passes_after_main_is_merged_is_told_fixed_since_with_the_commit() {
+    let (repo, _) = dark_job();
+    let (_, first, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/shard-1.xml",
+        "kv-tests=reports/shard-2.xml",
+        "--dark-since",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert!(first.contains("test_store"), "{err}");
+    let old_head = repo.git(&["rev-parse", "HEAD"]);
+    let shards: Vec<String> = ["shard-1", "shard-2"]
+        .iter()
+        .map(|s| {
+            std::fs::read_to_string(repo.path().join(format!("reports/{s}.xml"))).expect("shard")
+        })
+        .collect();
+    std::fs::remove_dir_all(repo.path().join("reports")).expect("reports");
+    // Main fixes the store; the branch merges main and runs again.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("vllm/kv/mooncake.py", "def store():\n    return 'handle'\n");
+    repo.commit("2026-10-08", "Mooncake: store returns True again (#64993)");
+    repo.git(&["checkout", "-q", "restore"]);
+    repo.git_at(
+        &["merge", "-q", "--no-edit", "-X", "theirs", "main"],
+        "2026-10-09T00:00:00Z",
+    );
+    repo.write("reports/first.json", &first);
+    repo.write("reports/shard-1.xml", &shards[0]);
+    repo.write("reports/shard-2.xml", &shards[1]);
+    repo.write(
+        "reports/again.xml",
+        r#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2">
+<testcase classname="tests.kv.test_mooncake" name="test_store" time="0.001" />
+<testcase classname="tests.kv.test_nixl" name="test_handshake" time="0.001"><failure message="assert False">assert False</failure></testcase>
+</testsuite></testsuites>"#,
+    );
+    let check = |previous: &[&str]| {
+        let mut args = vec![
+            "triage",
+            "kv-tests=reports/again.xml",
+            "--dark-since",
+            "auto",
+        ];
+        args.extend(previous);
+        args.extend(["--format", "json"]);
+        let (code, out, err) = repo.layerlock(&args);
+        assert_eq!(code, 1, "{out}{err}");
+        let report = json(&out);
+        let fixed = report["fixed"].as_array().expect("fixed");
+        assert_eq!(fixed.len(), 1, "{out}");
+        assert_eq!(fixed[0]["node_id"], "tests/kv/test_mooncake.py::test_store");
+        assert_eq!(
+            subjects(&fixed[0]["commits"]),
+            ["Mooncake: store returns True again (#64993)"]
+        );
+        // Still failing: listed as before.
+        failure(&report, "tests/kv/test_nixl.py::test_handshake");
+        assert_eq!(report["previous_head"], old_head.as_str());
+    };
+    check(&["--previous", "reports/first.json"]);
+    check(&[
+        "--previous",
+        "kv-tests=reports/shard-1.xml",
+        "--previous",
+        "kv-tests=reports/shard-2.xml",
+        "--previous-head",
+        &old_head,
+    ]);
+    let (code, md, _) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/again.xml",
+        "--dark-since",
+        "auto",
+        "--previous",
+        "reports/first.json",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1);
+    assert!(md.contains("#### Fixed since the earlier run"), "{md}");
+    assert!(md.contains("  - fixed since: `"), "{md}");
+    // A result that is not one is named.
+    repo.write("reports/bad.json", "{\"x\": 1}");
+    let (code, _, err) = repo.layerlock(&[
+        "triage",
+        "kv-tests=reports/again.xml",
+        "--dark-since",
+        "auto",
+        "--previous",
+        "reports/bad.json",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("reports/bad.json: no \"head\""), "{err}");
 }

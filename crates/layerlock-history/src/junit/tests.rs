@@ -456,3 +456,25 @@ fn messages_never_carry_a_credential_or_part_of_one() {
     let long = message(&"y".repeat(400));
     assert_eq!(long.chars().count(), MAX_MESSAGE_CHARS + 1);
 }
+
+#[test]
+fn a_report_names_the_commit_it_tested_only_as_a_hex_id() {
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let upload = format!(r#"{{"run_env": {{"commit_sha": "{sha}"}}, "data": []}}"#);
+    assert_eq!(report_commit(&upload).as_deref(), Some(sha));
+    let junit = format!(
+        r#"<testsuites><testsuite><properties><property name="git_commit" value="{}"/></properties><testcase classname="a" name="b"/></testsuite></testsuites>"#,
+        sha.to_uppercase()
+    );
+    assert_eq!(report_commit(&junit).as_deref(), Some(sha));
+    // Not a commit id, not a commit property, after the cases, or no report.
+    for text in [
+        r#"{"run_env": {"commit_sha": "main; rm -rf /"}}"#.to_string(),
+        r#"<testsuite><properties><property name="branch" value="0123456789ab"/></properties></testsuite>"#.to_string(),
+        format!(r#"<testsuite><testcase classname="a" name="b"/><properties><property name="sha" value="{sha}"/></properties></testsuite>"#),
+        "[]".to_string(),
+        "<testsuite".to_string(),
+    ] {
+        assert_eq!(report_commit(&text), None, "{text}");
+    }
+}

@@ -92,6 +92,12 @@ pub struct TriageSettings {
     /// `[blocks] paths`, where `--dark-since auto` looks for the steps.
     pub pipeline_paths: Vec<PathBuf>,
     pub format: HistoryFormat,
+    /// `--main-report`: the same jobs on the main line.
+    pub main_reports: Vec<ReportInput>,
+    /// Ref patterns where likely fixes are looked for; `None`:
+    /// `--no-fix-refs`.
+    pub fix_refs: Option<Vec<String>>,
+    pub previous: Option<layerlock_history::triage::Previous>,
 }
 
 /// A job key as Buildkite allows it: what may stand before `=` in
@@ -112,20 +118,64 @@ impl TriageSettings {
             .and_then(|c| c.file.blocks.clone())
             .unwrap_or_default();
         let root = config.map_or_else(|| env.cwd.clone(), |c| env.cwd.join(&c.root));
-        let mut reports = Vec::new();
-        for given in &args.reports {
-            let (job, path) = match given.split_once('=') {
-                Some((job, path)) if looks_like_key(job) && !env.cwd.join(given).exists() => {
-                    (Some(job.to_string()), path)
+        let inputs = |given: &[String]| -> Vec<ReportInput> {
+            given
+                .iter()
+                .map(|given| {
+                    let (job, path) = match given.split_once('=') {
+                        Some((job, path))
+                            if looks_like_key(job) && !env.cwd.join(given).exists() =>
+                        {
+                            (Some(job.to_string()), path)
+                        }
+                        _ => (args.job.clone(), given.as_str()),
+                    };
+                    ReportInput {
+                        job,
+                        path: env.cwd.join(path),
+                        shown: path.to_string(),
+                    }
+                })
+                .collect()
+        };
+        let reports = inputs(&args.reports);
+        let fix_refs = if args.no_fix_refs {
+            None
+        } else if args.fix_refs.is_empty() {
+            Some(
+                layerlock_history::triage::DEFAULT_FIX_REFS
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect(),
+            )
+        } else {
+            for pattern in &args.fix_refs {
+                if !pattern.starts_with("refs/") || pattern.chars().any(char::is_control) {
+                    bail!(
+                        "--fix-refs {}: a ref pattern starts with refs/ (refs/heads/, refs/remotes/origin/*, refs/pull/*/head)",
+                        layerlock_history::render::terminal(pattern)
+                    );
                 }
-                _ => (args.job.clone(), given.as_str()),
-            };
-            reports.push(ReportInput {
-                job,
-                path: env.cwd.join(path),
-                shown: path.to_string(),
-            });
-        }
+            }
+            Some(args.fix_refs.clone())
+        };
+        let previous = match (args.previous.as_slice(), &args.previous_head) {
+            ([], None) => None,
+            ([], Some(_)) => bail!(
+                "--previous-head names the commit of earlier reports: give them with --previous"
+            ),
+            ([one], None) => Some(layerlock_history::triage::Previous::Result {
+                path: env.cwd.join(one),
+                shown: one.clone(),
+            }),
+            (_, None) => bail!(
+                "several --previous files are the earlier run's reports: say which commit they tested with --previous-head REV (one --previous without it is a triage result, --format json)"
+            ),
+            (many, Some(head)) => Some(layerlock_history::triage::Previous::Reports {
+                reports: inputs(many),
+                head: head.clone(),
+            }),
+        };
         let dark_since = match args.dark_since.as_deref() {
             Some("auto") => DarkSince::FromBlocks { paths: Vec::new() },
             Some(given) => DarkSince::Rev(given.to_string()),
@@ -142,6 +192,9 @@ impl TriageSettings {
             depth: args.depth.or(triage.depth).unwrap_or(DEFAULT_DEPTH),
             pipeline_paths: blocks.paths.iter().map(|p| root.join(p)).collect(),
             format: args.format,
+            main_reports: inputs(&args.main_reports),
+            fix_refs,
+            previous,
         })
     }
 }
