@@ -291,7 +291,9 @@ def fix_refs_repo(args, layerlock: str) -> None:
         ours, theirs = statistics.median(walls), statistics.median(git_walls)
         commits = int(git_out(root, "rev-list", "--count", "--all"))
         result = {
-            "repository": str(args.fix_refs_repo.name),
+            "repository": (args.fix_refs_repo.resolve().parent.name
+                           if args.fix_refs_repo.name == "repo" else args.fix_refs_repo.name),
+            "main_commit": main,
             "commits": commits,
             "refs": args.refs,
             "test": test,
