@@ -146,40 +146,33 @@ WORKLOADS = {
         exclude_newer="2026-11-20T00:00:00Z",
         pip_compile=False,
     ),
-    "kv-one": Workload(
-        name="kv-one",
-        title="examples/vllm-kv (kv_connectors.txt on cuda.txt), one target",
-        cwd=REPO / "examples" / "vllm-kv",
-        input="kv_connectors.txt",
-        base="cuda.txt",
-        owned=["nvidia-nccl-cu13"],
-        exclude_newer="2026-11-01T00:00:00Z",
-        pip_compile=False,
-    ),
-    "kv-two": Workload(
-        name="kv-two",
-        title="examples/vllm-kv for x86_64 and aarch64 (Python 3.12), one lock",
-        cwd=REPO / "examples" / "vllm-kv",
-        input="kv_connectors.txt",
-        base="cuda.txt",
-        owned=["nvidia-nccl-cu13"],
-        exclude_newer="2026-11-01T00:00:00Z",
-        pip_compile=False,
-        targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
-    ),
-    "kv-targets": Workload(
-        name="kv-targets",
-        title="examples/vllm-kv for x86_64 and aarch64 x Python 3.12 and 3.13, one lock",
-        cwd=REPO / "examples" / "vllm-kv",
-        input="kv_connectors.txt",
-        base="cuda.txt",
-        owned=["nvidia-nccl-cu13"],
-        exclude_newer="2026-11-01T00:00:00Z",
-        pip_compile=False,
-        targets=[(py, plat) for plat in ("x86_64-manylinux_2_28", "aarch64-manylinux_2_28")
-                 for py in ("3.12", "3.13")],
-    ),
 }
+
+# The bundled example, for one target, two and four.
+KV_ONE = Workload(
+    name="kv-one",
+    title="examples/vllm-kv (kv_connectors.txt on cuda.txt), one target",
+    cwd=REPO / "examples" / "vllm-kv",
+    input="kv_connectors.txt",
+    base="cuda.txt",
+    owned=["nvidia-nccl-cu13"],
+    exclude_newer="2026-11-01T00:00:00Z",
+    pip_compile=False,
+)
+WORKLOADS["kv-one"] = KV_ONE
+WORKLOADS["kv-two"] = dataclasses.replace(
+    KV_ONE,
+    name="kv-two",
+    title="examples/vllm-kv for x86_64 and aarch64 (Python 3.12), one lock",
+    targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
+)
+WORKLOADS["kv-targets"] = dataclasses.replace(
+    KV_ONE,
+    name="kv-targets",
+    title="examples/vllm-kv for x86_64 and aarch64 x Python 3.12 and 3.13, one lock",
+    targets=[(py, plat) for plat in ("x86_64-manylinux_2_28", "aarch64-manylinux_2_28")
+             for py in ("3.12", "3.13")],
+)
 
 # Issue 28: several targets cost little more than one (they share pages and
 # metadata), and stay as far ahead of uv's per-target runs as one target is.

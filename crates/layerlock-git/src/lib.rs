@@ -336,14 +336,8 @@ impl Git {
         // Each commit starts with an empty NUL-terminated field: a subject
         // holds no NUL and a path is never empty, so neither can start a
         // record of its own (a subject may hold any other byte).
-        let mut args: Vec<&str> = vec![
-            "log",
-            "--no-color",
-            "--no-textconv",
-            "--no-ext-diff",
-            "-z",
-            "--format=%x00%H%x00%ct%x00%s",
-        ];
+        let mut args: Vec<&str> = LOG.to_vec();
+        args.push("--format=%x00%H%x00%ct%x00%s");
         if with_paths {
             args.extend(["--name-only", "--no-renames"]);
         }
@@ -432,19 +426,15 @@ impl Git {
                 return Err(GitError::UnknownRevision { rev: rev.clone() });
             }
         }
-        let mut args: Vec<&str> = vec![
-            "log",
-            "--no-color",
-            "--no-textconv",
-            "--no-ext-diff",
-            "-z",
+        let mut args: Vec<&str> = LOG.to_vec();
+        args.extend([
             "--format=%x00%H%x00%ct%x00%S%x1f%s",
             "--name-only",
             "--no-renames",
             "--source",
             "--stdin",
             "--",
-        ];
+        ]);
         args.extend(paths.iter().map(String::as_str));
         let mut input = String::new();
         for tip in tips {
@@ -556,6 +546,10 @@ impl Git {
         Ok(done.stdout)
     }
 }
+
+/// How every log starts: plain output, no conversion or external diff,
+/// NUL-separated.
+const LOG: [&str; 5] = ["log", "--no-color", "--no-textconv", "--no-ext-diff", "-z"];
 
 /// What `git rev-parse --local-env-vars` lists: variables that point git
 /// at a repository other than the one `-C` names.

@@ -65,31 +65,10 @@ pub struct LayerConfig {
 pub type TargetBases = ((String, String), Vec<String>);
 
 impl LayerConfig {
-    /// Each (python, platform) the layer names: its `[[layer.target]]`s
-    /// (with the layer's single values where one leaves them out), else
-    /// every pairing of its `python-version`s and `platform`s.
-    pub fn target_pairs(&self) -> Vec<(String, String)> {
-        if !self.targets.is_empty() {
-            return self
-                .targets_with_bases()
-                .into_iter()
-                .map(|(p, _)| p)
-                .collect();
-        }
-        let pythons = self
-            .python_version
-            .as_ref()
-            .map(OneOrMany::values)
-            .unwrap_or_default();
-        let platforms = self
-            .platform
-            .as_ref()
-            .map(OneOrMany::values)
-            .unwrap_or_default();
-        platforms
-            .iter()
-            .flat_map(|plat| pythons.iter().map(move |py| (py.clone(), plat.clone())))
-            .collect()
+    /// The layer's `python-version`s and `platform`s, as lists.
+    fn matrix(&self) -> (Vec<String>, Vec<String>) {
+        let values = |k: &Option<OneOrMany>| k.as_ref().map(OneOrMany::values).unwrap_or_default();
+        (values(&self.python_version), values(&self.platform))
     }
 
     /// The files the layer writes, each with the targets it holds and
@@ -119,23 +98,14 @@ impl LayerConfig {
     /// Each target with its bases: a `[[layer.target]]`'s own, else the
     /// layer's.
     fn targets_with_bases(&self) -> Vec<TargetBases> {
+        let (pythons, platforms) = self.matrix();
         if self.targets.is_empty() {
-            return self
-                .target_pairs()
-                .into_iter()
+            return platforms
+                .iter()
+                .flat_map(|plat| pythons.iter().map(move |py| (py.clone(), plat.clone())))
                 .map(|p| (p, self.bases.clone()))
                 .collect();
         }
-        let pythons = self
-            .python_version
-            .as_ref()
-            .map(OneOrMany::values)
-            .unwrap_or_default();
-        let platforms = self
-            .platform
-            .as_ref()
-            .map(OneOrMany::values)
-            .unwrap_or_default();
         let only = |v: &[String]| (v.len() == 1).then(|| v[0].clone());
         self.targets
             .iter()
