@@ -16,6 +16,13 @@ const NODES: &[(&str, Option<&str>)] = &[
 
 pub fn test_report(data: &[u8]) {
     let text = crate::text(data);
+    // The commit a report says it tested: a hex id, or nothing.
+    if let Some(commit) = junit::report_commit(&text) {
+        assert!(
+            (7..=64).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+            "report_commit gave {commit:?}"
+        );
+    }
     for parse in [
         junit::parse_report,
         junit::parse_junit,
