@@ -224,7 +224,6 @@ impl TriageReport {
 }
 
 /// A test's results across every report of its job.
-#[derive(Clone)]
 struct Merged {
     job: String,
     case: TestCase,
@@ -389,40 +388,10 @@ fn node_id(case: &TestCase, file: Option<&str>, class: Option<&str>) -> String {
 
 /// A report's test cases, and the commit its run tested when it says.
 fn read_report(input: &ReportInput) -> Result<(Vec<TestCase>, Option<String>), TriageError> {
-    use std::io::Read;
-    let report_error = |message: String| TriageError::Report {
+    let bytes = read_limited(&input.path).map_err(|message| TriageError::Report {
         path: input.shown.clone(),
         message,
-    };
-    // Checked before opening: opening a FIFO waits for a writer.
-    let meta = std::fs::metadata(&input.path).map_err(|e| {
-        report_error(match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                "no such file (pass the report the tests wrote, e.g. pytest's --junitxml)"
-                    .to_string()
-            }
-            _ => e.to_string(),
-        })
     })?;
-    if !meta.is_file() {
-        return Err(report_error(
-            "not a regular file (a folder, FIFO or device); pass the report file".to_string(),
-        ));
-    }
-    let file = std::fs::File::open(&input.path).map_err(|e| report_error(e.to_string()))?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(report_error("not a regular file".to_string()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_REPORT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| report_error(e.to_string()))?;
-    if bytes.len() > MAX_REPORT_BYTES {
-        return Err(report_error(format!(
-            "over {} MiB; split the report",
-            MAX_REPORT_BYTES >> 20
-        )));
-    }
     let text = decode(&bytes);
     let cases = junit::parse_report(&text).map_err(|e| TriageError::ReportAt {
         path: input.shown.clone(),
@@ -430,6 +399,39 @@ fn read_report(input: &ReportInput) -> Result<(Vec<TestCase>, Option<String>), T
         message: e.message,
     })?;
     Ok((cases, junit::report_commit(&text)))
+}
+
+/// A report file's bytes: a regular file (checked before it is opened:
+/// opening a FIFO waits for a writer) of at most [`MAX_REPORT_BYTES`]; else
+/// what is wrong, in words.
+fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            "no such file (pass the report the tests wrote, e.g. pytest's --junitxml)".to_string()
+        }
+        _ => e.to_string(),
+    })?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (a folder, FIFO or device); pass the report file".to_string(),
+        );
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".to_string());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > MAX_REPORT_BYTES {
+        return Err(format!(
+            "over {} MiB; split the report",
+            MAX_REPORT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A report's text: UTF-16 when it starts with a UTF-16 byte-order mark
@@ -561,7 +563,12 @@ struct Located {
 }
 
 pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, TriageError> {
-    let merged = merge_reports(&options.reports)?;
+    let Merge {
+        failing,
+        totals,
+        tests,
+        ..
+    } = merge_reports(&options.reports)?;
     let main_run = if options.main_reports.is_empty() {
         None
     } else {
@@ -573,15 +580,6 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         head,
         merge_base,
     } = crate::ForkPoint::find(git, options.main.as_deref(), &options.head)?;
-    let failing: Vec<Failing> = merged
-        .failing
-        .iter()
-        .map(|f| Failing {
-            merged: f.merged.clone(),
-            worst: f.worst,
-            flaky: f.flaky,
-        })
-        .collect();
     let jobs: BTreeSet<String> = failing.iter().map(|f| f.merged.job.clone()).collect();
     let windows = resolve_windows(git, &options.dark_since, &jobs, &main, &main_commit)?;
     let files = TestFiles::new(git.tracked(&[])?);
@@ -635,7 +633,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
     let (fixed, previous_head) = match &options.previous {
         Some(previous) => {
             let (fixed, old) =
-                since::fixed_since(git, previous, &merged, &files, &head, options.depth)?;
+                since::fixed_since(git, previous, &tests, &files, &head, options.depth)?;
             (fixed, Some(old))
         }
         None => (Vec::new(), None),
@@ -647,7 +645,7 @@ pub fn triage(git: &Git, options: &TriageOptions) -> Result<TriageReport, Triage
         head,
         windows: windows.into_values().map(|(_, w)| w).collect(),
         failures,
-        totals: merged.totals,
+        totals,
         fixed,
         previous_head,
         fix_refs,

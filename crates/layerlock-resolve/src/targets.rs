@@ -212,23 +212,33 @@ mod tests {
             .collect()
     }
 
+    /// An x86 target and an arm one.
+    fn two<'a>(
+        x86: &'a Resolution,
+        arm: &'a Resolution,
+        x86_base: &'a BTreeMap<PackageName, BasePin>,
+        arm_base: &'a BTreeMap<PackageName, BasePin>,
+    ) -> [TargetPins<'a>; 2] {
+        [
+            TargetPins {
+                label: "x86".into(),
+                resolution: x86,
+                base: x86_base,
+            },
+            TargetPins {
+                label: "arm".into(),
+                resolution: arm,
+                base: arm_base,
+            },
+        ]
+    }
+
     #[test]
     fn the_lowest_version_any_target_took_is_asked_of_all() {
         let x86 = resolution(&[("nixl", "0.7.1"), ("six", "1.17.0")], &[]);
         let arm = resolution(&[("nixl", "0.6.0"), ("six", "1.17.0")], &[]);
         let (bx, ba) = (base(&[("numpy", "2.2.0")]), base(&[]));
-        let targets = [
-            TargetPins {
-                label: "x86".into(),
-                resolution: &x86,
-                base: &bx,
-            },
-            TargetPins {
-                label: "arm".into(),
-                resolution: &arm,
-                base: &ba,
-            },
-        ];
+        let targets = two(&x86, &arm, &bx, &ba);
         let shared = shared_preferences(&targets);
         assert_eq!(shared[&name("nixl")], v("0.6.0"));
         assert_eq!(shared[&name("six")], v("1.17.0"));
@@ -243,18 +253,7 @@ mod tests {
         );
         let arm = resolution(&[("nixl", "0.6.0")], &[]);
         let (bx, ba) = (base(&[]), base(&[("numpy", "1.26.4")]));
-        let targets = [
-            TargetPins {
-                label: "x86".into(),
-                resolution: &x86,
-                base: &bx,
-            },
-            TargetPins {
-                label: "arm".into(),
-                resolution: &arm,
-                base: &ba,
-            },
-        ];
+        let targets = two(&x86, &arm, &bx, &ba);
         let apart = divergences(&targets);
         assert_eq!(apart.len(), 2);
         assert_eq!(apart[0].name, name("nixl"));
@@ -274,18 +273,7 @@ mod tests {
         let x86 = resolution(&[("nixl", "0.6.0")], &[]);
         let arm = resolution(&[("nixl", "0.6.0")], &[]);
         let none = base(&[]);
-        let targets = [
-            TargetPins {
-                label: "x86".into(),
-                resolution: &x86,
-                base: &none,
-            },
-            TargetPins {
-                label: "arm".into(),
-                resolution: &arm,
-                base: &none,
-            },
-        ];
+        let targets = two(&x86, &arm, &none, &none);
         let alone = [
             BTreeMap::from([(name("nixl"), v("0.7.1"))]),
             BTreeMap::from([(name("nixl"), v("0.6.0"))]),

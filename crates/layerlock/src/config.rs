@@ -65,6 +65,20 @@ pub struct LayerConfig {
 pub type TargetBases = ((String, String), Vec<String>);
 
 impl LayerConfig {
+    /// A `[[layer.target]]`'s (python, platform): its own, else the
+    /// layer's when the layer names one of each; `None` when neither.
+    pub fn table_pair(&self, t: &TargetConfig) -> Option<(String, String)> {
+        let (pythons, platforms) = self.matrix();
+        let only = |v: Vec<String>| match v.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        Some((
+            t.python_version.clone().or_else(|| only(pythons))?,
+            t.platform.clone().or_else(|| only(platforms))?,
+        ))
+    }
+
     /// The layer's `python-version`s and `platform`s, as lists.
     fn matrix(&self) -> (Vec<String>, Vec<String>) {
         let values = |k: &Option<OneOrMany>| k.as_ref().map(OneOrMany::values).unwrap_or_default();
@@ -84,9 +98,7 @@ impl LayerConfig {
         }
         let mut out: Vec<(String, Vec<_>)> = Vec::new();
         for ((python, platform), bases) in targets {
-            let one = output
-                .replace("{python}", &python)
-                .replace("{platform}", &platform);
+            let one = fill_output(output, &python, &platform);
             match out.iter_mut().find(|(o, _)| *o == one) {
                 Some((_, held)) => held.push(((python, platform), bases)),
                 None => out.push((one, vec![((python, platform), bases)])),
@@ -98,22 +110,18 @@ impl LayerConfig {
     /// Each target with its bases: a `[[layer.target]]`'s own, else the
     /// layer's.
     fn targets_with_bases(&self) -> Vec<TargetBases> {
-        let (pythons, platforms) = self.matrix();
         if self.targets.is_empty() {
+            let (pythons, platforms) = self.matrix();
             return platforms
                 .iter()
                 .flat_map(|plat| pythons.iter().map(move |py| (py.clone(), plat.clone())))
                 .map(|p| (p, self.bases.clone()))
                 .collect();
         }
-        let only = |v: &[String]| (v.len() == 1).then(|| v[0].clone());
         self.targets
             .iter()
             .filter_map(|t| {
-                let pair = (
-                    t.python_version.clone().or_else(|| only(&pythons))?,
-                    t.platform.clone().or_else(|| only(&platforms))?,
-                );
+                let pair = self.table_pair(t)?;
                 let bases = if t.bases.is_empty() {
                     &self.bases
                 } else {
@@ -123,6 +131,13 @@ impl LayerConfig {
             })
             .collect()
     }
+}
+
+/// An output name with `{python}` and `{platform}` filled in for a target.
+pub fn fill_output(output: &str, python: &str, platform: &str) -> String {
+    output
+        .replace("{python}", python)
+        .replace("{platform}", platform)
 }
 
 /// A key that takes one string or a list of them.

@@ -206,8 +206,7 @@ impl LayerSettings {
             && let Some(output) = &mut one.output
         {
             let fill = |text: &str| {
-                text.replace("{python}", &target.python_version)
-                    .replace("{platform}", &target.platform)
+                crate::config::fill_output(text, &target.python_version, &target.platform)
             };
             output.shown = fill(&output.shown);
             output.path = PathBuf::from(fill(&output.path.to_string_lossy()));
@@ -823,14 +822,9 @@ fn targets(
     }
     let mut out: Vec<TargetSettings> = Vec::new();
     if !tables.is_empty() {
-        let only = |values: &[String]| match values {
-            [one] => Some(one.clone()),
-            _ => None,
-        };
+        let layer = keys.cloned().unwrap_or_default();
         for (i, t) in tables.iter().enumerate() {
-            let python = t.python_version.clone().or_else(|| only(&key_pythons));
-            let platform = t.platform.clone().or_else(|| only(&key_platforms));
-            let (Some(python_version), Some(platform)) = (python, platform) else {
+            let Some((python_version, platform)) = layer.table_pair(t) else {
                 bail!(
                     "[[layer.target]] #{}: name its `python-version` and `platform` (the layer's are taken only when it names one of each)",
                     i + 1
@@ -842,14 +836,13 @@ fn targets(
                 || t.no_index.is_some())
             .then(|| {
                 // What the target leaves out is the layer's.
-                let layer = keys.cloned().unwrap_or_default();
-                let or = |own: &Vec<String>, theirs: Vec<String>| {
-                    if own.is_empty() { theirs } else { own.clone() }
+                let or = |own: &Vec<String>, theirs: &Vec<String>| {
+                    if own.is_empty() { theirs } else { own }.clone()
                 };
                 let keys = crate::config::LayerConfig {
-                    index_url: t.index_url.clone().or(layer.index_url),
-                    extra_index_url: or(&t.extra_index_url, layer.extra_index_url),
-                    find_links: or(&t.find_links, layer.find_links),
+                    index_url: t.index_url.clone().or_else(|| layer.index_url.clone()),
+                    extra_index_url: or(&t.extra_index_url, &layer.extra_index_url),
+                    find_links: or(&t.find_links, &layer.find_links),
                     no_index: t.no_index.or(layer.no_index),
                     ..Default::default()
                 };

@@ -11,10 +11,10 @@ use layerlock_git::Git;
 use serde::Serialize;
 
 use super::{
-    CommitInfo, MAX_COMMITS_SHOWN, Merge, ReportInput, TestFiles, TriageError, merge_reports,
-    node_id, touching,
+    CommitInfo, MAX_COMMITS_SHOWN, ReportInput, TestFiles, TestKey, TestRun, TriageError,
+    merge_reports, node_id, touching,
 };
-use crate::junit::{MAX_REPORT_BYTES, Outcome};
+use crate::junit::Outcome;
 use crate::pyimports::{self, ClosureOptions};
 
 /// The earlier run.
@@ -53,7 +53,7 @@ struct Earlier {
 pub(super) fn fixed_since(
     git: &Git,
     previous: &Previous,
-    now: &Merge,
+    now: &BTreeMap<TestKey, TestRun>,
     files: &TestFiles,
     head: &str,
     depth: usize,
@@ -61,7 +61,7 @@ pub(super) fn fixed_since(
     let (earlier, old_head) = earlier(git, previous, files)?;
     // This run's outcome of every test, by job and node id.
     let mut outcomes: BTreeMap<(String, String), (Outcome, Option<String>)> = BTreeMap::new();
-    for ((job, _, _), run) in &now.tests {
+    for ((job, _, _), run) in now {
         let (file, class) = files.locate(&run.case);
         let node = node_id(&run.case, file.as_deref(), class.as_deref());
         outcomes.insert((job.clone(), node), (run.worst, file));
@@ -161,7 +161,7 @@ fn earlier(
                 path: shown.clone(),
                 message,
             };
-            let bytes = read_bounded(path).map_err(bad)?;
+            let bytes = super::read_limited(path).map_err(bad)?;
             let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
                 bad(format!(
                     "not JSON ({e}): pass the file `layerlock triage --format json` wrote"
@@ -193,22 +193,4 @@ fn earlier(
             Ok((failures, head))
         }
     }
-}
-
-/// A regular file of at most [`MAX_REPORT_BYTES`].
-fn read_bounded(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".to_string());
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REPORT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() > MAX_REPORT_BYTES {
-        return Err(format!("over {} MiB", MAX_REPORT_BYTES >> 20));
-    }
-    Ok(bytes)
 }

@@ -289,26 +289,14 @@ fn client_for(
     Ok(client)
 }
 
-/// Resolve each target, at once when there are several: their waits on
-/// the index overlap, and what one fetched the others find at hand.
+/// Resolve each target on a thread of its own, at once: their waits on the
+/// index overlap, and what one fetched the others find at hand.
 fn resolve_together(
     jobs: Vec<(&LayerSettings, layer::Prepared, Arc<IndexClient>)>,
     settings: &CompileSettings,
     spinner: &Spinner,
     fetched_on_failure: &mut Option<layerlock_index::FetchStats>,
 ) -> Result<Vec<layer::Resolved>> {
-    if jobs.len() == 1 {
-        let (view, prepared, client) = jobs.into_iter().next().expect("one job");
-        let one = layer::resolve_on(
-            view,
-            &settings.run,
-            spinner,
-            prepared,
-            client,
-            fetched_on_failure,
-        )?;
-        return Ok(vec![one]);
-    }
     let outcomes: Vec<_> = std::thread::scope(|scope| {
         let running: Vec<_> = jobs
             .into_iter()
