@@ -296,6 +296,23 @@ pub fn check_steps(
             }
         }
     }
+    report_unknown_dependencies(&mut report, pending, &keys, external);
+    let cycles = find_cycles(&edges);
+    report_cycles(&mut report, cycles);
+    report
+        .problems
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    report
+}
+
+/// Reports each `depends_on` in `pending` (name, where, file) that names
+/// no key of the pipelines read and none of the `external` ones.
+fn report_unknown_dependencies(
+    report: &mut StepsReport,
+    pending: Vec<(String, yaml::Pos, String)>,
+    keys: &BTreeMap<String, String>,
+    external: &[String],
+) {
     let external: BTreeSet<&str> = external.iter().map(String::as_str).collect();
     for (dep, pos, path) in pending {
         if !keys.contains_key(&dep) && !external.contains(dep.as_str()) {
@@ -310,18 +327,23 @@ pub fn check_steps(
             });
         }
     }
-    // Cycles: depth-first search over depends_on edges.
+}
+
+/// Every cycle among the depends_on `edges` (from, to, `path:line` of the
+/// dependency), as the keys around it (the first repeated at the end) and
+/// where the edge that closes it is written. A cycle may be found more than
+/// once, starting from different keys.
+fn find_cycles(edges: &[(String, String, String)]) -> Vec<(Vec<String>, String)> {
     let mut graph: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
-    for (from, to, at) in &edges {
+    for (from, to, at) in edges {
         graph
             .entry(from.as_str())
             .or_default()
             .push((to.as_str(), at.as_str()));
     }
-    // Cycles: depth-first search over depends_on edges, with an explicit
-    // stack (a chain of 40,000 steps must not overflow the call stack).
+    // Depth-first search over depends_on edges, with an explicit stack (a
+    // chain of 40,000 steps must not overflow the call stack).
     let mut state: BTreeMap<&str, u8> = BTreeMap::new();
-    let mut reported: BTreeSet<Vec<String>> = BTreeSet::new();
     let mut cycles: Vec<(Vec<String>, String)> = Vec::new();
     let nodes: Vec<&str> = graph.keys().copied().collect();
     for start in nodes {
@@ -355,6 +377,13 @@ pub fn check_steps(
             }
         }
     }
+    cycles
+}
+
+/// Reports each cycle once, whichever key it was found from, at the edge
+/// that closed it when first found.
+fn report_cycles(report: &mut StepsReport, cycles: Vec<(Vec<String>, String)>) {
+    let mut reported: BTreeSet<Vec<String>> = BTreeSet::new();
     for (cycle, at) in cycles {
         let mut canonical = cycle[..cycle.len() - 1].to_vec();
         canonical.sort();
@@ -370,10 +399,6 @@ pub fn check_steps(
             message: format!("depends_on cycle: {}", cycle.join(" -> ")),
         });
     }
-    report
-        .problems
-        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
-    report
 }
 
 #[cfg(test)]

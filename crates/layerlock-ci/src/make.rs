@@ -63,141 +63,192 @@ const MAX_REFERENCES: usize = 4096;
 /// Read a Makefile. Only a recipe line before any rule is an error (make
 /// says "recipe commences before first target").
 pub fn read(text: &str) -> Result<Makefile, ModelError> {
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
-    let mut make = Makefile::default();
-    let mut current: Option<usize> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
+    let mut reader = Reader {
+        lines: text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .collect(),
+        next: 0,
+        make: Makefile::default(),
+        current: None,
+    };
+    while reader.next < reader.lines.len() {
+        reader.logical_line()?;
+    }
+    Ok(reader.make)
+}
+
+/// Where [`read`] is in a Makefile, and what it has read so far.
+struct Reader<'a> {
+    lines: Vec<&'a str>,
+    /// The index of the next physical line to read.
+    next: usize,
+    make: Makefile,
+    /// The rule that recipe lines belong to, if one is open.
+    current: Option<usize>,
+}
+
+impl Reader<'_> {
+    /// Reads the logical line at `next` (continuations joined) and moves
+    /// past it.
+    fn logical_line(&mut self) -> Result<(), ModelError> {
+        let i = self.next;
+        let line = self.lines[i];
         let number = i + 1;
+        let (logical, next) = joined(&self.lines, i);
+        self.next = next;
         if let Some(body) = line.strip_prefix('\t') {
-            let (text, next) = joined(&lines, i);
-            i = next;
-            let Some(rule) = current else {
-                if body.trim().is_empty() || body.trim_start().starts_with('#') {
-                    continue;
-                }
-                return Err(ModelError {
-                    line: number,
-                    column: 1,
-                    message: "a recipe line comes before the first rule".to_string(),
-                });
-            };
-            if body.trim_start().starts_with('#') {
-                continue;
-            }
-            make.rules[rule].recipe.push(RecipeLine {
-                text: blank_prefix(&format!(" {}", &text[1..])),
-                line: number,
-            });
-            continue;
+            return self.recipe_line(body, &logical, number);
         }
-        let (logical, next) = joined(&lines, i);
-        i = next;
         let trimmed = logical.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
+            return Ok(());
         }
         let stripped = strip_comment(trimmed);
-        let word = stripped.split_whitespace().next().unwrap_or("");
-        match word {
-            "ifeq" | "ifneq" | "ifdef" | "ifndef" | "else" | "endif" => continue,
-            "define" => {
-                // A multi-line variable: its body is not a recipe.
-                while i < lines.len() && lines[i].trim() != "endef" {
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            "include" | "-include" | "sinclude" => {
-                let what = stripped[word.len()..].trim().to_string();
-                make.includes.push((number, what));
-                current = None;
-                continue;
-            }
-            "vpath" | "unexport" => continue,
-            _ => {}
+        if self.directive(stripped, number) {
+            return Ok(());
         }
         if let Some((name, op, value)) = assignment(stripped) {
-            let value = value.trim().to_string();
-            match op {
-                "?=" => {
-                    make.vars.entry(name).or_insert(value);
-                }
-                "+=" => {
-                    let entry = make.vars.entry(name).or_default();
-                    if !entry.is_empty() {
-                        entry.push(' ');
-                    }
-                    entry.push_str(&value);
-                }
-                ":=" | "::=" => {
-                    // Expanded once, now: kept with `$` escaped so that
-                    // expanding it again gives the same text.
-                    let expanded = expand(&value, &make.vars, &Auto::default());
-                    make.vars.insert(name, expanded.replace('$', "$$"));
-                }
-                _ => {
-                    make.vars.insert(name, value);
-                }
-            }
+            assign(&mut self.make.vars, name, op, value);
             // A variable between rules ends none: recipes may follow only a
             // rule line, but make allows assignments there (they are not
             // tab-led), so the current rule stays.
-            continue;
+            return Ok(());
         }
         if let Some((targets, rest)) = rule_line(stripped) {
-            let (prerequisites, inline) = match rest.split_once(';') {
-                Some((p, r)) => (p, Some(r)),
-                None => (rest, None),
-            };
-            // `target: VAR = value` sets a variable for that target only.
-            if assignment(prerequisites.trim()).is_some() {
-                current = None;
-                continue;
-            }
-            let targets: Vec<String> = targets.split_whitespace().map(str::to_string).collect();
-            if make.default_goal.is_none()
-                && let Some(first) = targets
-                    .iter()
-                    .find(|t| !t.starts_with('.') && !t.contains('%'))
-            {
-                make.default_goal = Some(first.clone());
-            }
-            let mut rule = Rule {
-                targets,
-                prerequisites: prerequisites
-                    .split('|')
-                    .flat_map(str::split_whitespace)
-                    .map(str::to_string)
-                    .collect(),
-                recipe: Vec::new(),
-                line: number,
-            };
-            if let Some(inline) = inline.filter(|r| !r.trim().is_empty()) {
-                // Spaces up to the command, so it keeps its column.
-                let after = line.find(';').map_or(0, |c| c + 1);
-                let lead = line[after..].len() - line[after..].trim_start().len();
-                rule.recipe.push(RecipeLine {
-                    text: format!(
-                        "{}{}",
-                        " ".repeat(after + lead),
-                        blank_prefix(inline.trim_start())
-                    ),
-                    line: number,
-                });
-            }
-            make.rules.push(rule);
-            current = Some(make.rules.len() - 1);
-            continue;
+            self.rule(line, number, targets, rest);
+            return Ok(());
         }
-        current = None;
+        self.current = None;
+        Ok(())
     }
-    Ok(make)
+
+    /// Adds a tab-led line (`body` after the tab, `text` the whole logical
+    /// line) to the open rule's recipe; comments are skipped.
+    fn recipe_line(&mut self, body: &str, text: &str, number: usize) -> Result<(), ModelError> {
+        let Some(rule) = self.current else {
+            if body.trim().is_empty() || body.trim_start().starts_with('#') {
+                return Ok(());
+            }
+            return Err(ModelError {
+                line: number,
+                column: 1,
+                message: "a recipe line comes before the first rule".to_string(),
+            });
+        };
+        if body.trim_start().starts_with('#') {
+            return Ok(());
+        }
+        self.make.rules[rule].recipe.push(RecipeLine {
+            text: blank_prefix(&format!(" {}", &text[1..])),
+            line: number,
+        });
+        Ok(())
+    }
+
+    /// Steps over a directive make reads for itself (conditionals,
+    /// `define`, `include`, …); false when the line is not one.
+    fn directive(&mut self, stripped: &str, number: usize) -> bool {
+        let word = stripped.split_whitespace().next().unwrap_or("");
+        match word {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" | "else" | "endif" => true,
+            "define" => {
+                // A multi-line variable: its body is not a recipe.
+                while self.next < self.lines.len() && self.lines[self.next].trim() != "endef" {
+                    self.next += 1;
+                }
+                self.next += 1;
+                true
+            }
+            "include" | "-include" | "sinclude" => {
+                let what = stripped[word.len()..].trim().to_string();
+                self.make.includes.push((number, what));
+                self.current = None;
+                true
+            }
+            "vpath" | "unexport" => true,
+            _ => false,
+        }
+    }
+
+    /// Records the rule on `line` (`targets: rest`, comment stripped) and
+    /// opens it for the recipe lines that follow.
+    fn rule(&mut self, line: &str, number: usize, targets: &str, rest: &str) {
+        let (prerequisites, inline) = match rest.split_once(';') {
+            Some((p, r)) => (p, Some(r)),
+            None => (rest, None),
+        };
+        // `target: VAR = value` sets a variable for that target only.
+        if assignment(prerequisites.trim()).is_some() {
+            self.current = None;
+            return;
+        }
+        let targets: Vec<String> = targets.split_whitespace().map(str::to_string).collect();
+        if self.make.default_goal.is_none()
+            && let Some(first) = targets
+                .iter()
+                .find(|t| !t.starts_with('.') && !t.contains('%'))
+        {
+            self.make.default_goal = Some(first.clone());
+        }
+        let mut rule = Rule {
+            targets,
+            prerequisites: prerequisites
+                .split('|')
+                .flat_map(str::split_whitespace)
+                .map(str::to_string)
+                .collect(),
+            recipe: Vec::new(),
+            line: number,
+        };
+        if let Some(inline) = inline.filter(|r| !r.trim().is_empty()) {
+            rule.recipe.push(inline_recipe(line, inline, number));
+        }
+        self.make.rules.push(rule);
+        self.current = Some(self.make.rules.len() - 1);
+    }
+}
+
+/// The recipe after `;` on a rule line (`a: ; recipe`), with spaces up to
+/// the command so it keeps its column.
+fn inline_recipe(line: &str, inline: &str, number: usize) -> RecipeLine {
+    let after = line.find(';').map_or(0, |c| c + 1);
+    let lead = line[after..].len() - line[after..].trim_start().len();
+    RecipeLine {
+        text: format!(
+            "{}{}",
+            " ".repeat(after + lead),
+            blank_prefix(inline.trim_start())
+        ),
+        line: number,
+    }
+}
+
+/// Sets variable `name` as assignment operator `op` does: `?=` only if
+/// unset, `+=` appends, `:=`/`::=` expand now, the rest store as written.
+fn assign(vars: &mut BTreeMap<String, String>, name: String, op: &str, value: &str) {
+    let value = value.trim().to_string();
+    match op {
+        "?=" => {
+            vars.entry(name).or_insert(value);
+        }
+        "+=" => {
+            let entry = vars.entry(name).or_default();
+            if !entry.is_empty() {
+                entry.push(' ');
+            }
+            entry.push_str(&value);
+        }
+        ":=" | "::=" => {
+            // Expanded once, now: kept with `$` escaped so that
+            // expanding it again gives the same text.
+            let expanded = expand(&value, vars, &Auto::default());
+            vars.insert(name, expanded.replace('$', "$$"));
+        }
+        _ => {
+            vars.insert(name, value);
+        }
+    }
 }
 
 /// A logical line from `lines[i]`, with `\` continuations joined by

@@ -22,50 +22,10 @@ impl Parser<'_> {
             return Ok(None);
         };
         let step = match word.as_str() {
-            "{" => {
-                if let Some((name, start)) = self.pending_function.take() {
-                    self.open_functions.push((name, start, self.brace_depth));
-                }
-                self.brace_depth += 1;
-                self.pos = end;
-                Step::Next
-            }
-            "}" => {
-                self.brace_depth = self.brace_depth.saturating_sub(1);
-                if self
-                    .open_functions
-                    .last()
-                    .is_some_and(|(_, _, depth)| *depth == self.brace_depth)
-                    && let Some((name, start, _)) = self.open_functions.pop()
-                {
-                    let end_origin = self.origin(end);
-                    self.functions.push((name, start, end_origin));
-                }
-                self.pos = end;
-                Step::Compound
-            }
-            "if" => {
-                self.conditional += 1;
-                let start = self.origin(self.pos);
-                self.open_ifs.push(IfSpan {
-                    start,
-                    ..IfSpan::default()
-                });
-                self.pos = end;
-                Step::Next
-            }
-            "then" | "else" | "elif" => {
-                let (here, after) = (self.origin(self.pos), self.origin(end));
-                if let Some(open) = self.open_ifs.last_mut() {
-                    open.close_arm(here);
-                    if word != "elif" {
-                        open.open_arm = Some(after);
-                    }
-                    open.has_else |= word == "else";
-                }
-                self.pos = end;
-                Step::Next
-            }
+            "{" => self.open_brace(end),
+            "}" => self.close_brace(end),
+            "if" => self.open_if(end),
+            "then" | "else" | "elif" => self.if_arm(&word, end),
             "while" | "until" => {
                 self.conditional += 1;
                 self.open_loops.push(None);
@@ -81,24 +41,7 @@ impl Parser<'_> {
                 self.skip_time_option();
                 Step::Next
             }
-            "fi" | "done" => {
-                self.conditional = self.conditional.saturating_sub(1);
-                if word == "fi"
-                    && let Some(mut open) = self.open_ifs.pop()
-                {
-                    open.close_arm(self.origin(self.pos));
-                    open.end = self.origin(end);
-                    self.ifs.push(open);
-                }
-                if word == "done"
-                    && let Some(Some(head)) = self.open_loops.pop()
-                {
-                    let end_origin = self.origin(end);
-                    self.loops.push((head, end_origin));
-                }
-                self.pos = end;
-                Step::Compound
-            }
+            "fi" | "done" => self.close_if_or_loop(&word, end),
             "]]" => {
                 self.pos = end;
                 Step::Compound
@@ -113,26 +56,8 @@ impl Parser<'_> {
                 self.skip_test(ctx)?;
                 Step::Compound
             }
-            "case" => {
-                self.pos = end;
-                self.conditional += 1;
-                let read = self.parse_case(ctx);
-                self.conditional = self.conditional.saturating_sub(1);
-                read?;
-                Step::Compound
-            }
-            "for" | "select" => {
-                self.conditional += 1;
-                let start = self.origin(self.pos);
-                self.pos = end;
-                let head = self.parse_for_head(ctx)?;
-                self.open_loops.push(head.map(|(name, values)| LoopHead {
-                    name,
-                    values,
-                    start,
-                }));
-                Step::Next
-            }
+            "case" => self.case_keyword(end, ctx)?,
+            "for" | "select" => self.open_for(end, ctx)?,
             "function" => {
                 self.pos = end;
                 self.parse_function_head(ctx)?;
@@ -141,6 +66,108 @@ impl Parser<'_> {
             _ => return Ok(None),
         };
         Ok(Some(step))
+    }
+
+    /// `{` (ending at `end`): opens a group, and the body of the function
+    /// whose head was just read, if any.
+    fn open_brace(&mut self, end: usize) -> Step {
+        if let Some((name, start)) = self.pending_function.take() {
+            self.open_functions.push((name, start, self.brace_depth));
+        }
+        self.brace_depth += 1;
+        self.pos = end;
+        Step::Next
+    }
+
+    /// `}` (ending at `end`): closes a group, and records the function whose
+    /// body it ends, if any.
+    fn close_brace(&mut self, end: usize) -> Step {
+        self.brace_depth = self.brace_depth.saturating_sub(1);
+        if self
+            .open_functions
+            .last()
+            .is_some_and(|(_, _, depth)| *depth == self.brace_depth)
+            && let Some((name, start, _)) = self.open_functions.pop()
+        {
+            let end_origin = self.origin(end);
+            self.functions.push((name, start, end_origin));
+        }
+        self.pos = end;
+        Step::Compound
+    }
+
+    /// `if` (ending at `end`): a conditional, whose span starts here.
+    fn open_if(&mut self, end: usize) -> Step {
+        self.conditional += 1;
+        let start = self.origin(self.pos);
+        self.open_ifs.push(IfSpan {
+            start,
+            ..IfSpan::default()
+        });
+        self.pos = end;
+        Step::Next
+    }
+
+    /// `then`, `else` or `elif` (ending at `end`): closes the open `if`'s
+    /// current arm and, except for `elif`, opens the next one.
+    fn if_arm(&mut self, word: &str, end: usize) -> Step {
+        let (here, after) = (self.origin(self.pos), self.origin(end));
+        if let Some(open) = self.open_ifs.last_mut() {
+            open.close_arm(here);
+            if word != "elif" {
+                open.open_arm = Some(after);
+            }
+            open.has_else |= word == "else";
+        }
+        self.pos = end;
+        Step::Next
+    }
+
+    /// `fi` or `done` (ending at `end`): ends a conditional, recording the
+    /// `if` or the `for` loop it closes.
+    fn close_if_or_loop(&mut self, word: &str, end: usize) -> Step {
+        self.conditional = self.conditional.saturating_sub(1);
+        if word == "fi"
+            && let Some(mut open) = self.open_ifs.pop()
+        {
+            open.close_arm(self.origin(self.pos));
+            open.end = self.origin(end);
+            self.ifs.push(open);
+        }
+        if word == "done"
+            && let Some(Some(head)) = self.open_loops.pop()
+        {
+            let end_origin = self.origin(end);
+            self.loops.push((head, end_origin));
+        }
+        self.pos = end;
+        Step::Compound
+    }
+
+    /// `case` (ending at `end`): reads the whole `case … esac`, conditional
+    /// throughout.
+    fn case_keyword(&mut self, end: usize, ctx: &[Context]) -> Result<Step, ShellError> {
+        self.pos = end;
+        self.conditional += 1;
+        let read = self.parse_case(ctx);
+        self.conditional = self.conditional.saturating_sub(1);
+        read?;
+        Ok(Step::Compound)
+    }
+
+    /// `for` or `select` (ending at `end`): reads the loop's head and opens
+    /// the loop, conditional until its `done`.
+    fn open_for(&mut self, end: usize, ctx: &[Context]) -> Result<Step, ShellError> {
+        self.conditional += 1;
+        let start = self.origin(self.pos);
+        self.pos = end;
+        let head = self.parse_for_head(ctx)?;
+        self.open_loops.push(head.map(|(name, values)| LoopHead {
+            name,
+            values,
+            start,
+        }));
+        Ok(Step::Next)
     }
 
     /// `(` where a command may start: the `()` of a function definition, an

@@ -153,17 +153,18 @@ fn commands_handed_to_runner_scripts_and_containers_are_audited() {
     assert_eq!(via, vec!["ci/run-intel-test.sh:4"]);
 }
 
-/// Issue 14: every pipeline walked the whole chain of scripts it called
-/// again; now each script is analysed once per context and replayed for
-/// every path. What each pipeline is told must not change: all of its
-/// findings, at their places, with its job, its own via chain and its own
-/// variables, and the depth limit counted from its own start.
-#[test]
-fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
-    const SCRIPTS: usize = 40;
+/// How many scripts the shared chain has: `ci/c0.sh` … `ci/c39.sh`, each
+/// calling the next.
+const CHAIN_SCRIPTS: usize = 40;
+
+/// A finding as (path, line, column, job, class, via).
+type Seen = (String, u64, u64, String, String, Vec<String>);
+
+/// The repository for the shared-chain test: a chain of scripts, six
+/// pipelines that run it from its start, and four that start at its tenth
+/// script with a variable the scripts read.
+fn shared_chain_repo() -> Work {
     let mut files: Vec<(String, String)> = Vec::new();
-    // Six pipelines run the whole chain, four start at its tenth script
-    // with a variable the scripts read.
     for i in 0..6 {
         files.push((
             format!(".buildkite/head{i}.yml"),
@@ -176,9 +177,9 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
             format!("steps:\n  - label: mid {i}\n    key: mid-{i}\n    env:\n      PKG_SUFFIX: \"==1.{i}\"\n    commands:\n      - bash ci/c10.sh\n"),
         ));
     }
-    for j in 0..SCRIPTS {
+    for j in 0..CHAIN_SCRIPTS {
         let mut text = format!("#!/bin/bash\npip install \"pkg{j}$PKG_SUFFIX\"\n");
-        if j + 1 < SCRIPTS {
+        if j + 1 < CHAIN_SCRIPTS {
             text.push_str(&format!("bash ci/c{}.sh\n", j + 1));
         }
         if j == 5 {
@@ -191,10 +192,19 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
     for (path, text) in &files {
         work.write(path, text);
     }
-    let (code, stdout, stderr) = run(work.layerlock(&["audit", ".", "--format", "json"]));
-    // Exit 2: the chain is deeper than the walker follows from c0.
-    assert_eq!(code, 2, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    work
+}
+
+/// The via chain of a call reached from `pipeline` through scripts
+/// `ci/c{from}.sh` up to (not including) `ci/c{to}.sh`.
+fn shared_chain_via(pipeline: String, from: usize, to: usize) -> Vec<String> {
+    std::iter::once(pipeline)
+        .chain((from..to).map(|m| format!("ci/c{m}.sh:3")))
+        .collect()
+}
+
+/// Every finding of an audit report as [`Seen`], sorted.
+fn seen_findings(report: &serde_json::Value) -> Vec<Seen> {
     let strings = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .unwrap()
@@ -202,8 +212,6 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
             .map(|s| s.as_str().unwrap().to_string())
             .collect()
     };
-    // (path, line, column, job, class, via) of every finding.
-    type Seen = (String, u64, u64, String, String, Vec<String>);
     let mut found: Vec<Seen> = report["findings"]
         .as_array()
         .unwrap()
@@ -220,18 +228,18 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
         })
         .collect();
     found.sort();
-    let chain = |pipeline: String, from: usize, to: usize| -> Vec<String> {
-        std::iter::once(pipeline)
-            .chain((from..to).map(|m| format!("ci/c{m}.sh:3")))
-            .collect()
-    };
+    found
+}
+
+/// What each pipeline of [`shared_chain_repo`] must be told, sorted.
+fn shared_chain_expected() -> Vec<Seen> {
     let mut expected: Vec<Seen> = Vec::new();
     for i in 0..6 {
         let job = format!("head-{i}");
         let pipeline = format!(".buildkite/head{i}.yml:5");
         // The CI file and c0..c30 make 32 calls: c31 is the last followed.
         for j in 0..=31 {
-            let via = chain(pipeline.clone(), 0, j);
+            let via = shared_chain_via(pipeline.clone(), 0, j);
             expected.push((
                 format!("ci/c{j}.sh"),
                 2,
@@ -242,15 +250,15 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
                 via,
             ));
         }
-        let mut via = chain(pipeline, 0, 5);
+        let mut via = shared_chain_via(pipeline, 0, 5);
         via.push("ci/c5.sh:5".into());
         expected.push(("ci/c5.sh".into(), 5, 7, job, "unpinned".into(), via));
     }
     for i in 0..4 {
         let job = format!("mid-{i}");
         let pipeline = format!(".buildkite/mid{i}.yml:7");
-        for j in 10..SCRIPTS {
-            let via = chain(pipeline.clone(), 10, j);
+        for j in 10..CHAIN_SCRIPTS {
+            let via = shared_chain_via(pipeline.clone(), 10, j);
             expected.push((
                 format!("ci/c{j}.sh"),
                 2,
@@ -262,6 +270,23 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
         }
     }
     expected.sort();
+    expected
+}
+
+/// Issue 14: every pipeline walked the whole chain of scripts it called
+/// again; now each script is analysed once per context and replayed for
+/// every path. What each pipeline is told must not change: all of its
+/// findings, at their places, with its job, its own via chain and its own
+/// variables, and the depth limit counted from its own start.
+#[test]
+fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
+    let work = shared_chain_repo();
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", ".", "--format", "json"]));
+    // Exit 2: the chain is deeper than the walker follows from c0.
+    assert_eq!(code, 2, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let found = seen_findings(&report);
+    let expected = shared_chain_expected();
     assert_eq!(found.len(), expected.len());
     assert_eq!(found, expected);
     // Each pipeline that starts at c0 hits the limit once, with its chain.
@@ -279,7 +304,7 @@ fn a_script_chain_shared_by_many_pipelines_is_reported_for_each_of_them() {
         .collect();
     let expected: Vec<(String, u64, String)> = (0..6)
         .map(|i| {
-            let via = chain(format!(".buildkite/head{i}.yml:5"), 0, 31).join(" -> ");
+            let via = shared_chain_via(format!(".buildkite/head{i}.yml:5"), 0, 31).join(" -> ");
             (
                 "ci/c31.sh".to_string(),
                 3,
