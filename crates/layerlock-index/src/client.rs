@@ -48,6 +48,46 @@ pub struct IndexConfig {
     pub concurrency: usize,
 }
 
+/// How every command makes its index clients: the cache, offline, the
+/// credentials file, the timeout and how many requests run at once. The
+/// retries are the same for all ([`ClientSettings::RETRIES`]).
+#[derive(Debug, Clone)]
+pub struct ClientSettings {
+    /// `None`: no persistent cache (or one that cannot be used).
+    pub cache_dir: Option<PathBuf>,
+    pub offline: bool,
+    pub netrc: Option<PathBuf>,
+    /// How long an index may stay silent.
+    pub timeout: Duration,
+    pub concurrency: usize,
+}
+
+impl ClientSettings {
+    /// How often a failed request is tried again.
+    pub const RETRIES: u32 = 3;
+    /// Requests at once when resolving: enough to hide round trips over a
+    /// whole dependency tree.
+    pub const RESOLVING: usize = 48;
+
+    /// A client of `index_urls` and `find_links` with these settings.
+    pub fn client(
+        &self,
+        index_urls: Vec<SecretUrl>,
+        find_links: Vec<PathBuf>,
+    ) -> Result<IndexClient, ClientError> {
+        IndexClient::new(&IndexConfig {
+            index_urls,
+            find_links,
+            cache_dir: self.cache_dir.clone(),
+            offline: self.offline,
+            netrc: self.netrc.clone(),
+            timeout: self.timeout,
+            retries: Self::RETRIES,
+            concurrency: self.concurrency,
+        })
+    }
+}
+
 /// Picks the wheel whose metadata is worth fetching as soon as a project page
 /// arrives, before the resolver asks for it.
 /// With a version, the newest usable wheel below it instead (the resolver
@@ -316,6 +356,11 @@ impl IndexClient {
     /// What the client fetched so far, and when.
     pub fn stats(&self) -> FetchStats {
         self.inner.stats.snapshot()
+    }
+
+    /// Whether the client reads the cache alone.
+    pub fn is_offline(&self) -> bool {
+        self.inner.offline
     }
 
     /// Upload times by sha256 from a PyPI-style JSON API

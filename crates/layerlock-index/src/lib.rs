@@ -22,7 +22,7 @@ pub mod wheel {
     };
 }
 pub use client::{
-    Ahead, Aimed, ClientError, Expander, IndexClient, IndexConfig, Progress, Speculator,
-    package_name,
+    Ahead, Aimed, ClientError, ClientSettings, Expander, IndexClient, IndexConfig, Progress,
+    Speculator, package_name,
 };
 pub use stats::{Arrivals, Fetch, FetchStats, Traffic};

@@ -11,6 +11,8 @@ mod introduced;
 mod keep;
 mod lock;
 mod lookahead;
+#[cfg(feature = "memory")]
+pub mod memory;
 mod policy;
 mod provider;
 mod request;

@@ -2,7 +2,6 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -10,82 +9,11 @@ use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
     Target,
 };
+use layerlock_resolve::memory::Memory;
 use layerlock_resolve::{BasePin, Direct, Prerelease, ResolveError, ResolveRequest, resolve};
 use uv_normalize::PackageName;
 use uv_pep440::Version;
 use uv_pep508::{Requirement, VerbatimUrl};
-
-/// name -> [(version, requires-dist)], and the upload time of the files
-/// of some `name==version` (the rest have none).
-struct Memory(
-    BTreeMap<String, Vec<(&'static str, Vec<&'static str>)>>,
-    BTreeMap<String, jiff::Timestamp>,
-);
-
-impl Memory {
-    fn new(table: &[(&str, &'static str, &[&'static str])]) -> Self {
-        let mut map: BTreeMap<String, Vec<_>> = BTreeMap::new();
-        for (name, version, deps) in table {
-            map.entry((*name).to_string())
-                .or_default()
-                .push((*version, deps.to_vec()));
-        }
-        Self(map, BTreeMap::new())
-    }
-
-    /// The files of `name==version` were uploaded at `when`.
-    fn uploaded(mut self, pin: &str, when: &str) -> Self {
-        self.1.insert(pin.to_string(), when.parse().unwrap());
-        self
-    }
-}
-
-impl PackageSource for Memory {
-    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
-        let Some(versions) = self.0.get(name.as_ref()) else {
-            return Ok(Arc::new(ProjectAnswer::NotFound {
-                asked: vec!["memory".to_string()],
-            }));
-        };
-        let files = versions
-            .iter()
-            .map(|(v, _)| IndexFile {
-                filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
-                url: format!("mem://{name}/{v}"),
-                sha256: Some(format!("{name}{v}")),
-                requires_python: None,
-                yanked: None,
-                upload_time: self.1.get(&format!("{name}=={v}")).copied(),
-                size: None,
-                core_metadata: Some(None),
-                listed_by: "memory".to_string(),
-            })
-            .collect();
-        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
-            files,
-            None,
-            vec!["memory".to_string()],
-        ))))
-    }
-
-    fn metadata(
-        &self,
-        name: &PackageName,
-        file: &IndexFile,
-    ) -> Result<Arc<CoreMetadata>, SourceError> {
-        let version = file.url.rsplit('/').next().unwrap_or_default();
-        let deps = self.0[name.as_ref()]
-            .iter()
-            .find(|(v, _)| *v == version)
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default();
-        let mut text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
-        for dep in deps {
-            text.push_str(&format!("Requires-Dist: {dep}\n"));
-        }
-        Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
-    }
-}
 
 /// `name==version` of every package the layer adds.
 fn pins(resolution: &layerlock_resolve::Resolution) -> Vec<String> {

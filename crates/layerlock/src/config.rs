@@ -132,13 +132,7 @@ impl LayerConfig {
             .collect()
     }
 }
-
-/// An output name with `{python}` and `{platform}` filled in for a target.
-pub fn fill_output(output: &str, python: &str, platform: &str) -> String {
-    output
-        .replace("{python}", python)
-        .replace("{platform}", platform)
-}
+pub use layerlock_compile::fill_output;
 
 /// A key that takes one string or a list of them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,7 +31,6 @@ mod cli;
 mod commands;
 mod config;
 mod environment;
-mod layer;
 mod printer;
 mod settings;
 

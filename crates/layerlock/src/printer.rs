@@ -131,28 +131,23 @@ impl std::fmt::Display for Hinted {
 
 impl std::error::Error for Hinted {}
 
-/// A layer no version choice satisfies, with the causes a command can act
-/// on (`covers` tells "no wheel for the target" from a base conflict).
-#[derive(Debug)]
-pub struct Unsolvable {
-    pub hinted: Hinted,
-    pub causes: Vec<layerlock_resolve::Cause>,
-}
-
-impl std::fmt::Display for Unsolvable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.hinted.fmt(f)
+/// A compile's error as the binary prints it: its hints kept where
+/// [`print_error`] finds them, its causes as the chain.
+pub fn compile_error(err: layerlock_compile::CompileError) -> anyhow::Error {
+    use layerlock_compile::CompileError;
+    match err {
+        CompileError::Hinted { message, hints } => Hinted { message, hints }.into(),
+        CompileError::Unsolvable { message, hints, .. } => Hinted { message, hints }.into(),
+        CompileError::Context { context, error } => compile_error(*error).context(context),
+        other => other.into(),
     }
 }
-
-impl std::error::Error for Unsolvable {}
 
 /// Progress on stderr while resolving: a spinner on a terminal, nothing
 /// otherwise.
 #[derive(Clone)]
 pub struct Spinner {
     bar: ProgressBar,
-    quiet: bool,
 }
 
 struct Counter(ProgressBar);
@@ -180,18 +175,11 @@ impl Spinner {
         if visible {
             bar.enable_steady_tick(std::time::Duration::from_millis(100));
         }
-        Self { bar, quiet }
+        Self { bar }
     }
 
     pub fn progress(&self) -> Arc<dyn layerlock_index::Progress> {
         Arc::new(Counter(self.bar.clone()))
-    }
-
-    pub fn warn(&self, message: &str) {
-        if !self.quiet {
-            self.bar
-                .suspend(|| eprintln!("warning: {}", for_stderr(message)));
-        }
     }
 
     pub fn finish(&self) {
@@ -205,10 +193,7 @@ pub fn print_error(err: &anyhow::Error) {
     for cause in err.chain().skip(1) {
         eprintln!("  caused by: {}", for_stderr(&cause.to_string()));
     }
-    let hinted = err
-        .downcast_ref::<Hinted>()
-        .or_else(|| err.downcast_ref::<Unsolvable>().map(|u| &u.hinted));
-    if let Some(hinted) = hinted {
+    if let Some(hinted) = err.downcast_ref::<Hinted>() {
         for hint in &hinted.hints {
             eprintln!("hint: {}", for_stderr(hint));
         }

@@ -13,14 +13,13 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use layerlock_dist::Target;
-use layerlock_index::{IndexClient, IndexConfig};
 use layerlock_lock::{Lock, LockedPackage};
 use layerlock_resolve::{
     Known, LockAges, UploadTimes, Verdict, lock_targets, recorded_times, upload_times,
 };
 
 use crate::cli::FormatArg;
-use crate::settings::{CooldownSettings, IndexSettings, RunSettings};
+use crate::settings::{CooldownPlan, IndexPlan, RunSettings};
 
 #[derive(Debug, Clone)]
 pub struct CooldownCheck {
@@ -32,17 +31,17 @@ pub struct CooldownCheck {
     /// target's bases (used without `--base`).
     pub layers: std::collections::BTreeMap<PathBuf, LayerOutput>,
     pub since: Option<String>,
-    pub cooldown: CooldownSettings,
+    pub cooldown: CooldownPlan,
     pub format: FormatArg,
     /// The flags' index (the config's top level under them).
-    pub index: IndexSettings,
+    pub index: IndexPlan,
     pub run: RunSettings,
 }
 
 /// What the config says of one lock it writes.
 #[derive(Debug, Clone)]
 pub struct LayerOutput {
-    pub index: IndexSettings,
+    pub index: IndexPlan,
     /// Each target the lock holds, with its bases.
     pub targets: Vec<(layerlock_lock::LockTarget, Vec<PathBuf>)>,
 }
@@ -233,16 +232,10 @@ fn check(settings: &CooldownCheck, path: &Path) -> Result<(Report, bool)> {
         .layers
         .get(&absolute(settings, path))
         .map_or(&settings.index, |l| &l.index);
-    let client = IndexClient::new(&IndexConfig {
-        index_urls: index.index_urls.clone(),
-        find_links: index.find_links.clone(),
-        cache_dir: super::usable_cache(settings.run.cache_dir.as_deref()),
-        offline: settings.run.offline,
-        netrc: settings.run.netrc.clone(),
-        timeout: settings.run.timeout,
-        retries: 3,
-        concurrency: 48,
-    })?;
+    let client = settings
+        .run
+        .client_settings()
+        .client(index.index_urls.clone(), index.find_links.clone())?;
     let policy = &settings.cooldown.policy;
     let mut ages = LockAges::default();
     let mut trusted_lock = false;

@@ -8,8 +8,9 @@ use uv_normalize::PackageName;
 
 use layerlock_resolve::Cause;
 
-use crate::layer;
-use crate::printer::{Spinner, Unsolvable};
+use layerlock_compile::{Clients, CompileError, Keep, Resolved};
+
+use crate::printer::Spinner;
 use crate::settings::CoversSettings;
 
 pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
@@ -19,36 +20,45 @@ pub fn run(settings: &CoversSettings) -> Result<ExitCode> {
         let layer = &view;
         let label = layer.name.clone().unwrap_or_else(|| "covers".to_string());
         let spinner = Spinner::new(settings.run.quiet, &label);
-        let outcome = layer::resolve(
-            layer,
-            &settings.run,
-            &spinner,
-            &layer::Keep::default(),
-            &mut None,
-        );
+        let clients = Clients {
+            settings: settings.run.client_settings(),
+            progress: spinner.progress(),
+        };
+        let outcome =
+            layerlock_compile::resolve(layer, &settings.run.cwd, &clients, &Keep::default());
         spinner.finish();
         let inputs: Vec<&str> = layer.inputs.iter().map(|i| i.shown.as_str()).collect();
         let bases: Vec<&str> = layer.bases.iter().map(|b| b.shown.as_str()).collect();
         let what = inputs.join(", ");
-        let layer::Resolved {
+        let Resolved {
             prepared,
             resolution,
+            notes,
             ..
         } = match outcome {
             Ok(ok) => ok,
-            Err(err) => match err.downcast::<Unsolvable>() {
-                Ok(unsolvable) => {
+            Err(unresolved) => match unresolved.error {
+                CompileError::Unsolvable {
+                    message,
+                    hints,
+                    causes,
+                } => {
                     covered = false;
-                    outln!("{what}: not covered: {}", why(&unsolvable.causes));
-                    diag!("{}", unsolvable.hinted.message);
-                    for hint in &unsolvable.hinted.hints {
+                    outln!("{what}: not covered: {}", why(&causes));
+                    diag!("{message}");
+                    for hint in &hints {
                         diag!("hint: {hint}");
                     }
                     continue;
                 }
-                Err(err) => return Err(err),
+                err => return Err(crate::printer::compile_error(err)),
             },
         };
+        if !settings.run.quiet {
+            for line in notes.iter().flat_map(layerlock_compile::Note::lines) {
+                diag!("{line}");
+            }
+        }
         let target = prepared.request.target.describe();
         if resolution.packages.is_empty() {
             outln!(

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow};
 
 use layerlock_dist::{LockedFiles, PackageSource, ProjectAnswer};
 use layerlock_env::{HashedPin, Overwrite, Records, Snapshot, WheelFiles, overwrites};
-use layerlock_index::{IndexClient, IndexConfig, SecretUrl};
+use layerlock_index::SecretUrl;
 
 /// Where the wheels are looked up, and for which target.
 pub struct Lookup<'a> {
@@ -36,16 +36,14 @@ pub fn find(
     if pins.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let client = IndexClient::new(&IndexConfig {
-        index_urls: lookup.index_urls.clone(),
-        find_links: lookup.find_links.clone(),
+    let settings = layerlock_index::ClientSettings {
         cache_dir: super::usable_cache(lookup.cache_dir.as_deref()),
         offline: false,
         netrc: lookup.netrc.clone(),
         timeout: std::time::Duration::from_secs(30),
-        retries: 3,
         concurrency: 16,
-    })?;
+    };
+    let client = settings.client(lookup.index_urls.clone(), lookup.find_links.clone())?;
     let tags = lookup
         .target
         .and_then(|(py, platform)| layerlock_dist::Target::new(py, platform).ok());

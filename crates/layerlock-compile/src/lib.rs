@@ -1,0 +1,31 @@
+//! Compiling a layer: a typed [`LayerPlan`] in, hash-pinned locks and what
+//! is worth telling out, with no flag, printer or terminal in between.
+//!
+//! [`compile_layer`] reads the layer's inputs and bases for each target
+//! ([`prepare`]), finds each target's package source through a
+//! [`Connect`] (the index client, or a test's in-memory source), resolves
+//! the targets together and asks them to share versions, and returns the
+//! locks to write ([`Compiled`]) with its [`Note`]s, or why it could not
+//! ([`Failed`]). The binary prints; tests call it in-process.
+
+mod error;
+mod layer;
+mod notes;
+mod plan;
+mod prepare;
+mod resolve;
+mod source;
+mod sources;
+mod stats;
+mod targets;
+
+pub use error::CompileError;
+pub use layer::{CompileOptions, Compiled, Failed, Written, compile_layer, freeze_tools_pinned};
+pub use notes::Note;
+pub use plan::{CooldownPlan, IndexPlan, LayerPlan, TargetPlan, UserPath, fill_output, shown_from};
+pub use prepare::{BaseFiles, Keep, Prepared, prepare, prepare_with};
+pub use resolve::{Discarded, Resolved, Unresolved, moment, resolve, resolve_on};
+pub use source::{Clients, Connect, DEFAULT_INDEX, IndexChoice, LayerSource, index_choice};
+pub use sources::{FixedSourceError, SourceProblem};
+pub use stats::{layer_stats, stats_report};
+pub use targets::SHARING_ROUNDS;

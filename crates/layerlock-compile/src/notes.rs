@@ -1,0 +1,131 @@
+//! What compiling a layer had to say beside its lock, as data, in the
+//! order it happened; [`Note::lines`] words each for stderr.
+
+use layerlock_resolve::{Divergence, HeldBack, HeldTogether};
+
+use crate::resolve::eligible_at;
+
+/// One thing worth telling about a compile.
+#[derive(Debug, Clone)]
+pub enum Note {
+    /// A resolution's warning, or one about the lock it keeps.
+    Warning(String),
+    /// What the cooldown (`min_age`, as written) held back.
+    HeldBack {
+        min_age: String,
+        held: Vec<HeldBack>,
+    },
+    /// Kept pins younger than the cooldown; `target` named when the layer
+    /// has several.
+    YoungKept {
+        target: Option<String>,
+        young: Vec<HeldBack>,
+    },
+    /// Packages whose versions differ between the targets, and why.
+    Divergent(Vec<Divergence>),
+    /// Packages a target holds lower than it would alone, to share a
+    /// version with another target.
+    HeldTogether(Vec<HeldTogether>),
+}
+
+impl Note {
+    /// The note as stderr shows it, one line each.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            Self::Warning(text) => vec![format!("warning: {text}")],
+            Self::HeldBack { min_age, held } => held_back(min_age, held),
+            Self::YoungKept { target, young } => young_kept(target.as_deref(), young),
+            Self::Divergent(apart) => divergent(apart),
+            Self::HeldTogether(held) => held_together(held),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn held_back(min_age: &str, held: &[HeldBack]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "the cooldown ({min_age}) held back {} package{}:",
+        held.len(),
+        plural(held.len())
+    )];
+    for h in held {
+        lines.push(format!(
+            "  {}: {} instead of {} (eligible at {})",
+            h.name,
+            h.chosen
+                .as_ref()
+                .map_or("not needed".to_string(), ToString::to_string),
+            h.skipped,
+            eligible_at(h.eligible)
+        ));
+    }
+    lines
+}
+
+fn young_kept(target: Option<&str>, young: &[HeldBack]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "kept {} pin{} younger than the cooldown{} (kept pins are not newly introduced; free one with --upgrade-package PKG):",
+        young.len(),
+        plural(young.len()),
+        target.map_or(String::new(), |t| format!(" for {t}"))
+    )];
+    for y in young {
+        lines.push(format!(
+            "  {}=={} (eligible at {})",
+            y.name,
+            y.skipped,
+            eligible_at(y.eligible)
+        ));
+    }
+    lines
+}
+
+fn divergent(apart: &[Divergence]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} differ between the targets:",
+        if apart.len() == 1 {
+            "1 package's versions".to_string()
+        } else {
+            format!("{} packages' versions", apart.len())
+        }
+    )];
+    for d in apart {
+        let each: Vec<String> = d
+            .versions
+            .iter()
+            .map(|(label, version, why)| match why {
+                Some(why) => format!("{version} on {label} ({why})"),
+                None => format!("{version} on {label}"),
+            })
+            .collect();
+        lines.push(format!("  {}: {}", d.name, each.join("; ")));
+    }
+    lines
+}
+
+fn held_together(held: &[HeldTogether]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} package{} held to the version another target takes:",
+        held.len(),
+        if held.len() == 1 { " is" } else { "s are" }
+    )];
+    for h in held {
+        lines.push(format!(
+            "  {} {} on {} (alone it would take {}; {} takes {})",
+            h.name,
+            h.version,
+            h.target,
+            h.alone,
+            if h.with.is_empty() {
+                "another target"
+            } else {
+                &h.with
+            },
+            h.version
+        ));
+    }
+    lines
+}

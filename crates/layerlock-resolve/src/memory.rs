@@ -1,0 +1,96 @@
+//! An in-memory package source for tests (the `memory` feature): projects,
+//! versions and their dependencies given as a table, no network and no
+//! files. Each version has one pure-Python wheel whose hash is
+//! `{name}{version}`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use layerlock_dist::{
+    CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError,
+};
+use uv_normalize::PackageName;
+
+/// A version of a project: its number and its `Requires-Dist` lines.
+type Release = (String, Vec<String>);
+
+/// Projects by name, each with its releases, and the upload times of some
+/// `name==version` (the rest have none).
+#[derive(Debug, Clone, Default)]
+pub struct Memory {
+    projects: BTreeMap<String, Vec<Release>>,
+    uploaded: BTreeMap<String, jiff::Timestamp>,
+}
+
+impl Memory {
+    /// `(name, version, requires-dist)` rows.
+    pub fn new(table: &[(&str, &str, &[&str])]) -> Self {
+        let mut projects: BTreeMap<String, Vec<Release>> = BTreeMap::new();
+        for (name, version, deps) in table {
+            projects.entry((*name).to_string()).or_default().push((
+                (*version).to_string(),
+                deps.iter().map(|d| (*d).to_string()).collect(),
+            ));
+        }
+        Self {
+            projects,
+            uploaded: BTreeMap::new(),
+        }
+    }
+
+    /// The files of `name==version` were uploaded at `when` (RFC 3339).
+    pub fn uploaded(mut self, pin: &str, when: &str) -> Self {
+        let when = when.parse().expect("an RFC 3339 upload time");
+        self.uploaded.insert(pin.to_string(), when);
+        self
+    }
+}
+
+impl PackageSource for Memory {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let Some(versions) = self.projects.get(name.as_ref()) else {
+            return Ok(Arc::new(ProjectAnswer::NotFound {
+                asked: vec!["memory".to_string()],
+            }));
+        };
+        let files = versions
+            .iter()
+            .map(|(v, _)| IndexFile {
+                filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
+                url: format!("mem://{name}/{v}"),
+                sha256: Some(format!("{name}{v}")),
+                requires_python: None,
+                yanked: None,
+                upload_time: self.uploaded.get(&format!("{name}=={v}")).copied(),
+                size: None,
+                core_metadata: Some(None),
+                listed_by: "memory".to_string(),
+            })
+            .collect();
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
+            files,
+            None,
+            vec!["memory".to_string()],
+        ))))
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let version = file.url.rsplit('/').next().unwrap_or_default();
+        let deps = self
+            .projects
+            .get(name.as_ref())
+            .and_then(|releases| releases.iter().find(|(v, _)| v == version))
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default();
+        let mut text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
+        for dep in deps {
+            text.push_str(&format!("Requires-Dist: {dep}\n"));
+        }
+        let metadata = CoreMetadata::parse(text.as_bytes()).expect("metadata the table wrote");
+        Ok(Arc::new(metadata))
+    }
+}
