@@ -126,7 +126,22 @@ def compile_cases(work: Path) -> list:
     write(cases / "git.in", f"gitproj @ git+file://{repo}@v1\n")
     write(cases / "kept.txt", "# not a lock layerlock wrote\nrequests==2.31.0\nidna==3.6\n")
     write(cases / "bad.txt", "requests=2.31.0\n")
+    write(cases / "notarget" / "layerlock.toml",
+          'python-version = "3.12"\nplatform = "nope_64"\n[[layer]]\nname = "x"\ninputs = ["../requests.in"]\n')
+    write(cases / "clash" / "layerlock.toml",
+          'python-version = "3.12"\nplatform = "x86_64-manylinux_2_28"\n'
+          '[[layer]]\nname = "a"\ninputs = ["../requests.in"]\noutput = "o.txt"\n'
+          '[[layer]]\nname = "b"\ninputs = ["../two.in"]\noutput = "o.txt"\n')
+    write(cases / "split" / "layerlock.toml",
+          'python-versions = ["3.11", "3.12"]\nplatform = "x86_64-manylinux_2_28"\n'
+          f'exclude-newer = "{CUTOFF}"\n'
+          '[[layer]]\nname = "s"\ninputs = ["../requests.in"]\noutput = "o-{python}.txt"\n')
     return [
+        ("compile: a config target that is no target", ["compile"], cases / "notarget", None),
+        ("compile: two layers, one output", ["compile"], cases / "clash", None),
+        ("compile: an output over its input", ["compile", "requests.in", *TARGET, *common, "-o", "requests.in"],
+         cases, None),
+        ("compile: one output per target", ["compile", "-o", "-"], cases / "split", None),
         ("compile: a base conflict", ["compile", "requests.in", "--base", "old-urllib3.txt", *TARGET, *common],
          cases, None),
         ("compile: not on the index", ["compile", "missing.in", *TARGET, *common], cases, None),

@@ -8,6 +8,9 @@
 //! locks to write ([`Compiled`]) with its [`Note`]s, or why it could not
 //! ([`Failed`]). The binary prints; tests call it in-process.
 
+mod cfg;
+mod checks;
+mod command;
 mod error;
 mod layer;
 mod notes;
@@ -19,13 +22,24 @@ mod sources;
 mod stats;
 mod targets;
 
+pub use cfg::{
+    CooldownConfig, ExemptConfig, HashesKey, LAYER_KEYS, LayerConfig, OneOrMany, PrereleaseKey,
+    TARGET_KEYS, TargetBases, TargetConfig, with_defaults,
+};
+pub use checks::{check_outputs, check_split, check_targets};
+pub use command::regenerate_command;
 pub use error::CompileError;
 pub use layer::{CompileOptions, Compiled, Failed, Written, compile_layer, freeze_tools_pinned};
 pub use notes::Note;
-pub use plan::{CooldownPlan, IndexPlan, LayerPlan, TargetPlan, UserPath, fill_output, shown_from};
+pub use plan::{
+    CooldownPlan, IndexPlan, LayerPlan, TargetPlan, UserPath, fill_output, interpreter_path,
+    shown_from, venv_python,
+};
 pub use prepare::{BaseFiles, Keep, Prepared, prepare, prepare_with};
 pub use resolve::{Discarded, Resolved, Unresolved, moment, resolve, resolve_on};
-pub use source::{Clients, Connect, DEFAULT_INDEX, IndexChoice, LayerSource, index_choice};
+pub use source::{
+    Clients, Connect, DEFAULT_INDEX, IndexChoice, LayerSource, Only, Plain, index_choice,
+};
 pub use sources::{FixedSourceError, SourceProblem};
 pub use stats::{layer_stats, stats_report};
 pub use targets::SHARING_ROUNDS;

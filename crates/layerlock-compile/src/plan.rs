@@ -51,6 +51,36 @@ pub fn shown_from(path: &Path, cwd: &Path, root: &Path) -> String {
     }
 }
 
+/// An interpreter: a path (relative to `base`), or a bare name looked up
+/// on PATH when it runs.
+pub fn interpreter_path(path: &Path, base: &Path, root: &Path) -> UserPath {
+    if path.components().count() == 1 && !base.join(path).exists() {
+        return UserPath {
+            shown: path.display().to_string(),
+            path: path.to_path_buf(),
+        };
+    }
+    let mut found = UserPath::from_arg(path, base, root);
+    if let Some(python) = venv_python(&found.path) {
+        found.shown = format!("{}/{}", found.shown.trim_end_matches('/'), python.1);
+        found.path = python.0;
+    }
+    found
+}
+
+/// The interpreter of a virtual environment given by its directory (as uv
+/// takes `--python .venv`): its `bin/python`, `bin/python3` or
+/// `Scripts/python.exe`, and that part of the path.
+pub fn venv_python(dir: &Path) -> Option<(PathBuf, &'static str)> {
+    if !dir.is_dir() {
+        return None;
+    }
+    ["bin/python", "bin/python3", "Scripts/python.exe"]
+        .into_iter()
+        .map(|rel| (dir.join(rel), rel))
+        .find(|(p, _)| p.is_file())
+}
+
 /// An output name with `{python}` and `{platform}` filled in.
 pub fn fill_output(output: &str, python: &str, platform: &str) -> String {
     output

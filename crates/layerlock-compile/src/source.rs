@@ -108,6 +108,59 @@ impl LayerSource for IndexClient {
     }
 }
 
+/// A package source with no lookahead and nothing counted, such as a
+/// test's in-memory one.
+pub struct Plain<S>(pub S);
+
+impl<S: PackageSource> PackageSource for Plain<S> {
+    fn project(
+        &self,
+        name: &PackageName,
+    ) -> Result<Arc<layerlock_dist::ProjectAnswer>, layerlock_dist::SourceError> {
+        self.0.project(name)
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        file: &layerlock_dist::IndexFile,
+    ) -> Result<Arc<layerlock_dist::CoreMetadata>, layerlock_dist::SourceError> {
+        self.0.metadata(name, file)
+    }
+}
+
+impl<S: PackageSource> LayerSource for Plain<S> {}
+
+/// One source for whatever index is asked, and the indexes that were
+/// asked, in order: for tests, and for callers that hold their packages.
+pub struct Only {
+    source: Arc<dyn LayerSource>,
+    asked: std::sync::Mutex<Vec<IndexChoice>>,
+}
+
+impl Only {
+    pub fn new(source: impl LayerSource + 'static) -> Self {
+        Self {
+            source: Arc::new(source),
+            asked: Default::default(),
+        }
+    }
+
+    /// The indexes asked so far.
+    pub fn asked(&self) -> Vec<IndexChoice> {
+        self.asked.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+}
+
+impl Connect for Only {
+    fn connect(&self, index: &IndexChoice) -> Result<Arc<dyn LayerSource>, CompileError> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(index.clone());
+        }
+        Ok(self.source.clone())
+    }
+}
+
 /// The index `layer` asks as `prepared` (its inputs' options lines) names
 /// it, with find-links paths from `cwd`.
 pub fn index_choice(layer: &LayerPlan, prepared: &Prepared, cwd: &std::path::Path) -> IndexChoice {

@@ -20,6 +20,7 @@ type Release = (String, Vec<String>);
 pub struct Memory {
     projects: BTreeMap<String, Vec<Release>>,
     uploaded: BTreeMap<String, jiff::Timestamp>,
+    requires_python: BTreeMap<String, uv_pep440::VersionSpecifiers>,
 }
 
 impl Memory {
@@ -34,7 +35,7 @@ impl Memory {
         }
         Self {
             projects,
-            uploaded: BTreeMap::new(),
+            ..Self::default()
         }
     }
 
@@ -43,6 +44,23 @@ impl Memory {
         let when = when.parse().expect("an RFC 3339 upload time");
         self.uploaded.insert(pin.to_string(), when);
         self
+    }
+}
+
+impl Memory {
+    /// The files of `name==version` need a Python in `spec` (`>=3.11`).
+    pub fn requires_python(mut self, pin: &str, spec: &str) -> Self {
+        let spec = spec.parse().expect("a Requires-Python specifier");
+        self.requires_python.insert(pin.to_string(), spec);
+        self
+    }
+
+    /// Another release: `name==version` with its `Requires-Dist` lines.
+    pub fn add(&mut self, name: &str, version: &str, deps: &[&str]) {
+        self.projects.entry(name.to_string()).or_default().push((
+            version.to_string(),
+            deps.iter().map(|d| (*d).to_string()).collect(),
+        ));
     }
 }
 
@@ -59,7 +77,7 @@ impl PackageSource for Memory {
                 filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
                 url: format!("mem://{name}/{v}"),
                 sha256: Some(format!("{name}{v}")),
-                requires_python: None,
+                requires_python: self.requires_python.get(&format!("{name}=={v}")).cloned(),
                 yanked: None,
                 upload_time: self.uploaded.get(&format!("{name}=={v}")).copied(),
                 size: None,

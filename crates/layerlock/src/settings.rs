@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use jiff::Timestamp;
 
 use layerlock_lock::LockFormat;
-use layerlock_resolve::{CooldownPolicy, Exemption, Prerelease, exempt_target, parse_age};
+use layerlock_resolve::{CooldownPolicy, Exemption, exempt_target, parse_age};
 
 use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg, ReportFormat};
 use crate::config::{Config, LayerConfig};
@@ -20,38 +20,9 @@ pub use checks::{AuditSettings, StepsSettings, TetherSettings};
 pub use history::{BlocksSettings, TriageSettings};
 
 pub use layerlock_compile::{
-    CooldownPlan, DEFAULT_INDEX, IndexPlan, LayerPlan, TargetPlan, UserPath,
+    CooldownPlan, DEFAULT_INDEX, IndexPlan, LayerPlan, TargetPlan, UserPath, interpreter_path,
+    venv_python,
 };
-
-/// An interpreter: a path (relative to `base`), or a bare name looked up
-/// on PATH when it runs.
-fn interpreter_path(path: &Path, base: &Path, root: &Path) -> UserPath {
-    if path.components().count() == 1 && !base.join(path).exists() {
-        return UserPath {
-            shown: path.display().to_string(),
-            path: path.to_path_buf(),
-        };
-    }
-    let mut found = UserPath::from_arg(path, base, root);
-    if let Some(python) = venv_python(&found.path) {
-        found.shown = format!("{}/{}", found.shown.trim_end_matches('/'), python.1);
-        found.path = python.0;
-    }
-    found
-}
-
-/// The interpreter of a virtual environment given by its directory (as uv
-/// takes `--python .venv`): its `bin/python`, `bin/python3` or
-/// `Scripts/python.exe`, and that part of the path.
-pub fn venv_python(dir: &Path) -> Option<(PathBuf, &'static str)> {
-    if !dir.is_dir() {
-        return None;
-    }
-    ["bin/python", "bin/python3", "Scripts/python.exe"]
-        .into_iter()
-        .map(|rel| (dir.join(rel), rel))
-        .find(|(p, _)| p.is_file())
-}
 
 /// `--python`: an interpreter, or a virtual environment's directory.
 fn python_arg(python: &Path) -> PathBuf {
@@ -67,11 +38,20 @@ fn display_root(cwd: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// `--hashes` as the lock writer takes it.
-fn hash_selection(arg: HashesArg) -> layerlock_resolve::HashSelection {
+/// `--hashes` as the config writes it.
+fn hash_key(arg: HashesArg) -> layerlock_compile::HashesKey {
     match arg {
-        HashesArg::All => layerlock_resolve::HashSelection::All,
-        HashesArg::Target => layerlock_resolve::HashSelection::Target,
+        HashesArg::All => layerlock_compile::HashesKey::All,
+        HashesArg::Target => layerlock_compile::HashesKey::Target,
+    }
+}
+
+/// `--prerelease` as the config writes it.
+fn prerelease_key(arg: PrereleaseArg) -> layerlock_compile::PrereleaseKey {
+    match arg {
+        PrereleaseArg::Allow => layerlock_compile::PrereleaseKey::Allow,
+        PrereleaseArg::Disallow => layerlock_compile::PrereleaseKey::Disallow,
+        PrereleaseArg::IfNecessary => layerlock_compile::PrereleaseKey::IfNecessary,
     }
 }
 
@@ -212,146 +192,6 @@ pub fn parse_timestamp(text: &str) -> Result<Timestamp> {
     Ok(layerlock_resolve::parse_timestamp(text)?)
 }
 
-fn prerelease(arg: Option<PrereleaseArg>) -> Prerelease {
-    match arg {
-        Some(PrereleaseArg::Allow) => Prerelease::Allow,
-        Some(PrereleaseArg::Disallow) => Prerelease::Disallow,
-        Some(PrereleaseArg::IfNecessary) | None => Prerelease::IfNecessary,
-    }
-}
-
-/// Flags that do not change the lock and so stay out of its header.
-const VOLATILE_WITH_VALUE: &[&str] = &[
-    "--cache-dir",
-    "--config",
-    "--timeout",
-    "--custom-compile-command",
-    "--stats",
-    "--upgrade-package",
-    "-P",
-    "--report",
-    "--report-format",
-];
-/// `--upgrade` and `-P` are what one run does to the pins, not how the
-/// lock is made: the next run keeps the pins they chose.
-const VOLATILE: &[&str] = &[
-    "--check",
-    "--offline",
-    "--no-cache",
-    "--quiet",
-    "-q",
-    "--upgrade",
-    "-U",
-    "--diff",
-];
-/// Flags whose value is a file or directory, shown from the root.
-const PATH_VALUED: &[&str] = &[
-    "--base",
-    "--output",
-    "-o",
-    "--find-links",
-    "--base-env",
-    "--constraint",
-    "-c",
-    "--override",
-];
-/// Every other flag of `compile` that takes a value.
-const WITH_VALUE: &[&str] = &[
-    "--python-version",
-    "--platform",
-    "--python-platform",
-    "--owned",
-    "--exclude-newer",
-    "--prerelease",
-    "--min-age",
-    "--min-age-exempt",
-    "--now",
-    "--layer",
-    "--index-url",
-    "--extra-index-url",
-    "--hashes",
-    "--format",
-    "--extra",
-    "--group",
-    "--only-binary",
-];
-
-/// The command line that regenerates the output, in one normal form: flags
-/// that do not change the lock dropped, `--flag=value` written
-/// `--flag value`, and paths shown from `root` (`-o ./lock.txt` run from
-/// the root and `-o ../lock.txt` run from a subdirectory record the same
-/// command). An index URL's credentials never reach it.
-fn regenerate_command(argv: &[String], cwd: &Path, root: &Path) -> String {
-    let path = |arg: &str| -> String {
-        if arg.is_empty() {
-            return String::new();
-        }
-        UserPath::from_arg(Path::new(arg), cwd, root).shown
-    };
-    let mut out = vec!["layerlock".to_string()];
-    let mut args = argv.iter().skip(1).map(String::as_str);
-    let mut options_done = false;
-    while let Some(arg) = args.next() {
-        if options_done || !arg.starts_with('-') || arg == "-" {
-            // Positional: the verb, then input files.
-            let shown = if out.len() == 1 {
-                arg.to_string()
-            } else {
-                path(arg)
-            };
-            out.push(layerlock_shell::quote(&layerlock_index::redact_text(
-                &shown,
-            )));
-            continue;
-        }
-        if arg == "--" {
-            options_done = true;
-            out.push(arg.to_string());
-            continue;
-        }
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ if arg.len() > 2 && ["-o", "-c", "-P"].iter().any(|f| arg.starts_with(f)) => {
-                let value = &arg[2..];
-                (&arg[..2], Some(value.strip_prefix('=').unwrap_or(value)))
-            }
-            _ => (arg, None),
-        };
-        let flag = if flag == "--output" { "-o" } else { flag };
-        if VOLATILE.contains(&flag) {
-            continue;
-        }
-        let takes_value = VOLATILE_WITH_VALUE.contains(&flag)
-            || PATH_VALUED.contains(&flag)
-            || WITH_VALUE.contains(&flag);
-        if !takes_value {
-            out.push(layerlock_shell::quote(flag));
-            continue;
-        }
-        let value = match inline {
-            Some(v) => Some(v),
-            None => args.next(),
-        };
-        if VOLATILE_WITH_VALUE.contains(&flag) {
-            continue;
-        }
-        out.push(flag.to_string());
-        if let Some(value) = value {
-            let value = if flag == "--base-env" {
-                interpreter_path(Path::new(value), cwd, root).shown
-            } else if PATH_VALUED.contains(&flag) && value != "-" {
-                path(value)
-            } else {
-                // An index URL's credentials never reach the lock header,
-                // in any spelling (`--index-url URL`, an invalid URL).
-                layerlock_index::redact_text(value)
-            };
-            out.push(layerlock_shell::quote(&value));
-        }
-    }
-    out.join(" ")
-}
-
 fn index_settings(
     args: &IndexArgs,
     layer: Option<&LayerConfig>,
@@ -474,6 +314,62 @@ struct Own {
     display_root: PathBuf,
 }
 
+/// What a `pyproject.toml` input contributes beside `dependencies`:
+/// extras and groups, from the flags, else the layer's keys.
+fn project_parts(args: &LayerArgs, keys: Option<&LayerConfig>) -> layerlock_lock::ProjectParts {
+    let all_extras = args.all_extras || keys.and_then(|k| k.all_extras).unwrap_or(false);
+    layerlock_lock::ProjectParts {
+        extras: if all_extras {
+            None
+        } else if args.extras.is_empty() {
+            Some(keys.map(|k| k.extras.clone()).unwrap_or_default())
+        } else {
+            Some(args.extras.clone())
+        },
+        groups: if args.groups.is_empty() {
+            keys.map(|k| k.groups.clone()).unwrap_or_default()
+        } else {
+            args.groups.clone()
+        },
+    }
+}
+
+/// The keys every target of a layer shares unless it sets its own: bases,
+/// `--base-env`, `--owned`, from the flags, else the table.
+fn shared_target(args: &LayerArgs, table: &Table, cwd: &Path) -> TargetPlan {
+    let keys = table.keys;
+    TargetPlan {
+        python_version: String::new(),
+        platform: String::new(),
+        bases: if args.bases.is_empty() {
+            keys.map(|k| {
+                k.bases
+                    .iter()
+                    .map(|p| UserPath::new(p, table.root))
+                    .collect()
+            })
+            .unwrap_or_default()
+        } else {
+            args.bases
+                .iter()
+                .map(|p| UserPath::from_arg(p, cwd, table.flags_root))
+                .collect()
+        },
+        base_env: match &args.base_env {
+            Some(p) => Some(interpreter_path(p, cwd, table.flags_root)),
+            None => keys
+                .and_then(|k| k.base_env.as_deref())
+                .map(|p| interpreter_path(Path::new(p), table.root, table.root)),
+        },
+        owned: if args.owned.is_empty() {
+            keys.map(|k| k.owned.clone()).unwrap_or_default()
+        } else {
+            args.owned.clone()
+        },
+        index: None,
+    }
+}
+
 /// A layer's settings: each key from its flag, else from `table`. A
 /// missing target key is the error `missing(flag, key)` words.
 fn merge(
@@ -496,55 +392,17 @@ fn merge(
                 .collect()
         }
     };
-    let all_extras = args.all_extras || keys.and_then(|k| k.all_extras).unwrap_or(false);
-    let project = layerlock_lock::ProjectParts {
-        extras: if all_extras {
-            None
-        } else if args.extras.is_empty() {
-            Some(keys.map(|k| k.extras.clone()).unwrap_or_default())
-        } else {
-            Some(args.extras.clone())
-        },
-        groups: if args.groups.is_empty() {
-            keys.map(|k| k.groups.clone()).unwrap_or_default()
-        } else {
-            args.groups.clone()
-        },
-    };
-    let shared = TargetPlan {
-        python_version: String::new(),
-        platform: String::new(),
-        bases: if args.bases.is_empty() {
-            keys.map(|k| {
-                k.bases
-                    .iter()
-                    .map(|p| UserPath::new(p, table.root))
-                    .collect()
-            })
-            .unwrap_or_default()
-        } else {
-            args.bases
-                .iter()
-                .map(|p| UserPath::from_arg(p, &env.cwd, table.flags_root))
-                .collect()
-        },
-        base_env: match &args.base_env {
-            Some(p) => Some(interpreter_path(p, &env.cwd, table.flags_root)),
-            None => keys
-                .and_then(|k| k.base_env.as_deref())
-                .map(|p| interpreter_path(Path::new(p), table.root, table.root)),
-        },
-        owned: if args.owned.is_empty() {
-            keys.map(|k| k.owned.clone()).unwrap_or_default()
-        } else {
-            args.owned.clone()
-        },
-        index: None,
-    };
+    let project = project_parts(args, keys);
+    let shared = shared_target(args, table, &env.cwd);
     let targets = targets(args, table, env, &shared, &missing)?;
-    check_targets(&targets).map_err(|e| match (&own.name, config) {
-        (Some(name), Some(c)) => anyhow::anyhow!("{}: layer `{name}`: {e:#}", c.path.display()),
-        _ => e,
+    layerlock_compile::check_targets(&targets).map_err(|e| {
+        let e = crate::printer::compile_error(e);
+        match (&own.name, config) {
+            (Some(name), Some(c)) => {
+                anyhow::anyhow!("{}: layer `{name}`: {e:#}", c.path.display())
+            }
+            _ => e,
+        }
     })?;
     let layer = LayerPlan {
         name: own.name,
@@ -564,8 +422,15 @@ fn merge(
         python_version: String::new(),
         platform: String::new(),
         owned: shared.owned.clone(),
-        hashes: hashes.or(keys.and_then(|k| k.hashes)).map(hash_selection),
-        prerelease: prerelease(args.prerelease.or(keys.and_then(|k| k.prerelease))),
+        hashes: hashes
+            .map(hash_key)
+            .or(keys.and_then(|k| k.hashes))
+            .map(layerlock_compile::HashesKey::selection),
+        prerelease: layerlock_compile::PrereleaseKey::policy(
+            args.prerelease
+                .map(prerelease_key)
+                .or(keys.and_then(|k| k.prerelease)),
+        ),
         exclude_newer: args
             .exclude_newer
             .clone()
@@ -585,7 +450,7 @@ fn merge(
                 .unwrap_or(false),
         targets: targets.clone(),
     };
-    check_split(&layer)?;
+    layerlock_compile::check_split(&layer)?;
     // The fields a target sets are the first target's; the output stays
     // the layer's (its per-target names are `per_target`'s).
     let several = targets.len() > 1;
@@ -598,32 +463,6 @@ fn merge(
         first.index_explicit = layer.index_explicit;
     }
     Ok(first)
-}
-
-/// An output split per target names each target's file apart.
-fn check_split(layer: &LayerPlan) -> Result<()> {
-    if !layer.splits_output() {
-        return Ok(());
-    }
-    let mut seen: BTreeMap<String, &TargetPlan> = BTreeMap::new();
-    for t in &layer.targets {
-        let shown = layer
-            .for_target(t)
-            .output
-            .map(|o| o.shown)
-            .unwrap_or_default();
-        if let Some(first) = seen.insert(shown.clone(), t) {
-            bail!(
-                "{}: Python {} on {} and Python {} on {} would both be written to {shown}; name the output with both {{python}} and {{platform}}",
-                layer.output.as_ref().map_or("", |o| o.shown.as_str()),
-                first.python_version,
-                first.platform,
-                t.python_version,
-                t.platform
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The targets a layer serves: the flags' matrix (every pairing of the
@@ -735,24 +574,6 @@ fn targets(
     Ok(out)
 }
 
-/// Each target reads, and no two are alike to markers.
-fn check_targets(targets: &[TargetPlan]) -> Result<()> {
-    for t in targets {
-        if let Err(e) = layerlock_dist::Target::new(&t.python_version, &t.platform) {
-            bail!(
-                "{e} (python-version = \"{}\", platform = \"{}\")",
-                t.python_version,
-                t.platform
-            );
-        }
-    }
-    if targets.len() > 1 {
-        let named: Vec<_> = targets.iter().map(TargetPlan::lock_target).collect();
-        layerlock_lock::check_distinct(&named)?;
-    }
-    Ok(())
-}
-
 /// The one layer whose inputs are on the command line. A config's
 /// top-level keys are defaults for it, as for every command; a
 /// `[[layer]]`'s own keys are that layer's only.
@@ -778,7 +599,7 @@ fn command_line_layer(
             .as_ref()
             .map_or(LockFormat::Requirements, |o| LockFormat::from_path(&o.path)),
         output,
-        command: regenerate_command(&env.argv, &env.cwd, &root),
+        command: layerlock_compile::regenerate_command(&env.argv, &env.cwd, &root),
         display_root: root.clone(),
     };
     let table = Table {
@@ -894,7 +715,7 @@ fn redirect_output(
         layerlock_shell::quote(&output.display().to_string())
     );
     layer.output = Some(path);
-    check_split(layer)?;
+    layerlock_compile::check_split(layer)?;
     if let [one] = layer.targets.as_slice() {
         // One target: the name is filled in now.
         layer.output = layer.for_target(one).output;
@@ -956,7 +777,7 @@ fn compile(
         .map(|s| ("--stats", s))
         .chain(report.iter().map(|(r, _)| ("--report", r)))
         .collect();
-    check_outputs(&layers, &written, &env.cwd)?;
+    layerlock_compile::check_outputs(&layers, &written, &env.cwd)?;
     let mut upgrade_packages = Vec::new();
     for text in &args.upgrade_package {
         upgrade_packages.push(exempt_target(text, None, "--upgrade-package")?);
@@ -1021,74 +842,6 @@ fn report_format_of(path: &Path) -> ReportFormat {
         Some("md" | "markdown") => ReportFormat::Markdown,
         _ => ReportFormat::Text,
     }
-}
-
-/// An output must not be another layer's output, nor any layer's input or
-/// base: writing it would destroy an input or make runs flip. Nor may
-/// `--stats` name any of them.
-fn check_outputs(layers: &[LayerPlan], written: &[(&str, &UserPath)], cwd: &Path) -> Result<()> {
-    let canonical = |p: &Path| {
-        let absolute = cwd.join(p);
-        fs_err::canonicalize(&absolute).unwrap_or(absolute)
-    };
-    let mut outputs: Vec<(PathBuf, String)> = Vec::new();
-    for layer in layers {
-        let Some(out) = &layer.output else { continue };
-        let path = canonical(&out.path);
-        if let Some((_, other)) = outputs.iter().find(|(p, _)| *p == path) {
-            bail!(
-                "layers `{other}` and `{}` both write {}",
-                layer.name.as_deref().unwrap_or("compile"),
-                out.shown
-            );
-        }
-        outputs.push((
-            path,
-            layer.name.clone().unwrap_or_else(|| "compile".to_string()),
-        ));
-    }
-    for layer in layers {
-        for input in layer
-            .inputs
-            .iter()
-            .chain(&layer.bases)
-            .chain(&layer.constraints)
-            .chain(&layer.overrides)
-        {
-            if outputs.iter().any(|(p, _)| *p == canonical(&input.path)) {
-                bail!(
-                    "{} is both an input (or base) and an output; write the lock to another file",
-                    input.shown
-                );
-            }
-        }
-    }
-    // `--stats FILE` and `--report FILE` are written last: over an input
-    // they would destroy it, over a lock replace it.
-    let mut taken_by: Vec<(PathBuf, &str)> = Vec::new();
-    for (flag, file) in written {
-        let path = canonical(&file.path);
-        let taken = outputs.iter().any(|(p, _)| *p == path)
-            || taken_by.iter().any(|(p, _)| *p == path)
-            || layers
-                .iter()
-                .flat_map(|l| {
-                    l.inputs
-                        .iter()
-                        .chain(&l.bases)
-                        .chain(&l.constraints)
-                        .chain(&l.overrides)
-                })
-                .any(|input| canonical(&input.path) == path);
-        if taken {
-            bail!(
-                "{flag} {} names an input, base or output of the compile; write it to another file",
-                file.shown
-            );
-        }
-        taken_by.push((path, flag));
-    }
-    Ok(())
 }
 
 impl CoversSettings {
@@ -1284,84 +1037,4 @@ fn cooldown_check(
         index,
         run: run_settings(&layer_args, env),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn regenerate_command_drops_volatile_flags() {
-        let argv: Vec<String> = [
-            "/abs/target/layerlock",
-            "compile",
-            "in.txt",
-            "--cache-dir",
-            "/tmp/x",
-            "--check",
-            "--stats",
-            "/tmp/stats.json",
-            "--owned",
-            "nccl==2.1",
-            "--exclude-newer",
-            "2026-01-01T00:00:00Z",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            regenerate_command(&argv, Path::new("/repo"), Path::new("/repo")),
-            "layerlock compile in.txt --owned nccl==2.1 --exclude-newer 2026-01-01T00:00:00Z"
-        );
-    }
-
-    #[test]
-    fn regenerate_command_is_the_same_from_any_directory() {
-        let argv = |args: &[&str]| -> Vec<String> {
-            std::iter::once("layerlock")
-                .chain(args.iter().copied())
-                .map(str::to_string)
-                .collect()
-        };
-        let root = Path::new("/repo");
-        let from_root = regenerate_command(
-            &argv(&[
-                "compile",
-                "./in.txt",
-                "--base=base.txt",
-                "-o",
-                "./locks/kv.txt",
-            ]),
-            root,
-            root,
-        );
-        let from_sub = regenerate_command(
-            &argv(&[
-                "compile",
-                "../in.txt",
-                "--base",
-                "../base.txt",
-                "--output=kv.txt",
-                "--timeout",
-                "5",
-            ]),
-            Path::new("/repo/locks"),
-            root,
-        );
-        assert_eq!(
-            from_root,
-            "layerlock compile in.txt --base base.txt -o locks/kv.txt"
-        );
-        assert_eq!(from_sub, from_root);
-        let secret = regenerate_command(
-            &argv(&[
-                "compile",
-                "in.txt",
-                "--index-url=https://u:tok@host/simple/",
-            ]),
-            root,
-            root,
-        );
-        assert!(!secret.contains("tok"), "{secret}");
-    }
 }
