@@ -11,7 +11,9 @@
 mod cfg;
 mod checks;
 mod command;
+mod cooldown;
 mod error;
+mod files;
 mod layer;
 mod notes;
 mod plan;
@@ -28,7 +30,12 @@ pub use cfg::{
 };
 pub use checks::{check_outputs, check_split, check_targets};
 pub use command::regenerate_command;
+pub use cooldown::{
+    AlreadyThere, CooldownError, CooldownInput, CooldownOutcome, CooldownReport, CooldownRow,
+    LayerOutput, UploadSource, already_there, check_cooldown, introduced_files, take_from_source,
+};
 pub use error::CompileError;
+pub use files::{FilesError, PinFiles, WheelIndex, WheelLookup, find_overwrites, wheel_files};
 pub use layer::{CompileOptions, Compiled, Failed, Written, compile_layer, freeze_tools_pinned};
 pub use notes::Note;
 pub use plan::{

@@ -1,7 +1,7 @@
 //! An in-memory package source for tests (the `memory` feature): projects,
 //! versions and their dependencies given as a table, no network and no
-//! files. Each version has one pure-Python wheel whose hash is
-//! `{name}{version}`.
+//! files. Each version has one pure-Python wheel, its hash made from its
+//! name and version (64 hex digits, as a sha256 reads).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -76,7 +76,7 @@ impl PackageSource for Memory {
             .map(|(v, _)| IndexFile {
                 filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
                 url: format!("mem://{name}/{v}"),
-                sha256: Some(format!("{name}{v}")),
+                sha256: Some(digest(&format!("{name}=={v}"))),
                 requires_python: self.requires_python.get(&format!("{name}=={v}")).cloned(),
                 yanked: None,
                 upload_time: self.uploaded.get(&format!("{name}=={v}")).copied(),
@@ -111,4 +111,11 @@ impl PackageSource for Memory {
         let metadata = CoreMetadata::parse(text.as_bytes()).expect("metadata the table wrote");
         Ok(Arc::new(metadata))
     }
+}
+
+/// 64 hex digits made from `text`: distinct pins get distinct hashes.
+fn digest(text: &str) -> String {
+    let mut hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+    hex.truncate(64);
+    format!("{hex:0<64}")
 }
