@@ -44,8 +44,8 @@ use commands::install::InstallSettings;
 use commands::verify::VerifySettings;
 use config::Config;
 use settings::{
-    AuditSettings, BlocksSettings, CompileSettings, CoversSettings, Environment, StepsSettings,
-    TetherSettings, TriageSettings,
+    AuditSettings, BlocksSettings, CompileSettings, CoversSettings, DiffSettings, Environment,
+    StepsSettings, TetherSettings, TriageSettings,
 };
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
@@ -58,7 +58,7 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.layer.config.as_deref(), &env.cwd)?;
             commands::covers::run(&CoversSettings::resolve(args, config.as_ref(), env)?)
         }
-        Command::Diff(args) => commands::diff::run(args, env),
+        Command::Diff(args) => commands::diff::run(&DiffSettings::resolve(args, env)?),
         Command::Install(args) => commands::install::run(&InstallSettings::resolve(args, env)),
         Command::Verify(args) => commands::verify::run(&VerifySettings::resolve(args, env)),
         Command::Cooldown(args) => {

@@ -15,9 +15,11 @@ use crate::config::{Config, LayerConfig};
 
 mod checks;
 mod history;
+mod lifecycle;
 
 pub use checks::{AuditSettings, StepsSettings, TetherSettings};
 pub use history::{BlocksSettings, TriageSettings};
+pub use lifecycle::DiffSettings;
 
 pub use layerlock_compile::{
     CooldownPlan, DEFAULT_INDEX, IndexPlan, LayerPlan, TargetPlan, UserPath, interpreter_path,

@@ -6,26 +6,23 @@ use anyhow::{Context, Result};
 
 use layerlock_lock::Lock;
 
-use crate::cli::{DiffArgs, ReportFormat};
-use crate::settings::{Environment, parse_timestamp};
+use crate::cli::ReportFormat;
+use crate::settings::DiffSettings;
 
-pub fn run(args: &DiffArgs, env: &Environment) -> Result<ExitCode> {
+pub fn run(settings: &DiffSettings) -> Result<ExitCode> {
     let read = |path: &std::path::Path| {
         Lock::read(path).with_context(|| format!("cannot read {} as a lock", path.display()))
     };
-    let (old, new) = (read(&args.old)?, read(&args.new)?);
-    let now = match args.now.as_deref() {
-        Some(now) => parse_timestamp(now)?,
-        None => env.now,
-    };
+    let (old, new) = (read(&settings.old)?, read(&settings.new)?);
+    let now = Some(settings.now);
     let changes = layerlock_lock::changes(&old, &new);
-    let text = match args.format {
-        ReportFormat::Text => changes.text(Some(now)),
-        ReportFormat::Json => changes.json(Some(now)),
-        ReportFormat::Markdown => changes.markdown(Some(now)),
+    let text = match settings.format {
+        ReportFormat::Text => changes.text(now),
+        ReportFormat::Json => changes.json(now),
+        ReportFormat::Markdown => changes.markdown(now),
     };
     out!("{text}");
-    Ok(if args.exit_code && !changes.is_empty() {
+    Ok(if settings.exit_code && !changes.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
