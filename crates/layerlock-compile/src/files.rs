@@ -1,7 +1,7 @@
 //! What the files of pinned wheels are, read before anything is written:
 //! each wheel's file list comes from its zip directory (a few KiB by range,
-//! from the index the lock was made from), and [`find_overwrites`] compares them with
-//! the RECORDs of the distributions an environment keeps.
+//! from the index given), and [`find_overwrites`] compares them with the
+//! RECORDs of the distributions an environment keeps.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -335,7 +335,7 @@ fn check_files(
     before: &Snapshot,
     spared: &std::collections::BTreeSet<String>,
 ) -> Result<Vec<String>, InstallOutcome> {
-    let lookup = crate::commands::install_files::Lookup {
+    let lookup = layerlock_compile::WheelLookup {
         index_urls: match &settings.index_url {
             Some(url) => std::iter::once(url.clone())
                 .chain(settings.extra_index_urls.iter().cloned())
@@ -343,22 +343,25 @@ fn check_files(
             None => settings.default_index_urls.clone(),
         },
         find_links: settings.find_links.clone(),
-        cache_dir: settings.cache_dir.clone(),
         netrc: settings.netrc.clone(),
-        target,
     };
-    let (overwrites, unlisted) =
-        match crate::commands::install_files::find(&lookup, to_install, before, spared) {
-            Ok(found) => found,
-            Err(e) => {
-                diag!(
-                    "error: refusing to install {}: {e:#}",
-                    settings.lock.display()
-                );
-                diag!("(nothing was touched)");
-                return Err(InstallOutcome::refused());
-            }
-        };
+    let connect = || {
+        let cache_dir = super::usable_cache(settings.cache_dir.as_deref());
+        Ok(lookup.client(cache_dir)?)
+    };
+    let found = layerlock_compile::find_overwrites(to_install, target, before, spared, connect);
+    let (overwrites, unlisted) = match found {
+        Ok(found) => found,
+        Err(e) => {
+            diag!(
+                "error: refusing to install {}: {:#}",
+                settings.lock.display(),
+                anyhow::Error::from(e)
+            );
+            diag!("(nothing was touched)");
+            return Err(InstallOutcome::refused());
+        }
+    };
     if !overwrites.is_empty() {
         print_overwrites(&settings.lock, &overwrites);
         return Err(InstallOutcome::refused());

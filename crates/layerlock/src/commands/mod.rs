@@ -8,7 +8,6 @@ pub mod covers;
 pub mod diff;
 pub mod docs;
 pub mod install;
-pub mod install_files;
 pub mod steps;
 pub mod tether;
 pub mod triage;
