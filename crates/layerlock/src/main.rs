@@ -39,13 +39,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use commands::cooldown::CooldownCheck;
-use commands::install::InstallSettings;
-use commands::verify::VerifySettings;
 use config::Config;
 use settings::{
-    AuditSettings, BlocksSettings, CompileSettings, CoversSettings, DiffSettings, Environment,
-    StepsSettings, TetherSettings, TriageSettings,
+    AuditSettings, BlocksSettings, CompileSettings, CooldownCheck, CoversSettings, DiffSettings,
+    Environment, InstallSettings, StepsSettings, TetherSettings, TriageSettings, VerifySettings,
 };
 
 fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {

@@ -19,7 +19,7 @@ mod lifecycle;
 
 pub use checks::{AuditSettings, StepsSettings, TetherSettings};
 pub use history::{BlocksSettings, TriageSettings};
-pub use lifecycle::DiffSettings;
+pub use lifecycle::{CooldownCheck, DiffSettings, InstallSettings, LayerOutput, VerifySettings};
 
 pub use layerlock_compile::{
     CooldownPlan, DEFAULT_INDEX, IndexPlan, LayerPlan, TargetPlan, UserPath, interpreter_path,
@@ -869,22 +869,19 @@ fn on_path(env: &Environment, name: &str) -> Option<PathBuf> {
 
 // `install` and `verify` run in the image and read no config file: their
 // settings come from flags and the environment alone.
-impl crate::commands::install::InstallSettings {
+impl InstallSettings {
     pub fn resolve(args: &crate::cli::InstallArgs, env: &Environment) -> Self {
         install(args, env)
     }
 }
 
-impl crate::commands::verify::VerifySettings {
+impl VerifySettings {
     pub fn resolve(args: &crate::cli::VerifyArgs, env: &Environment) -> Self {
         verify(args, env)
     }
 }
 
-fn install(
-    args: &crate::cli::InstallArgs,
-    env: &Environment,
-) -> crate::commands::install::InstallSettings {
+fn install(args: &crate::cli::InstallArgs, env: &Environment) -> InstallSettings {
     use layerlock_env::Installer;
     let uv = on_path(env, "uv");
     let installer = match args.installer {
@@ -893,7 +890,7 @@ fn install(
         None if uv.is_some() => Installer::Uv,
         None => Installer::Pip,
     };
-    crate::commands::install::InstallSettings {
+    InstallSettings {
         lock: args.lock.clone(),
         python: python_arg(&args.python),
         installer,
@@ -940,11 +937,8 @@ fn installer_indexes(env: &Environment) -> Vec<layerlock_index::SecretUrl> {
         .collect()
 }
 
-fn verify(
-    args: &crate::cli::VerifyArgs,
-    env: &Environment,
-) -> crate::commands::verify::VerifySettings {
-    crate::commands::verify::VerifySettings {
+fn verify(args: &crate::cli::VerifyArgs, env: &Environment) -> VerifySettings {
+    VerifySettings {
         cache_dir: cache_dir(None, env),
         lock: args.lock.clone(),
         python: python_arg(&args.python),
@@ -954,7 +948,7 @@ fn verify(
     }
 }
 
-impl crate::commands::cooldown::CooldownCheck {
+impl CooldownCheck {
     pub fn resolve(
         args: &crate::cli::CooldownArgs,
         config: Option<&Config>,
@@ -968,7 +962,7 @@ fn cooldown_check(
     args: &crate::cli::CooldownArgs,
     config: Option<&Config>,
     env: &Environment,
-) -> Result<crate::commands::cooldown::CooldownCheck> {
+) -> Result<CooldownCheck> {
     let config_cooldown = config.and_then(|c| c.file.cooldown.clone());
     let Some(cooldown) = cooldown(&args.cooldown, config_cooldown.as_ref(), env)? else {
         bail!("no minimum age: pass --min-age 7d or set [cooldown] min-age in layerlock.toml");
@@ -1000,7 +994,7 @@ fn cooldown_check(
                     .collect();
                 layer_outputs.insert(
                     layerlock_lock::normalize(&env.cwd.join(c.root.join(output))),
-                    crate::commands::cooldown::LayerOutput {
+                    LayerOutput {
                         index: layer_index.clone(),
                         targets,
                     },
@@ -1029,7 +1023,7 @@ fn cooldown_check(
             "no lock to check: give one (layerlock cooldown LOCK), or run where layerlock.toml names layers with an output"
         );
     }
-    Ok(crate::commands::cooldown::CooldownCheck {
+    Ok(CooldownCheck {
         locks,
         bases: args.bases.clone(),
         layers: layer_outputs,

@@ -3,7 +3,7 @@
 //! uploaded at least the minimum age ago. Ages come from the upload times of
 //! exactly the files whose hashes the lock lists.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::str::FromStr;
 
@@ -14,26 +14,7 @@ use layerlock_compile::{CooldownInput, CooldownReport, check_cooldown, take_from
 use layerlock_lock::Lock;
 
 use crate::cli::FormatArg;
-use crate::settings::{CooldownPlan, IndexPlan, RunSettings};
-
-pub use layerlock_compile::LayerOutput;
-
-#[derive(Debug, Clone)]
-pub struct CooldownCheck {
-    /// Each checked in turn.
-    pub locks: Vec<PathBuf>,
-    /// `--base` files, for every lock.
-    pub bases: Vec<PathBuf>,
-    /// Each config layer's output (absolute): its layer's index, and each
-    /// target's bases (used without `--base`).
-    pub layers: std::collections::BTreeMap<PathBuf, LayerOutput>,
-    pub since: Option<String>,
-    pub cooldown: CooldownPlan,
-    pub format: FormatArg,
-    /// The flags' index (the config's top level under them).
-    pub index: IndexPlan,
-    pub run: RunSettings,
-}
+use crate::settings::CooldownCheck;
 
 pub fn run(settings: &CooldownCheck) -> Result<ExitCode> {
     let input = CooldownInput {

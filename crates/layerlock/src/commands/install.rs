@@ -5,7 +5,7 @@
 //! file turns settings into its calls and its outcome into messages, a
 //! report and an exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
@@ -18,29 +18,7 @@ use layerlock_env::{
 
 use crate::environment;
 use crate::printer::Hinted;
-
-#[derive(Debug, Clone)]
-pub struct InstallSettings {
-    pub lock: PathBuf,
-    pub python: PathBuf,
-    pub installer: Installer,
-    /// The uv executable, when the installer is uv.
-    pub uv: Option<PathBuf>,
-    pub allow_change: Vec<String>,
-    pub dry_run: bool,
-    pub report: Option<PathBuf>,
-    pub index_url: Option<layerlock_index::SecretUrl>,
-    pub extra_index_urls: Vec<layerlock_index::SecretUrl>,
-    pub find_links: Vec<PathBuf>,
-    pub quiet: bool,
-    /// Where interpreter inspections are cached.
-    pub cache_dir: Option<PathBuf>,
-    /// Where the wheels' file lists are looked up when no --index-url is
-    /// given: the installer's own index (PIP_INDEX_URL, UV_INDEX_URL,
-    /// UV_DEFAULT_INDEX and their extras), else PyPI.
-    pub default_index_urls: Vec<layerlock_index::SecretUrl>,
-    pub netrc: Option<PathBuf>,
-}
+use crate::settings::InstallSettings;
 
 #[derive(Serialize)]
 struct Report<'a> {

@@ -1,7 +1,6 @@
 //! `layerlock verify`: at job time, prove the locked packages are present at
 //! their pinned versions and intact. Never installs, never resolves.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -14,17 +13,7 @@ use layerlock_env::{
 
 use crate::cli::FormatArg;
 use crate::environment;
-
-#[derive(Debug, Clone)]
-pub struct VerifySettings {
-    pub lock: PathBuf,
-    pub python: PathBuf,
-    pub imports: Vec<String>,
-    pub integrity: bool,
-    pub format: FormatArg,
-    /// Where interpreter inspections are cached.
-    pub cache_dir: Option<PathBuf>,
-}
+use crate::settings::VerifySettings;
 
 #[derive(Serialize)]
 struct Report {
