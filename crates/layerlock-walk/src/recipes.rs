@@ -131,35 +131,13 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
     if matches!(tool, Tool::Nox | Tool::Tox) {
         return Some(session_call(tool, args));
     }
-    let (value_options, dir_names, file_names): (&[&str], &[&str], &[&str]) = match tool {
-        Tool::Make => (
-            MAKE_VALUE_OPTIONS,
-            &["-C", "--directory"],
-            &["-f", "--file", "--makefile"],
-        ),
-        Tool::Just | Tool::Nox | Tool::Tox => (
-            JUST_VALUE_OPTIONS,
-            &["-d", "--working-directory"],
-            &["-f", "--justfile"],
-        ),
-    };
     let mut call = RecipeCall::new(tool);
     let mut i = 1;
     let mut options_done = false;
     while let Some(arg) = args.get(i) {
         i += 1;
         let Some(v) = arg.value.as_deref() else {
-            // An argument of a recipe already named is the recipe's
-            // business: its parameter is known only at run time.
-            if tool == Tool::Just && !call.goals.is_empty() {
-                call.goals.push("$JUST_ARGUMENT".to_string());
-            } else if let Some(name) = assigned_name(&arg.raw).filter(|_| tool == Tool::Make) {
-                // `ARGS=$(or $(ARGS),it/)`: the variable's value is known
-                // only at run time; the goals still are.
-                call.vars.insert(name.to_string(), format!("${{{name}}}"));
-            } else if call.computed.is_none() {
-                call.computed = Some(arg.raw.clone());
-            }
+            call.computed_word(arg);
             continue;
         };
         if !options_done && v == "--" {
@@ -167,81 +145,10 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
             continue;
         }
         if !options_done && v.starts_with('-') && v.len() > 1 {
-            if matches!(
-                v,
-                "-n" | "--dry-run"
-                    | "--just-print"
-                    | "--recon"
-                    | "-q"
-                    | "--question"
-                    | "-p"
-                    | "--print-data-base"
-                    | "-l"
-                    | "--list"
-                    | "--summary"
-                    | "--show"
-                    | "-s"
-                    | "--evaluate"
-                    | "--dump"
-                    | "--help"
-                    | "-h"
-                    | "--version"
-                    | "-V"
-                    | "--choose"
-                    | "--edit"
-                    | "--init"
-                    | "--fmt"
-                    | "--variables"
-            ) && !(tool == Tool::Make && matches!(v, "-s" | "-l"))
-            {
+            if runs_nothing(tool, v) {
                 return None;
             }
-            let (name, attached) = match v.split_once('=') {
-                Some((n, a)) if n.starts_with("--") => (n, Some(a.to_string())),
-                _ => (v, None),
-            };
-            let value = || {
-                attached.clone().or_else(|| {
-                    let short = &name[..2.min(name.len())];
-                    // `-Cdocs`, `-fMakefile.ci`.
-                    (!name.starts_with("--") && name.len() > 2 && (short == "-C" || short == "-f"))
-                        .then(|| name[2..].to_string())
-                })
-            };
-            if dir_names.contains(&name)
-                || (tool == Tool::Make && name.starts_with("-C") && name.len() > 2)
-            {
-                call.dir = value().or_else(|| {
-                    let next = args.get(i)?;
-                    i += 1;
-                    // `-C "$SUB"`: which directory is known only at run time.
-                    if next.value.is_none() && call.computed.is_none() {
-                        call.computed = Some(next.raw.clone());
-                    }
-                    next.value.clone()
-                });
-            } else if file_names.contains(&name)
-                || (tool == Tool::Make && name.starts_with("-f") && name.len() > 2)
-            {
-                call.file = value().or_else(|| {
-                    let next = args.get(i)?;
-                    i += 1;
-                    if next.value.is_none() && call.computed.is_none() {
-                        call.computed = Some(next.raw.clone());
-                    }
-                    next.value.clone()
-                });
-            } else if value_options.contains(&name) && attached.is_none() {
-                // make's `-j` takes an optional number.
-                let takes = !(tool == Tool::Make && matches!(name, "-j" | "--jobs"))
-                    || args
-                        .get(i)
-                        .and_then(|a| a.value.as_deref())
-                        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
-                if takes {
-                    i += 1;
-                }
-            }
+            i = call.option(v, args, i);
             continue;
         }
         if tool == Tool::Make
@@ -259,6 +166,131 @@ pub(crate) fn recipe_call(args: &[Arg]) -> Option<RecipeCall> {
         }
     }
     Some(call)
+}
+
+/// An option of make or just that runs no recipe: a dry run, a listing,
+/// help (make's `-s` is silent and `-l` a load limit: they run recipes).
+fn runs_nothing(tool: Tool, option: &str) -> bool {
+    matches!(
+        option,
+        "-n" | "--dry-run"
+            | "--just-print"
+            | "--recon"
+            | "-q"
+            | "--question"
+            | "-p"
+            | "--print-data-base"
+            | "-l"
+            | "--list"
+            | "--summary"
+            | "--show"
+            | "-s"
+            | "--evaluate"
+            | "--dump"
+            | "--help"
+            | "-h"
+            | "--version"
+            | "-V"
+            | "--choose"
+            | "--edit"
+            | "--init"
+            | "--fmt"
+            | "--variables"
+    ) && !(tool == Tool::Make && matches!(option, "-s" | "-l"))
+}
+
+impl RecipeCall {
+    /// The options of its tool that take a value, name its directory and
+    /// name its file.
+    fn option_names(
+        &self,
+    ) -> (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    ) {
+        match self.tool {
+            Tool::Make => (
+                MAKE_VALUE_OPTIONS,
+                &["-C", "--directory"],
+                &["-f", "--file", "--makefile"],
+            ),
+            Tool::Just | Tool::Nox | Tool::Tox => (
+                JUST_VALUE_OPTIONS,
+                &["-d", "--working-directory"],
+                &["-f", "--justfile"],
+            ),
+        }
+    }
+
+    /// A word known only at run time.
+    fn computed_word(&mut self, arg: &Arg) {
+        // An argument of a recipe already named is the recipe's
+        // business: its parameter is known only at run time.
+        if self.tool == Tool::Just && !self.goals.is_empty() {
+            self.goals.push("$JUST_ARGUMENT".to_string());
+        } else if let Some(name) = assigned_name(&arg.raw).filter(|_| self.tool == Tool::Make) {
+            // `ARGS=$(or $(ARGS),it/)`: the variable's value is known
+            // only at run time; the goals still are.
+            self.vars.insert(name.to_string(), format!("${{{name}}}"));
+        } else if self.computed.is_none() {
+            self.computed = Some(arg.raw.clone());
+        }
+    }
+
+    /// The option `v`, followed by `args[i..]`: the directory or file it
+    /// names, or the value it skips. Returns where the next word is.
+    fn option(&mut self, v: &str, args: &[Arg], mut i: usize) -> usize {
+        let tool = self.tool;
+        let (value_options, dir_names, file_names) = self.option_names();
+        let (name, attached) = match v.split_once('=') {
+            Some((n, a)) if n.starts_with("--") => (n, Some(a.to_string())),
+            _ => (v, None),
+        };
+        let value = || {
+            attached.clone().or_else(|| {
+                let short = &name[..2.min(name.len())];
+                // `-Cdocs`, `-fMakefile.ci`.
+                (!name.starts_with("--") && name.len() > 2 && (short == "-C" || short == "-f"))
+                    .then(|| name[2..].to_string())
+            })
+        };
+        if dir_names.contains(&name)
+            || (tool == Tool::Make && name.starts_with("-C") && name.len() > 2)
+        {
+            self.dir = value().or_else(|| {
+                let next = args.get(i)?;
+                i += 1;
+                // `-C "$SUB"`: which directory is known only at run time.
+                if next.value.is_none() && self.computed.is_none() {
+                    self.computed = Some(next.raw.clone());
+                }
+                next.value.clone()
+            });
+        } else if file_names.contains(&name)
+            || (tool == Tool::Make && name.starts_with("-f") && name.len() > 2)
+        {
+            self.file = value().or_else(|| {
+                let next = args.get(i)?;
+                i += 1;
+                if next.value.is_none() && self.computed.is_none() {
+                    self.computed = Some(next.raw.clone());
+                }
+                next.value.clone()
+            });
+        } else if value_options.contains(&name) && attached.is_none() {
+            // make's `-j` takes an optional number.
+            let takes = !(tool == Tool::Make && matches!(name, "-j" | "--jobs"))
+                || args
+                    .get(i)
+                    .and_then(|a| a.value.as_deref())
+                    .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+            if takes {
+                i += 1;
+            }
+        }
+        i
+    }
 }
 
 /// `nox [-s NAME…] [-f FILE]`, `tox [run] [-e A,B] [-c FILE]`: the

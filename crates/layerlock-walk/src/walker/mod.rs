@@ -247,6 +247,10 @@ struct ScriptFile {
     shown: Rc<str>,
 }
 
+/// A file's scripts, each with the file (as reports show it) its text is
+/// in: a GitLab pipeline's come from the files it includes.
+type FileScripts = Vec<(Rc<str>, Script)>;
+
 /// Calls of scripts and recipes one walk follows, over all its paths: the
 /// 2,500 pipelines of shared chains in `bench/audit.py` follow 80,000.
 const MAX_FOLLOWED: usize = 200_000;
@@ -455,101 +459,11 @@ impl<V: Visitor> Scanner<'_, V> {
 
     fn scan_as(&mut self, path: &Path, kind: Kind, explicit: bool, context: Option<PathBuf>) {
         let rel = self.relative(path);
-        // A file named on the command line is read wherever it is; files
-        // found in the tree (and everything CI text leads to) only inside
-        // the root.
-        let allowed = if explicit {
-            fs_err::canonicalize(path)
-                .ok()
-                .and_then(|p| p.parent().map(Path::to_path_buf))
-                .unwrap_or_else(|| self.options.root.clone())
-        } else {
-            self.options.root.clone()
+        let Some(text) = self.read_ci_file(path, &rel, kind, explicit) else {
+            return;
         };
-        let text = match read_bounded(path, &allowed) {
-            Ok(bytes) if kind == Kind::Yaml && !explicit && !System::may_be_ci(&rel, &bytes) => {
-                return;
-            }
-            Ok(bytes) if bytes.contains(&0) => {
-                self.error(
-                    &rel,
-                    1,
-                    1,
-                    "a binary file, not a CI file or script".to_string(),
-                );
-                return;
-            }
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                self.error(&rel, 1, 1, e.to_string());
-                return;
-            }
-        };
-        let file: Rc<str> = rel.as_str().into();
-        let mut notes = Vec::new();
-        let of_file = |scripts: Vec<Script>| -> Vec<(Rc<str>, Script)> {
-            scripts.into_iter().map(|s| (Rc::clone(&file), s)).collect()
-        };
-        let scripts = match kind {
-            Kind::Dockerfile => dockerfile::scripts(&text).map(of_file),
-            Kind::Shell => Ok(vec![Script::job_time(
-                text.clone(),
-                Layout::Lines {
-                    start: yaml::Pos { line: 1, column: 1 },
-                },
-            )])
-            .map(of_file),
-            Kind::Yaml => {
-                let docs = match yaml::parse(&text) {
-                    Ok(docs) => docs,
-                    Err(e) => {
-                        // Only files that are CI files matter; a broken YAML
-                        // file in a CI location is reported.
-                        if System::from_path(&rel).is_some() || explicit {
-                            self.error(
-                                &rel,
-                                e.line,
-                                e.column,
-                                format!("cannot parse YAML: {}", e.message),
-                            );
-                        }
-                        return;
-                    }
-                };
-                match System::detect(&rel, &docs) {
-                    Some(System::Gitlab) => {
-                        // An included file is read with the pipeline that
-                        // includes it.
-                        if !explicit && self.included_by_root_pipeline(path) {
-                            return;
-                        }
-                        let read = self.gitlab_pipeline(path, &rel, text.clone(), docs);
-                        notes = read.notes;
-                        Ok(read.scripts)
-                    }
-                    Some(system) => {
-                        let lines = layerlock_ci::SourceLines::new(&text);
-                        Ok(of_file(
-                            system
-                                .scripts(&docs)
-                                .into_iter()
-                                .map(|mut script| {
-                                    script.layout = script.layout.refine(&script.text, &lines);
-                                    script
-                                })
-                                .collect(),
-                        ))
-                    }
-                    None => return,
-                }
-            }
-        };
-        let scripts = match scripts {
-            Ok(s) => s,
-            Err(e) => {
-                self.error(&rel, e.line, e.column, e.message);
-                return;
-            }
+        let Some((scripts, notes)) = self.file_scripts(path, &rel, kind, explicit, text) else {
+            return;
         };
         self.result.files.insert(rel.clone());
         self.file_notes(notes);
@@ -595,6 +509,128 @@ impl<V: Visitor> Scanner<'_, V> {
             };
             self.replay(&frame, &replay, &mut stack);
         }
+    }
+
+    /// The text of a CI file to scan, or `None` when it is not one (YAML
+    /// that cannot be CI) or cannot be read (reported).
+    fn read_ci_file(
+        &mut self,
+        path: &Path,
+        rel: &str,
+        kind: Kind,
+        explicit: bool,
+    ) -> Option<String> {
+        // A file named on the command line is read wherever it is; files
+        // found in the tree (and everything CI text leads to) only inside
+        // the root.
+        let allowed = if explicit {
+            fs_err::canonicalize(path)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| self.options.root.clone())
+        } else {
+            self.options.root.clone()
+        };
+        let text = match read_bounded(path, &allowed) {
+            Ok(bytes) if kind == Kind::Yaml && !explicit && !System::may_be_ci(rel, &bytes) => {
+                return None;
+            }
+            Ok(bytes) if bytes.contains(&0) => {
+                self.error(
+                    rel,
+                    1,
+                    1,
+                    "a binary file, not a CI file or script".to_string(),
+                );
+                return None;
+            }
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                self.error(rel, 1, 1, e.to_string());
+                return None;
+            }
+        };
+        Some(text)
+    }
+
+    /// The scripts of a CI file's jobs, each with the file its text is in,
+    /// and the notes of what the file names that could not be read; `None`
+    /// when the file is not a CI file or cannot be parsed (reported).
+    fn file_scripts(
+        &mut self,
+        path: &Path,
+        rel: &str,
+        kind: Kind,
+        explicit: bool,
+        text: String,
+    ) -> Option<(FileScripts, Vec<gitlab::FileNote>)> {
+        let file: Rc<str> = rel.into();
+        let mut notes = Vec::new();
+        let of_file = |scripts: Vec<Script>| -> FileScripts {
+            scripts.into_iter().map(|s| (Rc::clone(&file), s)).collect()
+        };
+        let scripts = match kind {
+            Kind::Dockerfile => dockerfile::scripts(&text).map(of_file),
+            Kind::Shell => Ok(vec![Script::job_time(
+                text.clone(),
+                Layout::Lines {
+                    start: yaml::Pos { line: 1, column: 1 },
+                },
+            )])
+            .map(of_file),
+            Kind::Yaml => {
+                let docs = match yaml::parse(&text) {
+                    Ok(docs) => docs,
+                    Err(e) => {
+                        // Only files that are CI files matter; a broken YAML
+                        // file in a CI location is reported.
+                        if System::from_path(rel).is_some() || explicit {
+                            self.error(
+                                rel,
+                                e.line,
+                                e.column,
+                                format!("cannot parse YAML: {}", e.message),
+                            );
+                        }
+                        return None;
+                    }
+                };
+                match System::detect(rel, &docs) {
+                    Some(System::Gitlab) => {
+                        // An included file is read with the pipeline that
+                        // includes it.
+                        if !explicit && self.included_by_root_pipeline(path) {
+                            return None;
+                        }
+                        let read = self.gitlab_pipeline(path, rel, text.clone(), docs);
+                        notes = read.notes;
+                        Ok(read.scripts)
+                    }
+                    Some(system) => {
+                        let lines = layerlock_ci::SourceLines::new(&text);
+                        Ok(of_file(
+                            system
+                                .scripts(&docs)
+                                .into_iter()
+                                .map(|mut script| {
+                                    script.layout = script.layout.refine(&script.text, &lines);
+                                    script
+                                })
+                                .collect(),
+                        ))
+                    }
+                    None => return None,
+                }
+            }
+        };
+        let scripts = match scripts {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(rel, e.line, e.column, e.message);
+                return None;
+            }
+        };
+        Some((scripts, notes))
     }
 
     /// The directory a CI job's script runs in.
