@@ -108,11 +108,31 @@ class Case:
     # entries of each target are compared with uv's answer for that target
     # alone (see compare_targets).
     targets: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    # --override files, given to both tools (absolute paths).
+    overrides: list[str] = dataclasses.field(default_factory=list)
+    # The image's packages layerlock replaces on purpose (--replace); uv
+    # has no file check, so it needs none.
+    replace: list[str] = dataclasses.field(default_factory=list)
+
+
+def overrides_and_replace(case: Case) -> list[str]:
+    """layerlock's flags for a case's overrides and replacements."""
+    flags = []
+    for path in case.overrides:
+        flags += ["--override", path]
+    for name in case.replace:
+        flags += ["--replace", name]
+    return flags
 
 
 def _local(name: str) -> Path:
     return CASES_DIR / name
 
+
+# A CUDA 13 layer over vLLM's CUDA image: NIXL's cu12 build kept out, and
+# the image's cupy-cuda12x replaced by the cupy-cuda13x lmcache needs (their
+# files overlap; layerlock refuses the lock otherwise).
+CUDA13 = dict(overrides=[str(CASES_DIR / "overrides" / "cuda13.txt")], replace=["cupy-cuda12x"])
 
 CASES: dict[str, Case] = {
     "vllm-kv-connectors": Case(
@@ -122,6 +142,7 @@ CASES: dict[str, Case] = {
         python="3.12",
         platform="x86_64-manylinux_2_28",
         owned=["nvidia-nccl-cu13"],
+        **CUDA13,
         note="the real vLLM kv-connectors layer on the CUDA test image",
     ),
     "vllm-kv-connectors-rocm": Case(
@@ -151,6 +172,7 @@ CASES: dict[str, Case] = {
         python="3.12",
         platform="x86_64-manylinux_2_28",
         owned=["nvidia-nccl-cu13"],
+        **CUDA13,
         note="kv_connectors_cu13.txt with kv_connectors.txt inlined, minus the "
         "nixl RC pin: lmcache, nixl, mooncake, cupy-cuda13x <14.1.0",
     ),
@@ -161,6 +183,7 @@ CASES: dict[str, Case] = {
         python="3.12",
         platform="x86_64-manylinux_2_28",
         owned=["nvidia-nccl-cu13"],
+        **CUDA13,
         targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
         note="the bundled example as one lock for the x86_64 and the aarch64 image",
     ),
@@ -801,6 +824,7 @@ def run_tools(
     ll_cmd += ["--python-version", case.python, "--platform", case.platform]
     for spec in case.owned:
         ll_cmd += ["--owned", spec]
+    ll_cmd += overrides_and_replace(case)
     if case.prerelease:
         ll_cmd += ["--prerelease", case.prerelease]
     ll_cmd += ["--exclude-newer", EXCLUDE_NEWER, "--quiet", "-o", str(ll_out)]
@@ -810,6 +834,8 @@ def run_tools(
     uv_cmd += ["--python-platform", case.platform, "--python-version", case.python]
     uv_cmd += ["--exclude-newer", EXCLUDE_NEWER, *uv_format, "--no-header"]
     uv_cmd += ["--index-url", "https://pypi.org/simple"]
+    for path in case.overrides:
+        uv_cmd += ["--override", path]
     if case.prerelease:
         uv_cmd += ["--prerelease", case.prerelease]
     uv_cmd += ["--cache-dir", str(args.cache_root / "uv"), "-o", str(uv_out)]
@@ -1035,6 +1061,7 @@ def compare_targets(name: str, case: Case, args: argparse.Namespace, work: Path)
         ll_cmd += ["--platform", platform]
     for spec in case.owned:
         ll_cmd += ["--owned", spec]
+    ll_cmd += overrides_and_replace(case)
     ll_cmd += ["--exclude-newer", EXCLUDE_NEWER, "-o", str(ll_out)]
     ll_cmd += ["--cache-dir", str(args.cache_root / "layerlock")]
     first_setup = next(iter(setups.values()))[1]
@@ -1057,6 +1084,8 @@ def compare_targets(name: str, case: Case, args: argparse.Namespace, work: Path)
         uv_cmd += ["--python-platform", platform, "--python-version", python]
         uv_cmd += ["--exclude-newer", EXCLUDE_NEWER, "--generate-hashes", "--no-header"]
         uv_cmd += ["--index-url", "https://pypi.org/simple"]
+        for path in case.overrides:
+            uv_cmd += ["--override", path]
         uv_cmd += ["--cache-dir", str(args.cache_root / "uv"), "-o", str(uv_out)]
         uv = run(uv_cmd, case.cwd, uv_out, setup.env)
         if uv.code != 0 and NETWORK_ERROR_RE.search(uv.stderr):

@@ -83,6 +83,11 @@ pub struct LayerConfig {
     pub platform: Option<OneOrMany>,
     #[serde(default)]
     pub owned: Vec<String>,
+    /// The image's packages the layer replaces on purpose.
+    #[serde(default)]
+    pub replace: Vec<String>,
+    /// Whether a distribution whose files cannot be listed is an error.
+    pub require_checked: Option<bool>,
     /// An interpreter whose installed distributions are base pins.
     pub base_env: Option<String>,
     pub hashes: Option<HashesKey>,
@@ -291,6 +296,8 @@ pub const LAYER_KEYS: &[&str] = &[
     "platform",
     "platforms",
     "owned",
+    "replace",
+    "require-checked",
     "base-env",
     "hashes",
     "prerelease",
@@ -333,6 +340,8 @@ pub fn with_defaults(d: &LayerConfig, layers: &[LayerConfig]) -> Vec<LayerConfig
             } else {
                 l.owned.clone()
             },
+            replace: or_default(&l.replace, &d.replace),
+            require_checked: l.require_checked.or(d.require_checked),
             base_env: l.base_env.clone().or_else(|| d.base_env.clone()),
             hashes: l.hashes.or(d.hashes),
             prerelease: l.prerelease.or(d.prerelease),

@@ -47,6 +47,7 @@ const WITH_VALUE: &[&str] = &[
     "--platform",
     "--python-platform",
     "--owned",
+    "--replace",
     "--exclude-newer",
     "--prerelease",
     "--min-age",

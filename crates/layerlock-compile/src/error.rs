@@ -18,6 +18,18 @@ pub enum CompileError {
         hints: Vec<String>,
         causes: Vec<Cause>,
     },
+    /// The layer writes over files of the image or of itself.
+    #[error("{}", clash_message(target, clashes))]
+    Clashes {
+        target: String,
+        clashes: Vec<crate::clash::Clash>,
+    },
+    /// `--require-checked`, and some files could not be listed.
+    #[error("{}", unchecked_message(target, unchecked))]
+    Unchecked {
+        target: String,
+        unchecked: Vec<String>,
+    },
     /// Input that cannot be used, named by file and line.
     #[error("{0}")]
     Input(String),
@@ -80,10 +92,46 @@ impl CompileError {
         }
     }
 
+    /// The ways out, for the errors that have them.
+    pub fn ways_out(&self) -> Vec<String> {
+        match self {
+            Self::Clashes { clashes, .. } => crate::clash::clash_hints(clashes),
+            Self::Unchecked { .. } => vec![
+                "give the index the wheels are on (--index-url, --extra-index-url, --find-links), or drop --require-checked to have them named in the lock instead".to_string(),
+            ],
+            Self::Context { error, .. } => error.ways_out(),
+            other => other.hints().to_vec(),
+        }
+    }
+
     pub(crate) fn hinted(message: String, hint: &str) -> Self {
         Self::Hinted {
             message,
             hints: vec![hint.to_string()],
         }
     }
+}
+
+fn clash_message(target: &str, clashes: &[crate::clash::Clash]) -> String {
+    let mut text = format!(
+        "the layer for {target} cannot be installed without writing over files it does not own:"
+    );
+    for line in crate::clash::clash_lines(clashes) {
+        text.push_str("\n  ");
+        text.push_str(&line);
+    }
+    text
+}
+
+fn unchecked_message(target: &str, unchecked: &[String]) -> String {
+    let mut text = format!(
+        "--require-checked: the files of {} distribution{} for {target} cannot be listed:",
+        unchecked.len(),
+        if unchecked.len() == 1 { "" } else { "s" }
+    );
+    for item in unchecked {
+        text.push_str("\n  ");
+        text.push_str(item);
+    }
+    text
 }

@@ -7,22 +7,16 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use layerlock_dist::{IndexFile, LockedFiles, PackageSource, ProjectAnswer, SourceError, Target};
+use layerlock_dist::{LockedFiles, PackageSource, ProjectAnswer, Target};
 use layerlock_env::{HashedPin, Overwrite, Records, Snapshot, WheelFiles, overwrites};
 use layerlock_index::{ClientError, ClientSettings, IndexClient, SecretUrl};
 
-/// An index that can list a wheel's files: its pages, and the names in a
-/// wheel's zip directory. The index client reads them by range; a test
-/// hands out its own.
-pub trait WheelIndex: PackageSource {
-    fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError>;
-}
+/// An index that can list a wheel's files: its pages, and a wheel's zip
+/// directory ([`PackageSource::wheel_listing`]). The index client reads
+/// them by range; a test hands out its own.
+pub trait WheelIndex: PackageSource {}
 
-impl WheelIndex for IndexClient {
-    fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
-        IndexClient::wheel_members(self, file)
-    }
-}
+impl<S: PackageSource + ?Sized> WheelIndex for S {}
 
 /// Where wheels are looked up: the index an install uses.
 #[derive(Debug, Clone)]
@@ -68,8 +62,13 @@ pub enum FilesError {
 /// The files of one pinned wheel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinFiles {
-    /// The names in its locked wheels' zip directories, sorted, each once.
-    Listed(Vec<String>),
+    /// The names in its locked wheels' zip directories, sorted, each once,
+    /// with each one's CRC-32 and size (scripts its entry points make as
+    /// `NAME.data/scripts/SCRIPT`, whose content is what they run).
+    Listed {
+        members: Vec<String>,
+        sums: Vec<(u32, u64)>,
+    },
     /// No wheel among its hashes (an sdist): what it installs is only
     /// known once built.
     NoWheel,
@@ -120,17 +119,30 @@ pub fn wheel_files(
         LockedFiles::NoWheel => return Ok(PinFiles::NoWheel),
         LockedFiles::Wheels(wheels) => wheels,
     };
-    let mut members = Vec::new();
+    let mut listed: Vec<(String, (u32, u64))> = Vec::new();
     for file in chosen {
-        let names = index
-            .wheel_members(file)
+        let listing = index
+            .wheel_listing(&name, file)
             .map_err(|e| cannot(format!("{}: {e}", file.filename)))?;
-        members.extend(names);
+        listed.extend(
+            listing
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), (f.crc32, f.size))),
+        );
+        listed.extend(listing.scripts.iter().map(|(script, runs)| {
+            let path = format!("{}.data/scripts/{script}", name.as_dist_info_name());
+            (path, (crc32fast::hash(runs.as_bytes()), u64::MAX))
+        }));
     }
-    members.sort();
-    members.dedup();
-    Ok(PinFiles::Listed(members))
+    listed.sort();
+    listed.dedup_by(|a, b| a.0 == b.0);
+    let (members, sums) = listed.into_iter().unzip();
+    Ok(PinFiles::Listed { members, sums })
 }
+
+/// A pin's name, version, members and their sums.
+type PinListing = (String, String, Vec<String>, Vec<(u32, u64)>);
 
 /// The installed distributions `pins` would write over, except those in
 /// `spared`, with the wheels listed from the index `connect` makes (only
@@ -150,22 +162,23 @@ pub fn find_overwrites<I: WheelIndex>(
     }
     let index = connect()?;
     let tags = target.and_then(|(py, platform)| Target::new(py, platform).ok());
-    let mut listed: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut listed: Vec<PinListing> = Vec::new();
     let mut unlisted = Vec::new();
     for pin in pins {
         match wheel_files(&index, pin, tags.as_ref())? {
-            PinFiles::Listed(members) => {
-                listed.push((pin.name.to_string(), pin.version.to_string(), members));
+            PinFiles::Listed { members, sums } => {
+                listed.push((pin.name.to_string(), pin.version.to_string(), members, sums));
             }
             PinFiles::NoWheel => unlisted.push(format!("{}=={}", pin.name, pin.version)),
         }
     }
     let wheels: Vec<WheelFiles<'_>> = listed
         .iter()
-        .map(|(name, version, members)| WheelFiles {
+        .map(|(name, version, members, sums)| WheelFiles {
             name,
             version,
             members,
+            sums,
         })
         .collect();
     let found = overwrites(before, &Records::default(), &wheels, &|name| {

@@ -29,6 +29,9 @@ pub struct CompileOptions {
     pub changes: bool,
     /// The working directory find-links paths of input files are from.
     pub cwd: PathBuf,
+    /// Whether every wheel's files are compared with the image's and with
+    /// each other (the binary always asks; a test may not need it).
+    pub check_files: bool,
 }
 
 /// One layer compiled: each target's resolution, and what it writes.
@@ -140,7 +143,12 @@ fn compile_with(
     let mut parts = Vec::new();
     for ((view, r), keep) in views.iter().zip(&resolved).zip(&keeps) {
         together.notes.extend(young_kept(r, keep, views.len() > 1));
-        parts.push(lock(view, &r.prepared, &r.resolution)?);
+        let mut part = lock(view, &r.prepared, &r.resolution)?;
+        if options.check_files {
+            let notes = files_of(view, r, &mut part, views.len() > 1)?;
+            together.notes.extend(notes);
+        }
+        parts.push(part);
     }
     // `--check` says only whether the lock is current.
     if views.len() > 1 && !options.check {
@@ -179,6 +187,51 @@ fn compile_with(
         }]
     };
     Ok((resolved, written))
+}
+
+/// `part`'s wheels checked file by file against the image and each other:
+/// a clash is an error; what could not be listed and what is replaced on
+/// purpose are recorded in its header and told.
+fn files_of(
+    view: &LayerPlan,
+    r: &Resolved,
+    part: &mut Lock,
+    several: bool,
+) -> Result<Vec<Note>, CompileError> {
+    let request = &r.prepared.request;
+    let target = request.target.describe();
+    let report = crate::clash::check_files(
+        part,
+        &request.base,
+        &view.replace,
+        &request.target,
+        &**r.source,
+    );
+    if !report.clashes.is_empty() {
+        return Err(CompileError::Clashes {
+            target,
+            clashes: report.clashes,
+        });
+    }
+    if view.require_checked && !report.unchecked.is_empty() {
+        return Err(CompileError::Unchecked {
+            target,
+            unchecked: report.unchecked,
+        });
+    }
+    part.header.unchecked = report.unchecked.clone();
+    part.header.replaces = report.replaced.clone();
+    let mut notes = Vec::new();
+    if !report.replaced.is_empty() {
+        notes.push(Note::Replaces(report.replaced));
+    }
+    if !report.unchecked.is_empty() {
+        notes.push(Note::Unchecked {
+            target: several.then_some(target),
+            items: report.unchecked,
+        });
+    }
+    Ok(notes)
 }
 
 /// What `view`'s target keeps of `old`: its pins less what `freed` frees,

@@ -10,6 +10,7 @@
 
 mod cfg;
 mod checks;
+mod clash;
 mod command;
 mod cooldown;
 mod error;
@@ -29,6 +30,7 @@ pub use cfg::{
     TARGET_KEYS, TargetBases, TargetConfig, with_defaults,
 };
 pub use checks::{check_outputs, check_split, check_targets};
+pub use clash::{Clash, FileReport, check_files, clash_hints, clash_lines};
 pub use command::regenerate_command;
 pub use cooldown::{
     AlreadyThere, CooldownError, CooldownInput, CooldownOutcome, CooldownReport, CooldownRow,

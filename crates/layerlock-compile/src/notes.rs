@@ -26,6 +26,14 @@ pub enum Note {
     /// Packages a target holds lower than it would alone, to share a
     /// version with another target.
     HeldTogether(Vec<HeldTogether>),
+    /// Distributions whose files could not be listed (`name==version
+    /// (why)`), for `target` when the layer has several.
+    Unchecked {
+        target: Option<String>,
+        items: Vec<String>,
+    },
+    /// The image's distributions the layer replaces on purpose.
+    Replaces(Vec<String>),
 }
 
 impl Note {
@@ -37,6 +45,12 @@ impl Note {
             Self::YoungKept { target, young } => young_kept(target.as_deref(), young),
             Self::Divergent(apart) => divergent(apart),
             Self::HeldTogether(held) => held_together(held),
+            Self::Unchecked { target, items } => unchecked(target.as_deref(), items),
+            Self::Replaces(replaced) => vec![format!(
+                "the layer replaces the image's {} on purpose (recorded in the lock; install removes {} first)",
+                replaced.join(", "),
+                if replaced.len() == 1 { "it" } else { "them" }
+            )],
         }
     }
 }
@@ -127,5 +141,16 @@ fn held_together(held: &[HeldTogether]) -> Vec<String> {
             h.version
         ));
     }
+    lines
+}
+
+fn unchecked(target: Option<&str>, items: &[String]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "not checked for files written over ({} distribution{}{}; named in the lock's header):",
+        items.len(),
+        plural(items.len()),
+        target.map_or(String::new(), |t| format!(" for {t}"))
+    )];
+    lines.extend(items.iter().map(|i| format!("  {i}")));
     lines
 }

@@ -178,6 +178,12 @@ pub struct LayerPlan {
     /// Every target the layer serves (at least one); the fields above
     /// that a target sets are the first one's.
     pub targets: Vec<TargetPlan>,
+    /// The image's packages the layer replaces on purpose (`--replace`):
+    /// their files may be written over, and the lock says so.
+    pub replace: Vec<uv_normalize::PackageName>,
+    /// `--require-checked`: a distribution whose files cannot be listed is
+    /// an error, not a name in the lock's header.
+    pub require_checked: bool,
 }
 
 impl LayerPlan {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use layerlock_compile::{FilesError, PinFiles, WheelIndex, find_overwrites, wheel_files};
+use layerlock_compile::{FilesError, PinFiles, find_overwrites, wheel_files};
 use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, ProjectAnswer, ProjectFiles, SourceError,
 };
@@ -68,12 +68,33 @@ impl PackageSource for Index {
     ) -> Result<Arc<CoreMetadata>, SourceError> {
         unreachable!("file lists read no metadata")
     }
+
+    fn wheel_listing(
+        &self,
+        _name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<layerlock_dist::WheelListing>, SourceError> {
+        self.read.fetch_add(1, Ordering::Relaxed);
+        let files = self.members[&file.filename]
+            .iter()
+            .map(|path| layerlock_dist::ListedFile {
+                path: path.clone(),
+                crc32: crc32fast::hash(path.as_bytes()),
+                size: path.len() as u64,
+            })
+            .collect();
+        Ok(Arc::new(layerlock_dist::WheelListing {
+            files,
+            scripts: Vec::new(),
+        }))
+    }
 }
 
-impl WheelIndex for Index {
-    fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
-        self.read.fetch_add(1, Ordering::Relaxed);
-        Ok(self.members[&file.filename].clone())
+/// The names of a listing.
+fn names(files: PinFiles) -> Option<Vec<String>> {
+    match files {
+        PinFiles::Listed { members, .. } => Some(members),
+        PinFiles::NoWheel => None,
     }
 }
 
@@ -152,12 +173,8 @@ fn locked_wheels_members_are_listed_sorted_once() {
     )
     .unwrap();
     assert_eq!(
-        listed,
-        PinFiles::Listed(vec![
-            "foo/_speed.so".to_string(),
-            "foo/a.py".to_string(),
-            "foo/b.py".to_string(),
-        ])
+        names(listed).unwrap(),
+        ["foo/_speed.so", "foo/a.py", "foo/b.py"]
     );
     // The unlocked wheel is never read.
     assert_eq!(index.read.load(Ordering::Relaxed), 2);
@@ -194,7 +211,7 @@ fn unhashed_file_of_another_version_does_not_matter() {
         )
         .with("foo", "foo-0.9.tar.gz", None, &[]);
     let listed = check(&index, "foo", "1.0", &[locked(&hex("aa"))]).unwrap();
-    assert_eq!(listed, PinFiles::Listed(vec!["foo.py".to_string()]));
+    assert_eq!(names(listed).unwrap(), ["foo.py"]);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod files;
 mod lines;
+mod listing;
 mod marker;
 mod metadata;
 mod source;
@@ -15,6 +16,7 @@ pub use files::{
     version_in_filename,
 };
 pub use lines::{Body, PageLines, ReadRange, crc_field, get_field, put_field};
+pub use listing::{ListedFile, WheelListing, best_wheel, entry_point_scripts};
 pub use marker::{
     MAX_MARKER_COMPARISONS, MAX_MARKER_DEPTH, MAX_MARKER_TERMS, MarkerTooHeavy, MarkerWeight,
     WrittenTooHeavy, written_refusal,

@@ -70,4 +70,17 @@ pub trait PackageSource: Send + Sync {
 
     /// A hint that `metadata(name, file)` will be asked soon.
     fn prefetch_metadata(&self, _name: &PackageName, _file: &IndexFile) {}
+
+    /// What installing the wheel `file` writes (its zip directory and the
+    /// scripts of its entry points). A source that cannot tell says so:
+    /// a file list is never guessed.
+    fn wheel_listing(
+        &self,
+        _name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<crate::WheelListing>, SourceError> {
+        Err(SourceError::Other {
+            message: format!("{}: this source cannot list a wheel's files", file.filename),
+        })
+    }
 }

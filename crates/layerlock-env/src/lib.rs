@@ -21,7 +21,7 @@ pub use clash::{Clash, clashes};
 pub use imports::{IMPORT_LIMIT, ImportResult, import_modules};
 pub use install::{
     Build, HashedPin, InstallError, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
-    Installer, InstallerCommand, InstallerProgram, Journal, Runs,
+    Installer, InstallerCommand, InstallerProgram, Journal, Runs, UninstallRequest,
 };
 pub use installed::{
     BaseEnvError, Installed, RecordEntry, Records, ScanOptions, Snapshot, Unreadable, normalise,
@@ -31,7 +31,8 @@ pub use integrity::{IntegrityProblem, check as check_integrity, check_all as che
 pub use interpreter::Interpreter;
 pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
 pub use plan::{
-    Change, Conflict, Plan, Wanted, guard, is_version, plan, same_version, unknown_allowance,
+    Change, Conflict, Plan, Wanted, guard, is_version, missing_base, plan, same_version,
+    unknown_allowance,
 };
 pub use select::{LockEntry, Mismatch, Refusal, compare, select};
 

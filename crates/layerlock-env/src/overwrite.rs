@@ -33,6 +33,9 @@ pub struct WheelFiles<'a> {
     pub name: &'a str,
     pub version: &'a str,
     pub members: &'a [String],
+    /// Each member's CRC-32 and size, in `members`' order, as its zip
+    /// directory says (empty: not known, and every shared path counts).
+    pub sums: &'a [(u32, u64)],
 }
 
 /// Where a wheel member lands, as RECORD names it relative to the site
@@ -78,9 +81,13 @@ fn record_key(path: &str) -> Option<Cow<'_, str>> {
     Some(Cow::Borrowed(path))
 }
 
+/// Which new wheel a path comes from, and its CRC-32 and size when known.
+type Landing = (usize, Option<(u32, u64)>);
+
 /// The installed distributions whose files `wheels` would write over,
 /// except those `spared` (replaced by the plan, or named with
-/// `--allow-change`). RECORDs come from `records`, else are read now.
+/// `--allow-change`). Same bytes at the same path (CRC-32 and size) are
+/// no overwrite. RECORDs come from `records`, else are read now.
 pub fn overwrites(
     snapshot: &Snapshot,
     records: &Records,
@@ -90,14 +97,18 @@ pub fn overwrites(
     // The new files by where they land, each with its wheel; two new
     // wheels that write one file overwrite each other too.
     let mut found: BTreeMap<(usize, String), Overwrite> = BTreeMap::new();
-    let mut landing: HashMap<Cow<'_, str>, usize> = HashMap::new();
+    let mut landing: HashMap<Cow<'_, str>, Landing> = HashMap::new();
     for (i, wheel) in wheels.iter().enumerate() {
-        for member in wheel.members {
+        for (m, member) in wheel.members.iter().enumerate() {
             let Some(path) = site_path(member) else {
                 continue;
             };
+            let sum = wheel.sums.get(m).copied();
             match landing.get(&path) {
-                Some(&first) if first != i && !spared(wheels[first].name) => {
+                // The same bytes at the same path: no overwrite (a shared
+                // namespace `__init__.py`), as compile judges it.
+                Some(&(_, Some(theirs))) if sum == Some(theirs) => {}
+                Some(&(first, _)) if first != i && !spared(wheels[first].name) => {
                     let entry = found
                         .entry((i, wheels[first].name.to_string()))
                         .or_insert_with(|| Overwrite {
@@ -111,7 +122,7 @@ pub fn overwrites(
                 }
                 Some(_) => {}
                 None => {
-                    landing.insert(path, i);
+                    landing.insert(path, (i, sum));
                 }
             }
         }
@@ -134,9 +145,14 @@ pub fn overwrites(
             let Some(key) = record_key(&line.path) else {
                 continue;
             };
-            let Some(&wheel) = landing.get(key.as_ref()) else {
+            let Some(&(wheel, sum)) = landing.get(key.as_ref()) else {
                 continue;
             };
+            if let Some(sum) = sum
+                && same_bytes(&dist.path, &line.path, sum)
+            {
+                continue;
+            }
             let entry = found
                 .entry((wheel, dist.name.clone()))
                 .or_insert_with(|| Overwrite {
@@ -150,6 +166,42 @@ pub fn overwrites(
         }
     }
     found.into_values().collect()
+}
+
+/// Whether the installed file `path` (as RECORD names it, from the
+/// site directory that holds the `.dist-info` at `dist_info`) has the CRC-32
+/// and size `sum`: the rule compile uses, so the two never disagree. A
+/// file that cannot be read is not the same.
+fn same_bytes(dist_info: &std::path::Path, path: &str, (crc, size): (u32, u64)) -> bool {
+    let Some(site) = dist_info.parent() else {
+        return false;
+    };
+    let file = site.join(path);
+    match std::fs::metadata(&file) {
+        Ok(meta) if meta.is_file() && meta.len() == size => {}
+        _ => return false,
+    }
+    let Ok(mut reader) = std::fs::File::open(&file) else {
+        return false;
+    };
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0u64;
+    loop {
+        match std::io::Read::read(&mut reader, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                read += n as u64;
+                // A file that grows while read is not the one measured.
+                if read > size {
+                    return false;
+                }
+                hasher.update(&buf[..n]);
+            }
+            Err(_) => return false,
+        }
+    }
+    read == size && hasher.finalize() == crc
 }
 
 /// After the installer ran: installed distributions the plan kept whose
@@ -228,6 +280,7 @@ mod tests {
             name: "jwt",
             version: "1.3.1",
             members: &members,
+            sums: &[],
         }];
         let found = overwrites(&snapshot, &records, &wheels, &|_| false);
         assert_eq!(

@@ -44,11 +44,51 @@ pub struct Plan {
     pub conflicts: Vec<Conflict>,
     /// Present at another version, allowed by `--allow-change`: reinstalled.
     pub change: Vec<Conflict>,
+    /// The image's distributions the lock replaces on purpose (its header's
+    /// `layerlock-replaces`): removed before the install, and their removal
+    /// is the one change the drift guard accepts for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<Wanted>,
 }
 
 impl Plan {
     pub fn is_noop(&self) -> bool {
-        self.install.is_empty() && self.change.is_empty() && self.conflicts.is_empty()
+        self.install.is_empty()
+            && self.change.is_empty()
+            && self.conflicts.is_empty()
+            && self.remove.is_empty()
+    }
+
+    /// Take the lock's replacements (`name==version`) into the plan: one
+    /// installed at that version is removed; one installed at another is an
+    /// error (the lock was made for another image); one absent is nothing
+    /// to do.
+    pub fn replacing(&mut self, replaces: &[String], snapshot: &Snapshot) -> Result<(), String> {
+        for text in replaces {
+            // A lock of several targets names the targets after it.
+            let pin = text.split(" (for ").next().unwrap_or(text);
+            let Some((name, version)) = pin.split_once("==") else {
+                return Err(format!("`{text}` is not name==version"));
+            };
+            let name = normalise(name);
+            let version =
+                Version::from_str(version.trim()).map_err(|e| format!("`{text}`: {e}"))?;
+            match snapshot.dists.get(&name) {
+                None => {}
+                Some(have) if is_version(&have.version, &version) => self.remove.push(Wanted {
+                    name,
+                    version,
+                    origin: "layerlock-replaces".to_string(),
+                }),
+                Some(have) => {
+                    return Err(format!(
+                        "the lock replaces {name}=={version}, but the environment has {name} {}: it was made for another image",
+                        have.version
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The entries the installer is given.
@@ -86,6 +126,7 @@ impl Plan {
             .map(|c| c.installed.name.clone())
             .chain(repair.iter().cloned())
             .chain(allow_change.iter().map(|n| normalise(n)))
+            .chain(self.remove.iter().map(|r| r.name.clone()))
             .collect()
     }
 }
@@ -144,6 +185,40 @@ pub fn plan(wanted: &[Wanted], snapshot: &Snapshot, allow_change: &[String]) -> 
     plan
 }
 
+/// The base pins a layer relies on (its lock's trailer) that `snapshot`
+/// lacks or has at another version, each worded with where the base pins
+/// it: a layer installed without them would not work, whatever the
+/// install says.
+pub fn missing_base(used: &[layerlock_lock::BaseUse], snapshot: &Snapshot) -> Vec<String> {
+    // A lock of several targets names each target's pin: one of them is
+    // the one this environment needs.
+    let mut by_name: BTreeMap<String, Vec<(&Version, &str)>> = BTreeMap::new();
+    for pin in used {
+        if let Some(version) = &pin.version {
+            by_name
+                .entry(normalise(pin.name.as_ref()))
+                .or_default()
+                .push((version, &pin.origin));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, pins) in by_name {
+        let have = snapshot.dists.get(&name);
+        if have.is_some_and(|have| pins.iter().any(|(v, _)| is_version(&have.version, v))) {
+            continue;
+        }
+        let wanted: Vec<String> = pins
+            .iter()
+            .map(|(v, origin)| format!("{name}=={v} ({origin})"))
+            .collect();
+        out.push(match have {
+            None => format!("{} is not installed", wanted.join(" or ")),
+            Some(have) => format!("{} is installed at {}", wanted.join(" or "), have.version),
+        });
+    }
+    out
+}
+
 /// One difference the drift guard found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
@@ -167,6 +242,18 @@ pub fn guard(before: &Snapshot, after: &Snapshot, plan: &Plan) -> Vec<Change> {
     let planned = |name: &str| plan.to_install().find(|w| w.name == name);
     let mut changes = Vec::new();
     for (name, old) in &before.dists {
+        if plan.remove.iter().any(|r| r.name == *name) {
+            // Replaced on purpose: gone is right, anything else is not.
+            if let Some(new) = after.dists.get(name) {
+                changes.push(Change {
+                    name: name.clone(),
+                    before: Some(label(old)),
+                    after: Some(label(new)),
+                    what: "the lock replaces it, but it is still installed".to_string(),
+                });
+            }
+            continue;
+        }
         if let Some(want) = planned(name) {
             match after.dists.get(name) {
                 Some(new) if is_version(&new.version, &want.version) => {}
@@ -288,5 +375,39 @@ mod tests {
             unknown_allowance(&typo, &locked, &before).as_deref(),
             Some("betta")
         );
+    }
+
+    #[test]
+    fn a_replaced_distribution_is_removed_and_its_removal_is_no_drift() {
+        let before = snapshot(&[("cupy-cuda12x", "13.6.0"), ("numpy", "2.0.0")]);
+        let mut plan = plan(&[wanted("cupy-cuda13x", "14.0.1")], &before, &[]);
+        plan.replacing(&["cupy-cuda12x==13.6.0".to_string()], &before)
+            .unwrap();
+        assert_eq!(plan.remove.len(), 1);
+        assert!(plan.spared(&[], &[]).contains("cupy-cuda12x"));
+        let after = snapshot(&[("cupy-cuda13x", "14.0.1"), ("numpy", "2.0.0")]);
+        assert_eq!(guard(&before, &after, &plan), []);
+        // Still there afterwards: the guard says so.
+        let kept = snapshot(&[
+            ("cupy-cuda12x", "13.6.0"),
+            ("cupy-cuda13x", "14.0.1"),
+            ("numpy", "2.0.0"),
+        ]);
+        assert_eq!(guard(&before, &kept, &plan)[0].name, "cupy-cuda12x");
+    }
+
+    #[test]
+    fn a_replacement_of_another_version_is_refused() {
+        let before = snapshot(&[("cupy-cuda12x", "13.5.0")]);
+        let mut plan = plan(&[], &before, &[]);
+        let err = plan
+            .replacing(&["cupy-cuda12x==13.6.0".to_string()], &before)
+            .unwrap_err();
+        assert!(err.contains("made for another image"), "{err}");
+        // Absent: nothing to remove.
+        let mut plan = super::plan(&[], &snapshot(&[]), &[]);
+        plan.replacing(&["cupy-cuda12x==13.6.0".to_string()], &snapshot(&[]))
+            .unwrap();
+        assert!(plan.remove.is_empty());
     }
 }

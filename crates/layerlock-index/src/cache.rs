@@ -354,6 +354,28 @@ impl Cache {
         }
     }
 
+    fn listing_path(&self, key: &str) -> Option<PathBuf> {
+        Some(
+            self.root
+                .as_ref()?
+                .join("files")
+                .join(format!("{key}.list")),
+        )
+    }
+
+    /// A wheel's file listing, by its key (its sha256).
+    pub fn listing(&self, key: &str) -> Option<String> {
+        let (mut bytes, start) = read_entry(&self.listing_path(key)?)?;
+        bytes.drain(..start);
+        String::from_utf8(bytes).ok()
+    }
+
+    pub fn put_listing(&self, key: &str, text: &str) {
+        if let Some(path) = self.listing_path(key) {
+            self.write(&path, &sealed(text.as_bytes()));
+        }
+    }
+
     pub fn metadata(&self, key: &str) -> Option<Vec<u8>> {
         let (mut bytes, start) = read_entry(&self.metadata_path(key)?)?;
         bytes.drain(..start);

@@ -18,7 +18,7 @@ use uv_pep440::Version;
 
 use layerlock_dist::{
     CoreMetadata, IndexFile, PackageSource, PageLines, ProjectAnswer, ProjectFiles, SourceError,
-    header_len, version_in_filename,
+    WheelListing, header_len, version_in_filename,
 };
 
 use crate::auth::{Keyring, SecretUrl, redact};
@@ -247,6 +247,9 @@ struct Inner {
     metadata: Mutex<HashMap<String, Fut<CoreMetadata>>>,
     /// Per project, where its wheels keep their directory and METADATA.
     layouts: Mutex<HashMap<PackageName, Layout>>,
+    /// Wheels' file listings made this run (by sha256), from a directory
+    /// that was read for METADATA anyway.
+    listings: Mutex<HashMap<String, WheelListing>>,
     /// Per project, the bytes fetching guessed metadata may cost.
     guessed: Mutex<HashMap<PackageName, u64>>,
     /// Per project, how many of its versions were read and found unusable.
@@ -318,6 +321,7 @@ impl IndexClient {
                 projects: Mutex::default(),
                 metadata: Mutex::default(),
                 layouts: Mutex::default(),
+                listings: Mutex::default(),
                 guessed: Mutex::default(),
                 rejections: Mutex::default(),
                 speculators: Hooks::default(),
@@ -431,6 +435,16 @@ impl Drop for IndexClient {
 impl IndexClient {
     /// The names of the files a wheel holds (its zip directory, read by
     /// range): what installing it writes, before it is installed.
+    /// What installing the wheel `file` writes: its members with their
+    /// CRC-32 and size, and the scripts of its entry points.
+    pub fn wheel_listing_of(&self, file: &IndexFile) -> Result<Arc<WheelListing>, SourceError> {
+        let inner = self.inner.clone();
+        let file = file.clone();
+        self.runtime()
+            .block_on(async move { inner.wheel_listing(&file).await })
+            .map(Arc::new)
+    }
+
     pub fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
         let inner = self.inner.clone();
         let file = file.clone();
@@ -489,6 +503,14 @@ impl PackageSource for IndexClient {
         self.runtime().spawn(fut);
     }
 
+    fn wheel_listing(
+        &self,
+        _name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<WheelListing>, SourceError> {
+        self.wheel_listing_of(file)
+    }
+
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
         // From the cache alone a guess about older versions is only work
         // the resolver may not need; it reads what it does need when it
@@ -500,6 +522,36 @@ impl PackageSource for IndexClient {
         let fut = Inner::metadata_future(&self.inner, name, file);
         self.runtime().spawn(fut);
     }
+}
+
+/// A wheel's bytes from `start` on, holding its zip directory `dir`.
+struct Held {
+    bytes: Vec<u8>,
+    start: u64,
+    dir: zip::Directory,
+}
+
+impl Held {
+    /// The zip directory's bytes.
+    fn directory(&self) -> Result<&[u8], zip::ZipError> {
+        let from = self
+            .dir
+            .offset
+            .checked_sub(self.start)
+            .and_then(|at| usize::try_from(at).ok())
+            .ok_or(zip::ZipError::Truncated)?;
+        let to = from.saturating_add(usize::try_from(self.dir.size).unwrap_or(usize::MAX));
+        self.bytes.get(from..to).ok_or(zip::ZipError::Truncated)
+    }
+}
+
+/// `NAME.dist-info/entry_points.txt`, at the top of the wheel.
+fn is_entry_points(name: &str) -> bool {
+    let mut parts = name.split('/');
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some(dir), Some("entry_points.txt"), None) if dir.ends_with(".dist-info")
+    )
 }
 
 /// See [`Inner::wheel_tail`].
@@ -1167,11 +1219,11 @@ impl Inner {
         let at = |offset: u64| usize::try_from(offset - start).unwrap_or(usize::MAX);
         let dir_end =
             at(dir.offset).saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
-        let member = zip::find_metadata(
-            held.get(at(dir.offset)..dir_end)
-                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
-        )
-        .map_err(zip_err)?;
+        let directory = held
+            .get(at(dir.offset)..dir_end)
+            .ok_or_else(|| zip_err(zip::ZipError::Truncated))?;
+        let member = zip::find_metadata(directory).map_err(zip_err)?;
+        self.remember_listing(file, directory, &held, start);
         // A METADATA that cannot inflate to under the cap is not fetched.
         if member.compressed_size > zip::MAX_METADATA_BYTES {
             return Err(zip_err(zip::ZipError::TooLarge));
@@ -1199,6 +1251,42 @@ impl Inner {
             )
             .await?;
         zip::read_member(&local, &member).map_err(zip_err)
+    }
+
+    /// Keep the listing a directory read for METADATA gives, when its
+    /// entry points (if any) are among the bytes held too: the file check
+    /// then needs no read of its own.
+    fn remember_listing(&self, file: &IndexFile, directory: &[u8], held: &[u8], start: u64) {
+        let Some(sha256) = &file.sha256 else { return };
+        let Ok(members) = zip::members(directory) else {
+            return;
+        };
+        let mut listing = WheelListing::default();
+        for (name, member) in &members {
+            if is_entry_points(name) {
+                let local = member
+                    .local_header_offset
+                    .checked_sub(start)
+                    .and_then(|at| usize::try_from(at).ok())
+                    .and_then(|at| held.get(at..));
+                let Some(Ok(bytes)) = local.map(|l| zip::read_member(l, member)) else {
+                    return;
+                };
+                listing.scripts =
+                    layerlock_dist::entry_point_scripts(&String::from_utf8_lossy(&bytes));
+            }
+            listing.files.push(layerlock_dist::ListedFile {
+                path: name.clone(),
+                crc32: member.crc32,
+                size: member.size,
+            });
+        }
+        listing.files.sort();
+        let key = format!("sha256-{sha256}");
+        self.cache.put_listing(&key, &listing.encode());
+        if let Ok(mut listings) = self.listings.lock() {
+            listings.insert(key, listing);
+        }
     }
 
     /// Where `name`'s wheels keep their directory and METADATA, learnt from
@@ -1282,41 +1370,144 @@ impl Inner {
     async fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
         let (url, invalid) = parsed_url(file)?;
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
+        let directory = self.wheel_directory(&url, file).await?;
+        zip::member_names(directory.directory().map_err(zip_err)?).map_err(zip_err)
+    }
+
+    /// The bytes of a wheel's zip directory: the whole wheel when it is a
+    /// local file or the server sent it whole, else the range from the
+    /// directory's start to the end.
+    async fn wheel_directory(&self, url: &Url, file: &IndexFile) -> Result<Held, SourceError> {
+        let invalid = |e: zip::ZipError| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message: e.to_string(),
+        };
         if url.scheme() == "file" {
-            let bytes = local_file(&url, MAX_WHEEL_BYTES, "a wheel")?;
-            self.check_hash(&url, file, &bytes)?;
-            return zip::members_of_wheel(&bytes).map_err(zip_err);
+            let bytes = local_file(url, MAX_WHEEL_BYTES, "a wheel")?;
+            self.check_hash(url, file, &bytes)?;
+            let dir = zip::find_directory(&bytes, 0).map_err(invalid)?;
+            return Ok(Held {
+                bytes,
+                start: 0,
+                dir,
+            });
         }
         let tail = self
             .get(
                 Fetch::Range,
-                &url,
+                url,
                 range_header(&format!("bytes=-{}", tail_len(file.size))),
                 MAX_WHEEL_BYTES,
             )
             .await?;
-        let (mut held, mut start, dir) = match self.wheel_tail(&url, file, tail)? {
-            WheelTail::Whole(bytes) => return zip::members_of_wheel(&bytes).map_err(zip_err),
+        let (mut held, mut start, dir) = match self.wheel_tail(url, file, tail)? {
+            WheelTail::Whole(bytes) => {
+                let dir = zip::find_directory(&bytes, 0).map_err(invalid)?;
+                return Ok(Held {
+                    bytes,
+                    start: 0,
+                    dir,
+                });
+            }
             WheelTail::Part {
                 held, start, dir, ..
             } => (held, start, dir),
         };
         if dir.offset < start {
-            let mut before = self.range(&url, dir.offset, start - dir.offset).await?;
+            let mut before = self.range(url, dir.offset, start - dir.offset).await?;
             if before.len() as u64 != start - dir.offset {
-                return Err(zip_err(zip::ZipError::Truncated));
+                return Err(invalid(zip::ZipError::Truncated));
             }
             before.extend_from_slice(&held);
             held = before;
             start = dir.offset;
         }
-        let from = usize::try_from(dir.offset - start).unwrap_or(usize::MAX);
-        let to = from.saturating_add(usize::try_from(dir.size).unwrap_or(usize::MAX));
-        zip::member_names(
-            held.get(from..to)
-                .ok_or_else(|| zip_err(zip::ZipError::Truncated))?,
-        )
-        .map_err(zip_err)
+        Ok(Held {
+            bytes: held,
+            start,
+            dir,
+        })
+    }
+
+    /// What installing the wheel `file` writes, from the cache (a wheel's
+    /// contents never change: the key is its sha256) or its zip directory.
+    async fn wheel_listing(&self, file: &IndexFile) -> Result<WheelListing, SourceError> {
+        let key = file.sha256.as_ref().map(|h| format!("sha256-{h}"));
+        if let Some(listing) = key.as_deref().and_then(|k| {
+            let held = self.listings.lock().ok()?.get(k).cloned();
+            held.or_else(|| WheelListing::decode(&self.cache.listing(k)?))
+        }) {
+            return Ok(listing);
+        }
+        if self.offline && !file.url.starts_with("file:") {
+            return Err(SourceError::Offline {
+                url: redact(&file.url),
+            });
+        }
+        let (url, invalid) = parsed_url(file)?;
+        let zip_err = |e: zip::ZipError| invalid(e.to_string());
+        let held = self.wheel_directory(&url, file).await?;
+        let members = zip::members(held.directory().map_err(zip_err)?).map_err(zip_err)?;
+        let mut listing = WheelListing::default();
+        let mut entry_points = None;
+        for (name, member) in &members {
+            if is_entry_points(name) {
+                entry_points = Some(member.clone());
+            }
+            listing.files.push(layerlock_dist::ListedFile {
+                path: name.clone(),
+                crc32: member.crc32,
+                size: member.size,
+            });
+        }
+        if let Some(member) = entry_points {
+            let bytes = self.member_bytes(&url, &held, &member).await?;
+            listing.scripts = layerlock_dist::entry_point_scripts(&String::from_utf8_lossy(&bytes));
+        }
+        listing.files.sort();
+        if let Some(key) = &key {
+            self.cache.put_listing(key, &listing.encode());
+        }
+        Ok(listing)
+    }
+
+    /// One member's bytes: from what is held when it lies there, else by
+    /// a range read of its local header and data.
+    async fn member_bytes(
+        &self,
+        url: &Url,
+        held: &Held,
+        member: &zip::Member,
+    ) -> Result<Vec<u8>, SourceError> {
+        let zip_err = |e: zip::ZipError| SourceError::Invalid {
+            url: redact(url.as_str()),
+            message: e.to_string(),
+        };
+        if member.compressed_size > zip::MAX_METADATA_BYTES {
+            return Err(zip_err(zip::ZipError::TooLarge));
+        }
+        if let Some(at) = member.local_header_offset.checked_sub(held.start)
+            && let Some(local) = usize::try_from(at).ok().and_then(|at| held.bytes.get(at..))
+            && let Ok(bytes) = zip::read_member(local, member)
+        {
+            return Ok(bytes);
+        }
+        // The local header's name and extra field: their lengths are only
+        // known once read, so the first read allows a generous extra.
+        let mut len = 30 + 4096 + member.compressed_size;
+        for _ in 0..2 {
+            let local = self.range(url, member.local_header_offset, len).await?;
+            match zip::read_member(&local, member) {
+                Ok(bytes) => return Ok(bytes),
+                Err(zip::ZipError::Truncated) if local.len() >= 30 => {
+                    let name = u64::from(u16::from_le_bytes([local[26], local[27]]));
+                    let extra = u64::from(u16::from_le_bytes([local[28], local[29]]));
+                    len = 30 + name + extra + member.compressed_size;
+                }
+                Err(e) => return Err(zip_err(e)),
+            }
+        }
+        Err(zip_err(zip::ZipError::Truncated))
     }
 
     /// What a read of a wheel's end came to: the whole wheel when the

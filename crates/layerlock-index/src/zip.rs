@@ -37,6 +37,9 @@ pub struct Member {
     pub local_header_offset: u64,
     pub compressed_size: u64,
     pub method: u16,
+    pub crc32: u32,
+    /// Uncompressed.
+    pub size: u64,
 }
 
 fn u16_at(b: &[u8], at: usize) -> Result<u16, ZipError> {
@@ -126,8 +129,9 @@ pub fn members(directory: &[u8]) -> Result<Vec<(String, Member)>, ZipError> {
     let mut out = Vec::new();
     while at + 46 <= directory.len() && u32_at(directory, at)? == CENTRAL {
         let method = u16_at(directory, at + 10)?;
+        let crc32 = u32_at(directory, at + 16)?;
         let mut compressed = u64::from(u32_at(directory, at + 20)?);
-        let uncompressed = u64::from(u32_at(directory, at + 24)?);
+        let mut uncompressed = u64::from(u32_at(directory, at + 24)?);
         let name_len = usize::from(u16_at(directory, at + 28)?);
         let extra_len = usize::from(u16_at(directory, at + 30)?);
         let comment_len = usize::from(u16_at(directory, at + 32)?);
@@ -146,6 +150,7 @@ pub fn members(directory: &[u8]) -> Result<Vec<(String, Member)>, ZipError> {
             if id == 1 {
                 let mut field = e + 4;
                 if uncompressed == 0xFFFF_FFFF {
+                    uncompressed = u64_at(extra, field)?;
                     field += 8;
                 }
                 if compressed == 0xFFFF_FFFF {
@@ -158,16 +163,18 @@ pub fn members(directory: &[u8]) -> Result<Vec<(String, Member)>, ZipError> {
             }
             e += 4 + len;
         }
-        if let Ok(name) = std::str::from_utf8(name) {
-            out.push((
-                name.to_string(),
-                Member {
-                    local_header_offset: offset,
-                    compressed_size: compressed,
-                    method,
-                },
-            ));
-        }
+        // A name that is not UTF-8 keeps its bad bytes replaced: it is
+        // still a file the wheel writes.
+        out.push((
+            String::from_utf8_lossy(name).into_owned(),
+            Member {
+                local_header_offset: offset,
+                compressed_size: compressed,
+                method,
+                crc32,
+                size: uncompressed,
+            },
+        ));
         at += 46 + name_len + extra_len + comment_len;
     }
     Ok(out)
@@ -191,16 +198,6 @@ pub fn member_names(directory: &[u8]) -> Result<Vec<String>, ZipError> {
         at += 46 + name_len + extra_len + comment_len;
     }
     Ok(out)
-}
-
-/// The member names of a whole wheel in memory.
-pub fn members_of_wheel(bytes: &[u8]) -> Result<Vec<String>, ZipError> {
-    let dir = find_directory(bytes, 0)?;
-    let start = usize::try_from(dir.offset).map_err(|_| ZipError::Truncated)?;
-    let end = start
-        .checked_add(usize::try_from(dir.size).map_err(|_| ZipError::Truncated)?)
-        .ok_or(ZipError::Truncated)?;
-    member_names(bytes.get(start..end).ok_or(ZipError::Truncated)?)
 }
 
 /// Read the member's bytes from a buffer that starts at its local header.
@@ -275,6 +272,8 @@ mod tests {
             method: 8,
             compressed_size: data.len() as u64,
             local_header_offset: 0,
+            crc32: 0,
+            size: 0,
         };
         assert_eq!(read_member(&local, &member), Err(ZipError::TooLarge));
     }

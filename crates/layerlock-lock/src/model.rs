@@ -78,6 +78,14 @@ pub struct Header {
     pub bases: Vec<String>,
     /// Packages the image provides at versions no lock names (`--owned`).
     pub owned: Vec<String>,
+    /// The image's distributions this layer replaces on purpose
+    /// (`name==version`): `install` removes them first, and its drift
+    /// guard accepts exactly that change.
+    pub replaces: Vec<String>,
+    /// What the file check could not see into (`name==version (why)`):
+    /// base pins with no wheel on the indexes asked, entries from sdists,
+    /// git or directories.
+    pub unchecked: Vec<String>,
     /// The command that regenerates it.
     pub command: Option<String>,
     /// "Python 3.12 on x86_64-manylinux_2_28", for the first comment line.

@@ -99,6 +99,8 @@ fn header(path: &Path, doc: &toml::Table) -> Result<Header, LockError> {
         targets,
         bases: strings(tool.and_then(|t| t.get("bases"))),
         owned: strings(tool.and_then(|t| t.get("owned"))),
+        replaces: strings(tool.and_then(|t| t.get("replaces"))),
+        unchecked: strings(tool.and_then(|t| t.get("unchecked"))),
         command: tool
             .and_then(|t| t.get("command"))
             .and_then(Value::as_str)
@@ -651,54 +653,67 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     let mut packages: Vec<&LockedPackage> = lock.packages.iter().collect();
     packages.sort_by(|a, b| a.name.cmp(&b.name));
     for p in packages {
-        out.push_str("\n[[packages]]\n");
-        let _ = writeln!(out, "name = {}", toml_string(p.name.as_ref()));
-        let _ = writeln!(out, "version = {}", toml_string(&p.version.to_string()));
-        if let Some(marker) = p.marker.contents() {
-            let _ = writeln!(out, "marker = {}", toml_string(&marker.to_string()));
-        }
-        match &p.direct {
-            Some(DirectSource::Git {
-                url,
-                requested,
-                commit,
-                subdirectory,
-            }) => {
-                out.push_str("\n[packages.vcs]\ntype = \"git\"\n");
-                let _ = writeln!(out, "url = {}", toml_string(url));
-                if let Some(requested) = requested {
-                    let _ = writeln!(out, "requested-revision = {}", toml_string(requested));
-                }
-                let _ = writeln!(out, "commit-id = {}", toml_string(commit));
-                if let Some(sub) = subdirectory {
-                    let _ = writeln!(out, "subdirectory = {}", toml_string(sub));
-                }
-            }
-            Some(DirectSource::Directory { path }) => {
-                out.push_str("\n[packages.directory]\n");
-                let _ = writeln!(out, "path = {}", toml_string(path));
-            }
-            None => {}
-        }
-        let mut files: Vec<&LockedFile> = p.files.iter().collect();
-        files.sort_by(|a, b| a.name.cmp(&b.name));
-        for f in files.iter().filter(|f| f.is_wheel()) {
-            out.push_str("\n[[packages.wheels]]\n");
-            write_file(&mut out, f);
-        }
-        // PEP 751 allows one sdist per package.
-        if let Some(sdist) = files.iter().find(|f| !f.is_wheel()) {
-            out.push_str("\n[packages.sdist]\n");
-            write_file(&mut out, sdist);
-        }
-        let mut via = p.via.clone();
-        via.sort();
-        via.dedup();
-        if !via.is_empty() {
-            out.push_str("\n[packages.tool.layerlock]\n");
-            let _ = writeln!(out, "via = {}", list(&via));
-        }
+        write_package(&mut out, p);
     }
+    write_tool(&mut out, lock);
+    out
+}
+
+/// One `[[packages]]` table with its source, files and `via`.
+fn write_package(out: &mut String, p: &LockedPackage) {
+    out.push_str("\n[[packages]]\n");
+    let _ = writeln!(out, "name = {}", toml_string(p.name.as_ref()));
+    let _ = writeln!(out, "version = {}", toml_string(&p.version.to_string()));
+    if let Some(marker) = p.marker.contents() {
+        let _ = writeln!(out, "marker = {}", toml_string(&marker.to_string()));
+    }
+    match &p.direct {
+        Some(DirectSource::Git {
+            url,
+            requested,
+            commit,
+            subdirectory,
+        }) => {
+            out.push_str("\n[packages.vcs]\ntype = \"git\"\n");
+            let _ = writeln!(out, "url = {}", toml_string(url));
+            if let Some(requested) = requested {
+                let _ = writeln!(out, "requested-revision = {}", toml_string(requested));
+            }
+            let _ = writeln!(out, "commit-id = {}", toml_string(commit));
+            if let Some(sub) = subdirectory {
+                let _ = writeln!(out, "subdirectory = {}", toml_string(sub));
+            }
+        }
+        Some(DirectSource::Directory { path }) => {
+            out.push_str("\n[packages.directory]\n");
+            let _ = writeln!(out, "path = {}", toml_string(path));
+        }
+        None => {}
+    }
+    let mut files: Vec<&LockedFile> = p.files.iter().collect();
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    for f in files.iter().filter(|f| f.is_wheel()) {
+        out.push_str("\n[[packages.wheels]]\n");
+        write_file(out, f);
+    }
+    // PEP 751 allows one sdist per package.
+    if let Some(sdist) = files.iter().find(|f| !f.is_wheel()) {
+        out.push_str("\n[packages.sdist]\n");
+        write_file(out, sdist);
+    }
+    let mut via = p.via.clone();
+    via.sort();
+    via.dedup();
+    if !via.is_empty() {
+        out.push_str("\n[packages.tool.layerlock]\n");
+        let _ = writeln!(out, "via = {}", list(&via));
+    }
+}
+
+/// `[tool.layerlock]`: targets, bases, owned and replaced packages, what
+/// was not checked, the command, and the base pins the layer relies on.
+fn write_tool(out: &mut String, lock: &Lock) {
+    let h = &lock.header;
     out.push_str("\n[tool.layerlock]\n");
     let inline = |t: &LockTarget| {
         format!(
@@ -722,13 +737,18 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     }
     let _ = writeln!(out, "bases = {}", list(&h.bases));
     let _ = writeln!(out, "owned = {}", list(&h.owned));
+    if !h.replaces.is_empty() {
+        let _ = writeln!(out, "replaces = {}", list(&h.replaces));
+    }
+    if !h.unchecked.is_empty() {
+        let _ = writeln!(out, "unchecked = {}", list(&h.unchecked));
+    }
     if let Some(command) = &h.command {
         let _ = writeln!(out, "command = {}", toml_string(command));
     }
     for used in &lock.base_used {
-        write_base_use(&mut out, used);
+        write_base_use(out, used);
     }
-    out
 }
 
 fn write_file(out: &mut String, f: &LockedFile) {
@@ -783,6 +803,8 @@ mod tests {
                 }],
                 bases: vec!["base.txt".into()],
                 owned: vec![],
+                replaces: vec![],
+                unchecked: vec![],
                 command: Some("layerlock compile in.txt -o \"pylock.kv.toml\"".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
                 requires_python: None,

@@ -11,7 +11,8 @@ use crate::error::{LockError, Origin};
 use uv_pep440::Version;
 
 use crate::model::{
-    DirectSource, Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version, one_line,
+    BaseUse, DirectSource, Header, Lock, LockFormat, LockTarget, LockedPackage, exact_version,
+    one_line,
 };
 use crate::parse::RequirementsFile;
 
@@ -97,7 +98,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
         format: LockFormat::Requirements,
         header: header(text),
         packages,
-        base_used: Vec::new(),
+        base_used: base_used(text),
     })
 }
 
@@ -189,10 +190,43 @@ fn header(text: &str) -> Header {
             header.bases.push(rest.trim().to_string());
         } else if let Some(rest) = comment.strip_prefix("layerlock-owned:") {
             header.owned.push(rest.trim().to_string());
+        } else if let Some(rest) = comment.strip_prefix("layerlock-replaces:") {
+            header.replaces.push(rest.trim().to_string());
+        } else if let Some(rest) = comment.strip_prefix("layerlock-unchecked:") {
+            header.unchecked.push(rest.trim().to_string());
         }
     }
     header
 }
+
+/// The trailer's base pins the layer relies on (`#   name==version
+/// (origin) via who`), as [`render`] writes them.
+fn base_used(text: &str) -> Vec<BaseUse> {
+    let Some((_, trailer)) = text.split_once(TRAILER) else {
+        return Vec::new();
+    };
+    trailer
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("#   ")?;
+            let (pin, rest) = rest.split_once(" (")?;
+            let (origin, via) = rest.rsplit_once(") via ")?;
+            let (name, version) = match pin.split_once("==") {
+                Some((name, version)) => (name, Some(version.parse().ok()?)),
+                None => (pin, None),
+            };
+            Some(BaseUse {
+                name: name.parse().ok()?,
+                version,
+                origin: origin.to_string(),
+                via: via.split(", ").map(str::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The line that opens the trailer of base pins a layer relies on.
+const TRAILER: &str = "\n# Provided by the base and needed by this layer (not emitted):\n";
 
 /// Render `lock`; `output` is how the install line names the file.
 pub(crate) fn render(lock: &Lock, output: &str) -> String {
@@ -237,6 +271,12 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     for owned in &h.owned {
         comment(&format!("layerlock-owned: {owned}"));
     }
+    for replaced in &h.replaces {
+        comment(&format!("layerlock-replaces: {replaced}"));
+    }
+    for unchecked in &h.unchecked {
+        comment(&format!("layerlock-unchecked: {unchecked}"));
+    }
     let mut packages: Vec<&LockedPackage> = lock.packages.iter().collect();
     packages.sort_by(|a, b| a.name.cmp(&b.name));
     for package in packages {
@@ -278,7 +318,7 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
         }
     }
     if !lock.base_used.is_empty() {
-        out.push_str("\n# Provided by the base and needed by this layer (not emitted):\n");
+        out.push_str(TRAILER);
         for used in &lock.base_used {
             let version = used
                 .version
@@ -328,6 +368,8 @@ mod tests {
                 }],
                 bases: vec!["base.txt".into()],
                 owned: vec!["torch".into()],
+                replaces: vec![],
+                unchecked: vec![],
                 command: Some("layerlock compile in.txt -b base.txt -o kv.lock.txt".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
                 environments: Vec::new(),
@@ -406,5 +448,22 @@ mod tests {
         assert!(err.to_string().contains("locked twice"), "{err}");
         let err = Lock::parse(Path::new("l.txt"), "-e ./src\n").unwrap_err();
         assert!(err.to_string().contains("editable"), "{err}");
+    }
+
+    #[test]
+    fn replaced_and_unchecked_packages_read_back() {
+        let text = "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\n# layerlock-replaces: cupy-cuda12x==13.6.0\n# layerlock-unchecked: torch==2.11.0+cu130 (no wheel)\nsix==1.16.0 \\\n    --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926\n";
+        let lock = Lock::parse(Path::new("l.txt"), text).unwrap();
+        assert_eq!(lock.header.replaces, ["cupy-cuda12x==13.6.0"]);
+        assert_eq!(lock.header.unchecked, ["torch==2.11.0+cu130 (no wheel)"]);
+        let again = render(&lock, "l.txt");
+        assert!(
+            again.contains("# layerlock-replaces: cupy-cuda12x==13.6.0\n"),
+            "{again}"
+        );
+        assert!(
+            again.contains("# layerlock-unchecked: torch==2.11.0+cu130 (no wheel)\n"),
+            "{again}"
+        );
     }
 }

@@ -262,6 +262,8 @@ fn header(parts: &[Lock], targets: Vec<LockTarget>) -> Header {
         description: Some(describe_matrix(&targets)),
         bases: per_target(|h| &h.bases),
         owned: per_target(|h| &h.owned),
+        replaces: per_target(|h| &h.replaces),
+        unchecked: per_target(|h| &h.unchecked),
         targets,
         requires_python: None,
         command: first.command,

@@ -139,6 +139,8 @@ pub fn to_lock(
             }],
             bases: spec.bases,
             owned: spec.owned,
+            replaces: Vec::new(),
+            unchecked: Vec::new(),
             command: Some(spec.command),
             description: Some(target.describe()),
             environments: vec![environment(target)],

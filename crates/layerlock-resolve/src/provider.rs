@@ -208,6 +208,9 @@ impl<'a> Provider<'a> {
             }
             return Ok(());
         }
+        if self.dropped_by_override(name) {
+            return Ok(());
+        }
         let overridden = self.overridden(requirement);
         let requirement = overridden.as_ref().unwrap_or(requirement);
         let mut range = match &requirement.version_or_url {
@@ -275,6 +278,20 @@ impl<'a> Provider<'a> {
             .edges
             .insert((pkg.clone(), version.clone()), names);
         Dependencies::Available(deps.into_iter().collect())
+    }
+
+    /// Whether `--override`s name `name` and none holds on the target: every
+    /// requirement on it is then dropped, as uv does (`X ; sys_platform ==
+    /// "never"` keeps a package out of the layer).
+    fn dropped_by_override(&self, name: &PackageName) -> bool {
+        let env = self.request.target.markers();
+        let mut named = self
+            .request
+            .overrides
+            .iter()
+            .filter(|o| o.requirement.name == *name)
+            .peekable();
+        named.peek().is_some() && !named.any(|o| o.requirement.marker.evaluate(env, &[]))
     }
 
     /// `requirement` with its version specifier replaced by the

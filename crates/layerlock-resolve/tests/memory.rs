@@ -429,3 +429,29 @@ fn a_cooldown_is_told_against_the_resolution_without_it() {
     let told = layerlock_resolve::resolve_under_cooldown(&source, &request(&["b"], &[]), &memo);
     assert!(told.outcome.is_ok() && told.held.is_none());
 }
+
+#[test]
+fn an_override_whose_marker_never_holds_drops_the_requirement() {
+    let source = Memory::new(&[
+        ("nixl", "1.5.1", &["nixl-cu12", "nixl-cu13"]),
+        ("nixl-cu12", "1.5.1", &[]),
+        ("nixl-cu13", "1.5.1", &[]),
+    ]);
+    let mut req = request(&["nixl"], &[]);
+    req.overrides.push(Direct {
+        requirement: Requirement::<VerbatimUrl>::from_str("nixl-cu12 ; sys_platform == 'never'")
+            .unwrap(),
+        via: "--override o.txt".to_string(),
+        origin: "o.txt:1".to_string(),
+    });
+    let resolution = resolve(&source, &req).unwrap();
+    assert_eq!(pins(&resolution), ["nixl==1.5.1", "nixl-cu13==1.5.1"]);
+    // One that holds still only replaces the version.
+    req.overrides[0].requirement =
+        Requirement::<VerbatimUrl>::from_str("nixl-cu12==1.5.1 ; sys_platform == 'linux'").unwrap();
+    let resolution = resolve(&source, &req).unwrap();
+    assert_eq!(
+        pins(&resolution),
+        ["nixl==1.5.1", "nixl-cu12==1.5.1", "nixl-cu13==1.5.1"]
+    );
+}

@@ -377,6 +377,15 @@ pub struct LayerArgs {
     /// A package the image provides outside the base lock: PKG or PKG==VER.
     #[arg(long = "owned", value_name = "PKG[==VER]")]
     pub owned: Vec<String>,
+    /// Replace the image's PKG on purpose: the layer may write over its
+    /// files, the lock records it, and `install` removes it first.
+    #[arg(long = "replace", value_name = "PKG")]
+    pub replace: Vec<String>,
+    /// A distribution whose files cannot be listed (a base pin with no
+    /// wheel on the indexes asked, an sdist, a git or directory source) is
+    /// an error instead of a name in the lock's header.
+    #[arg(long)]
+    pub require_checked: bool,
     /// Take every distribution installed for this interpreter as a base pin
     /// (the image's real environment); a base lock that disagrees with it
     /// is an error.

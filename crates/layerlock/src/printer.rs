@@ -139,6 +139,11 @@ pub fn compile_error(err: layerlock_compile::CompileError) -> anyhow::Error {
         CompileError::Hinted { message, hints } => Hinted { message, hints }.into(),
         CompileError::Unsolvable { message, hints, .. } => Hinted { message, hints }.into(),
         CompileError::Context { context, error } => compile_error(*error).context(context),
+        err @ (CompileError::Clashes { .. } | CompileError::Unchecked { .. }) => Hinted {
+            message: err.to_string(),
+            hints: err.ways_out(),
+        }
+        .into(),
         other => other.into(),
     }
 }

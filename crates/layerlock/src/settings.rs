@@ -316,6 +316,22 @@ struct Own {
     display_root: PathBuf,
 }
 
+/// `--replace`, else the layer's `replace`: package names.
+fn replace(args: &LayerArgs, keys: Option<&LayerConfig>) -> Result<Vec<uv_normalize::PackageName>> {
+    let names = if args.replace.is_empty() {
+        keys.map(|k| k.replace.clone()).unwrap_or_default()
+    } else {
+        args.replace.clone()
+    };
+    names
+        .iter()
+        .map(|n| {
+            n.parse()
+                .with_context(|| format!("--replace {n}: not a package name"))
+        })
+        .collect()
+}
+
 /// What a `pyproject.toml` input contributes beside `dependencies`:
 /// extras and groups, from the flags, else the layer's keys.
 fn project_parts(args: &LayerArgs, keys: Option<&LayerConfig>) -> layerlock_lock::ProjectParts {
@@ -451,6 +467,9 @@ fn merge(
                 .and_then(|c| c.allow_missing_time)
                 .unwrap_or(false),
         targets: targets.clone(),
+        replace: replace(args, keys)?,
+        require_checked: args.require_checked
+            || keys.and_then(|k| k.require_checked).unwrap_or(false),
     };
     layerlock_compile::check_split(&layer)?;
     // The fields a target sets are the first target's; the output stays

@@ -275,13 +275,23 @@ fn every_installer_takes_this_interpreters_entries() {
     // layerlock, then verify, from either.
     for lock in ["kv.txt", "pylock.toml"] {
         let env = venv(&work, &format!("ll-{lock}"), false);
+        // The image first: the layer relies on its engine.
+        let status = Command::new("uv")
+            .args(["pip", "install", "--quiet", "--no-deps", "--python"])
+            .arg(&env)
+            .args(["--index-url", &index.json(), "engine==2.0.0"])
+            .env("UV_CACHE_DIR", work.path().join("uv-cache"))
+            .status()
+            .unwrap();
+        assert!(status.success());
         let mut cmd = work.layerlock(&["install", lock, "--python"]);
         cmd.arg(&env)
             .args(["--index-url", &index.json()])
             .env("UV_CACHE_DIR", work.path().join("uv-cache"));
         let (code, _, stderr) = run(cmd);
         assert_eq!(code, 0, "{lock}: {stderr}");
-        assert_eq!(installed(&env), want, "{lock}");
+        let with_image = want.replacen("['", "['engine==2.0.0', '", 1);
+        assert_eq!(installed(&env), with_image, "{lock}");
         let mut cmd = work.layerlock(&["verify", lock, "--python"]);
         cmd.arg(&env);
         let (code, _, stderr) = run(cmd);

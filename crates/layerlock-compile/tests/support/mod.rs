@@ -81,6 +81,8 @@ impl Work {
             cooldown: None,
             allow_missing_time: false,
             targets: vec![target],
+            replace: Vec::new(),
+            require_checked: false,
         }
     }
 

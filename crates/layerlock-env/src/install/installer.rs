@@ -145,8 +145,9 @@ pub struct InstallerCommand {
     /// The installer's program, as the launcher is given it.
     program: PathBuf,
     command: Command,
-    /// Kept until the installer has run; removed when dropped.
-    requirements: NamedTempFile,
+    /// Kept until the installer has run; removed when dropped (none for
+    /// an uninstall).
+    requirements: Option<NamedTempFile>,
 }
 
 impl std::fmt::Debug for InstallerCommand {
@@ -154,7 +155,10 @@ impl std::fmt::Debug for InstallerCommand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InstallerCommand")
             .field("installer", &self.installer)
-            .field("requirements", &self.requirements.path())
+            .field(
+                "requirements",
+                &self.requirements.as_ref().map(NamedTempFile::path),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -251,7 +255,7 @@ impl InstallRequest<'_> {
             installer,
             program: PathBuf::from(cmd.get_program()),
             command: dies_with_us(cmd, self.python),
-            requirements,
+            requirements: Some(requirements),
         })
     }
 
@@ -293,6 +297,53 @@ impl InstallRequest<'_> {
             .and_then(|()| file.flush())
             .map_err(failed)?;
         Ok(file)
+    }
+}
+
+/// Removing the distributions a lock replaces on purpose, before its
+/// install: `pip uninstall -y` or `uv pip uninstall`, nothing else.
+pub struct UninstallRequest<'a> {
+    pub program: InstallerProgram<'a>,
+    pub python: &'a Path,
+    /// Normalised distribution names.
+    pub names: &'a [String],
+    pub quiet: bool,
+}
+
+impl UninstallRequest<'_> {
+    /// Build the command; nothing runs yet.
+    pub fn prepare(&self) -> InstallerCommand {
+        let installer = self.program.installer();
+        let mut cmd = match self.program {
+            InstallerProgram::Uv(uv) => {
+                let mut cmd = Command::new(uv);
+                cmd.args(["pip", "uninstall", "--python"]).arg(self.python);
+                cmd
+            }
+            InstallerProgram::Pip => {
+                let mut cmd = Command::new(self.python);
+                cmd.args([
+                    "-m",
+                    "pip",
+                    "uninstall",
+                    "-y",
+                    "--disable-pip-version-check",
+                ]);
+                cmd
+            }
+        };
+        if self.quiet {
+            cmd.arg("--quiet");
+        }
+        // Names only, after the options: a name never reads as a flag.
+        cmd.arg("--");
+        cmd.args(self.names);
+        InstallerCommand {
+            installer,
+            program: PathBuf::from(cmd.get_program()),
+            command: dies_with_us(cmd, self.python),
+            requirements: None,
+        }
     }
 }
 
@@ -506,7 +557,7 @@ mod tests {
         ];
         let cmd = request(InstallerProgram::Pip, &pins).prepare().unwrap();
         assert_eq!(
-            std::fs::read_to_string(cmd.requirements.path()).unwrap(),
+            std::fs::read_to_string(cmd.requirements.as_ref().unwrap().path()).unwrap(),
             "alpha==1.0 --hash=sha256:aa --hash=sha256:bb\nbeta==2.0\n"
         );
     }
@@ -522,7 +573,13 @@ mod tests {
         let cmd = req.prepare().unwrap();
         assert_eq!(cmd.installer(), Installer::Uv);
         let launcher = launcher_args(&cmd);
-        let requirements = cmd.requirements.path().display().to_string();
+        let requirements = cmd
+            .requirements
+            .as_ref()
+            .unwrap()
+            .path()
+            .display()
+            .to_string();
         assert_eq!(
             args(&cmd)[launcher..],
             [
@@ -552,7 +609,13 @@ mod tests {
         req.reinstall = &reinstall;
         let cmd = req.prepare().unwrap();
         assert_eq!(cmd.installer(), Installer::Pip);
-        let requirements = cmd.requirements.path().display().to_string();
+        let requirements = cmd
+            .requirements
+            .as_ref()
+            .unwrap()
+            .path()
+            .display()
+            .to_string();
         assert_eq!(
             args(&cmd)[launcher_args(&cmd)..],
             [
@@ -637,5 +700,23 @@ mod tests {
     fn installer_names() {
         assert_eq!(Installer::Uv.to_string(), "uv");
         assert_eq!(serde_json::to_string(&Installer::Pip).unwrap(), "\"pip\"");
+    }
+
+    #[test]
+    fn an_uninstall_names_only_the_replaced_distributions_after_the_options() {
+        let names = vec!["cupy-cuda12x".to_string()];
+        let cmd = UninstallRequest {
+            program: InstallerProgram::Pip,
+            python: Path::new("/venv/bin/python"),
+            names: &names,
+            quiet: true,
+        }
+        .prepare();
+        let args = args(&cmd);
+        let tail: Vec<&str> = args.iter().rev().take(2).map(String::as_str).collect();
+        assert_eq!(tail, ["cupy-cuda12x", "--"]);
+        assert!(args.iter().any(|a| a == "uninstall"), "{args:?}");
+        assert!(args.iter().any(|a| a == "-y"), "{args:?}");
+        assert!(cmd.requirements.is_none());
     }
 }

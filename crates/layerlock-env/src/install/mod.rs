@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 pub use installer::{
     Build, HashedPin, InstallRequest, Installer, InstallerCommand, InstallerProgram, Runs,
+    UninstallRequest,
 };
 pub use journal::Journal;
 pub use lock::InstallLock;

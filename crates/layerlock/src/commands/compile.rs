@@ -24,6 +24,7 @@ pub fn run(settings: &CompileSettings) -> Result<ExitCode> {
         check: settings.check,
         changes: settings.diff || settings.report.is_some(),
         cwd: settings.run.cwd.clone(),
+        check_files: true,
     };
     // Every layer is resolved before any is written: an error in the
     // last (a `-P` that names nothing) leaves every lock as it was.

@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use layerlock_env::{
     Build, Change, HashedPin, InstallLock, InstallOutcome, InstallRequest, InstallStatus,
-    Installer, InstallerCommand, InstallerProgram, Journal, Plan, Runs, Snapshot, plan,
+    Installer, InstallerCommand, InstallerProgram, Journal, Plan, Runs, Snapshot, UninstallRequest,
+    plan,
 };
 
 use crate::environment;
@@ -51,6 +52,9 @@ fn print_plan(plan: &Plan) {
             c.installed.version,
             by(&c.installed.installer)
         );
+    }
+    for w in &plan.remove {
+        outln!("remove   {}=={} (the lock replaces it)", w.name, w.version);
     }
     for w in &plan.keep {
         outln!("keep     {}=={}", w.name, w.version);
@@ -108,8 +112,11 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     for bad in &before.unreadable {
         diag!("warning: cannot read {}: {}", bad.path.display(), bad.why);
     }
+    check_base(settings, &lock, &before)?;
     let journal = Journal::in_site(&interpreter.purelib);
-    let (plan, repair) = make_plan(settings, &entries, &before, &journal)?;
+    let (mut plan, repair) = make_plan(settings, &entries, &before, &journal)?;
+    plan.replacing(&lock.header.replaces, &before)
+        .map_err(|why| anyhow::anyhow!("{}: {why}", settings.lock.display()))?;
     // Write the report, if asked for, and give the exit code.
     let finish = |outcome: InstallOutcome| -> Result<ExitCode> {
         let code = exit_code(outcome.status);
@@ -177,7 +184,10 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
     }
     // Recorded before anything is touched, removed once all is done.
     journal.record(&plan)?;
-    let exit = run_installers(settings, &interpreter.executable, &runs, &repair)?;
+    let mut exit = remove_replaced(settings, &interpreter.executable, &plan)?;
+    if exit == 0 {
+        exit = run_installers(settings, &interpreter.executable, &runs, &repair)?;
+    }
     let after = Snapshot::scan(&interpreter.paths);
     let outcome = InstallOutcome::settle(&plan, &before, &after, exit);
     print_outcome(&outcome, plan.keep.len(), settings.quiet);
@@ -185,6 +195,69 @@ pub fn run(settings: &InstallSettings) -> Result<ExitCode> {
         journal.clear();
     }
     finish(outcome)
+}
+
+/// The image's pins the layer relies on (its lock's trailer) are there:
+/// a layer installed without them would not work, whatever else passes.
+fn check_base(
+    settings: &InstallSettings,
+    lock: &layerlock_lock::Lock,
+    before: &Snapshot,
+) -> Result<()> {
+    let missing = layerlock_env::missing_base(&lock.base_used, before);
+    if !missing.is_empty() {
+        Err(Hinted {
+            message: format!(
+                "{} relies on the image's {}; the layer would not work here",
+                settings.lock.display(),
+                missing.join("; ")
+            ),
+            hints: vec![
+                "install onto the image the lock was compiled for (its base lock first), or compile the layer against this environment with --base-env".to_string(),
+            ],
+        }
+        .into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Remove what the lock replaces on purpose, before installing: the
+/// installer's exit code (0 when there was nothing to remove).
+fn remove_replaced(settings: &InstallSettings, python: &Path, plan: &Plan) -> Result<i32> {
+    if plan.remove.is_empty() {
+        return Ok(0);
+    }
+    let names: Vec<String> = plan.remove.iter().map(|r| r.name.clone()).collect();
+    let program = match settings.installer {
+        Installer::Uv => {
+            let Some(uv) = &settings.uv else {
+                bail!("--installer uv, but uv is not on PATH");
+            };
+            InstallerProgram::Uv(uv)
+        }
+        Installer::Pip => InstallerProgram::Pip,
+    };
+    if !settings.quiet {
+        let pins: Vec<String> = plan
+            .remove
+            .iter()
+            .map(|r| format!("{}=={}", r.name, r.version))
+            .collect();
+        diag!(
+            "removing {} first: the lock replaces {} on purpose",
+            pins.join(", "),
+            if pins.len() == 1 { "it" } else { "them" }
+        );
+    }
+    let command = UninstallRequest {
+        program,
+        python,
+        names: &names,
+        quiet: settings.quiet,
+    }
+    .prepare();
+    Ok(command.run()?)
 }
 
 /// Each installer run in turn until one fails: its exit code (0 when all

@@ -28,6 +28,10 @@ struct Report {
     integrity: Vec<IntegrityProblem>,
     imports: Vec<ImportResult>,
     clashes: Vec<Clash>,
+    /// The image's pins the layer relies on that are absent or at another
+    /// version.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    base: Vec<String>,
     unreadable: Vec<String>,
 }
 
@@ -80,7 +84,9 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
     };
     let imports = import_modules(&interpreter.executable, &settings.imports, IMPORT_LIMIT)?;
     let clashes = clashes(&snapshot, &records);
+    let base = layerlock_env::missing_base(&lock.base_used, &snapshot);
     let ok = missing.is_empty()
+        && base.is_empty()
         && different.is_empty()
         && integrity.is_empty()
         && imports.iter().all(|i| i.ok)
@@ -97,6 +103,7 @@ pub fn run(settings: &VerifySettings) -> Result<ExitCode> {
         integrity,
         imports,
         clashes,
+        base,
         unreadable: snapshot
             .unreadable
             .iter()
@@ -150,6 +157,9 @@ fn print_text(report: &Report, integrity: bool) {
             c.example,
             c.modules.join(", ")
         );
+    }
+    for b in &report.base {
+        outln!("base       {b}; the layer relies on it");
     }
     for u in &report.unreadable {
         outln!("unreadable {u}");
