@@ -115,9 +115,6 @@ pub fn check_files(
         report.unchecked.sort();
         return report;
     }
-    for job in &jobs {
-        source.prefetch_project(&job.name);
-    }
     let listed = list_all(&jobs, target, source);
     let fold = fold_case(target);
     let mut image: BTreeMap<String, (usize, (u32, u64))> = BTreeMap::new();
@@ -173,7 +170,7 @@ pub fn check_files(
 /// systems do).
 fn fold_case(target: &Target) -> bool {
     let platform = target.platform_name();
-    platform.starts_with("macos") || platform.starts_with("win")
+    platform.contains("apple-darwin") || platform.contains("windows")
 }
 
 /// Where a listing's files land, each with its content: members as
@@ -240,6 +237,21 @@ fn list_one(
     target: &Target,
     source: &dyn LayerSource,
 ) -> Result<Arc<WheelListing>, String> {
+    if let Pick::Version(version) = &job.pick
+        && let Some(Ok(files)) = source.version_files(&job.name, version)
+    {
+        let refs: Vec<&IndexFile> = files.iter().collect();
+        return match layerlock_dist::best_wheel(&refs, target) {
+            Some(wheel) => source
+                .wheel_listing(&job.name, wheel)
+                .map_err(|e| format!("its wheel cannot be listed: {e}")),
+            None if refs.iter().any(|f| f.filename.ends_with(".whl")) => Err(format!(
+                "no wheel for {} on the indexes asked",
+                target.describe()
+            )),
+            None => Err("an sdist only: its files are known once built".to_string()),
+        };
+    }
     let answer = source
         .project(&job.name)
         .map_err(|e| format!("its index page cannot be read: {e}"))?;

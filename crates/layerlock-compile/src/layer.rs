@@ -45,15 +45,10 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// What the layer's resolutions fetched: the targets share their
-    /// sources, so the first one's counts hold all of them.
+    /// What compiling the layer fetched, its file check included: the
+    /// targets share their sources, so the first one's counts hold all.
     pub fn fetched(&self) -> FetchStats {
-        let first = &self.resolved[0];
-        if self.resolved.len() > 1 {
-            first.source.stats()
-        } else {
-            first.stats.clone()
-        }
+        self.resolved[0].source.stats()
     }
 }
 

@@ -127,6 +127,30 @@ impl<S: PackageSource> PackageSource for Plain<S> {
     ) -> Result<Arc<layerlock_dist::CoreMetadata>, layerlock_dist::SourceError> {
         self.0.metadata(name, file)
     }
+
+    fn prefetch_project(&self, name: &PackageName) {
+        self.0.prefetch_project(name);
+    }
+
+    fn prefetch_metadata(&self, name: &PackageName, file: &layerlock_dist::IndexFile) {
+        self.0.prefetch_metadata(name, file);
+    }
+
+    fn version_files(
+        &self,
+        name: &PackageName,
+        version: &uv_pep440::Version,
+    ) -> Option<Result<Vec<layerlock_dist::IndexFile>, layerlock_dist::SourceError>> {
+        self.0.version_files(name, version)
+    }
+
+    fn wheel_listing(
+        &self,
+        name: &PackageName,
+        file: &layerlock_dist::IndexFile,
+    ) -> Result<Arc<layerlock_dist::WheelListing>, layerlock_dist::SourceError> {
+        self.0.wheel_listing(name, file)
+    }
 }
 
 impl<S: PackageSource> LayerSource for Plain<S> {}

@@ -71,6 +71,17 @@ pub trait PackageSource: Send + Sync {
     /// A hint that `metadata(name, file)` will be asked soon.
     fn prefetch_metadata(&self, _name: &PackageName, _file: &IndexFile) {}
 
+    /// The files of one version, when the source can tell them without its
+    /// whole project page (PyPI's JSON API for one release): `None` when it
+    /// cannot, and the caller reads the page.
+    fn version_files(
+        &self,
+        _name: &PackageName,
+        _version: &uv_pep440::Version,
+    ) -> Option<Result<Vec<IndexFile>, SourceError>> {
+        None
+    }
+
     /// What installing the wheel `file` writes (its zip directory and the
     /// scripts of its entry points). A source that cannot tell says so:
     /// a file list is never guessed.

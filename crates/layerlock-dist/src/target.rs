@@ -17,6 +17,17 @@ pub enum TargetError {
         "`{0}` names an Android, iOS or WebAssembly target; layerlock compiles layers for Linux, macOS and Windows images"
     )]
     Unsupported(String),
+    /// A C library version no release has had: almost always a typo.
+    #[error(
+        "`{given}` names {library} {version}, which does not exist (the newest is {newest}); did you mean `{suggestion}`?"
+    )]
+    NoSuchLibc {
+        given: String,
+        library: &'static str,
+        version: String,
+        newest: String,
+        suggestion: String,
+    },
     #[error("`{0}` is not a Python version like 3.12 (or 3.12.4)")]
     PythonVersion(String),
     #[error("cannot compute tags for the target: {0}")]
@@ -153,6 +164,36 @@ fn parse_glibc(text: &str) -> Option<(u16, u16)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
+/// The newest glibc (2.x, a release each February and August: 2.44 in
+/// August 2026) and musl (1.x) released: a target past them is a
+/// typo (`manylinux_2_82` for `_2_28`), never a real image.
+const NEWEST_GLIBC_MINOR: u16 = 44;
+const NEWEST_MUSL_MINOR: u16 = 2;
+
+/// The error for a libc version that does not exist, suggesting the one
+/// with its digits swapped when that exists, else the newest.
+fn no_such_libc(
+    name: &str,
+    library: &'static str,
+    (major, minor): (u16, u16),
+    (_, newest): (u16, u16),
+) -> TargetError {
+    let swapped: String = minor.to_string().chars().rev().collect();
+    let near = swapped
+        .parse::<u16>()
+        .ok()
+        .filter(|m| *m <= newest && (library == "musl" || *m >= 5))
+        .unwrap_or(newest);
+    let (from, to) = (format!("_{major}_{minor}"), format!("_{major}_{near}"));
+    TargetError::NoSuchLibc {
+        given: name.to_string(),
+        library,
+        version: format!("{major}.{minor}"),
+        newest: format!("{major}.{newest}"),
+        suggestion: name.replacen(&from, &to, 1),
+    }
+}
+
 /// Platform names, as `uv pip compile --python-platform` spells them, plus
 /// `{arch}-manylinux_X_Y` / `{arch}-musllinux_X_Y` for any glibc/musl version.
 fn parse_platform(name: &str) -> Result<(Os, Arch, String), TargetError> {
@@ -194,11 +235,27 @@ fn parse_platform(name: &str) -> Result<(Os, Arch, String), TargetError> {
         if major != 2 || minor < 5 {
             return Err(err());
         }
+        if minor > NEWEST_GLIBC_MINOR {
+            return Err(no_such_libc(
+                name,
+                "glibc",
+                (major, minor),
+                (2, NEWEST_GLIBC_MINOR),
+            ));
+        }
         Os::Manylinux { major, minor }
     } else if let Some(v) = rest.strip_prefix("musllinux_") {
         let (major, minor) = parse_glibc(v).ok_or_else(err)?;
         if major != 1 {
             return Err(err());
+        }
+        if minor > NEWEST_MUSL_MINOR {
+            return Err(no_such_libc(
+                name,
+                "musl",
+                (major, minor),
+                (1, NEWEST_MUSL_MINOR),
+            ));
         }
         Os::Musllinux { major, minor }
     } else if rest == "apple-darwin" {
@@ -277,5 +334,39 @@ mod tests {
     fn unknown_platform_is_explained() {
         let err = Target::new("3.12", "sparc-solaris").unwrap_err();
         assert!(err.to_string().contains("x86_64-manylinux_2_28"));
+    }
+
+    #[test]
+    fn a_glibc_or_musl_that_does_not_exist_is_refused_with_the_near_one() {
+        let err = Target::new("3.12", "x86_64-manylinux_2_82")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "`x86_64-manylinux_2_82` names glibc 2.82, which does not exist (the newest is 2.44); did you mean `x86_64-manylinux_2_28`?"
+        );
+        let err = Target::new("3.12", "aarch64-manylinux_2_99")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("did you mean `aarch64-manylinux_2_44`?"),
+            "{err}"
+        );
+        let err = Target::new("3.12", "x86_64-musllinux_1_3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("did you mean `x86_64-musllinux_1_2`?"),
+            "{err}"
+        );
+        // uv's spellings and real levels keep working.
+        for ok in [
+            "x86_64-manylinux_2_17",
+            "aarch64-manylinux_2_39",
+            "riscv64-unknown-linux",
+            "x86_64-musllinux_1_1",
+        ] {
+            assert!(Target::new("3.12", ok).is_ok(), "{ok}");
+        }
     }
 }

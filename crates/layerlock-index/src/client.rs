@@ -250,6 +250,10 @@ struct Inner {
     /// Wheels' file listings made this run (by sha256), from a directory
     /// that was read for METADATA anyway.
     listings: Mutex<HashMap<String, WheelListing>>,
+    /// Release answers from a JSON API: found, and not (an index, or a
+    /// network, without one answers none: after a few it is not asked).
+    releases_found: std::sync::atomic::AtomicUsize,
+    releases_missed: std::sync::atomic::AtomicUsize,
     /// Per project, the bytes fetching guessed metadata may cost.
     guessed: Mutex<HashMap<PackageName, u64>>,
     /// Per project, how many of its versions were read and found unusable.
@@ -322,6 +326,8 @@ impl IndexClient {
                 metadata: Mutex::default(),
                 layouts: Mutex::default(),
                 listings: Mutex::default(),
+                releases_found: Default::default(),
+                releases_missed: Default::default(),
                 guessed: Mutex::default(),
                 rejections: Mutex::default(),
                 speculators: Hooks::default(),
@@ -421,6 +427,19 @@ impl IndexClient {
     }
 }
 
+impl IndexClient {
+    /// The files of `name==version` from the first index with a PyPI JSON
+    /// API for releases (`…/pypi/NAME/VERSION/json` beside `…/simple/`),
+    /// kept in the cache: a release's files do not change once uploaded.
+    /// `None` when no index has one, or it does not know the release.
+    pub fn release_files(&self, name: &PackageName, version: &Version) -> Option<Vec<IndexFile>> {
+        let inner = self.inner.clone();
+        let (name, version) = (name.clone(), version.clone());
+        self.runtime()
+            .block_on(async move { inner.release_files(&name, &version).await })
+    }
+}
+
 impl Drop for IndexClient {
     /// Fetches still running were guesses nobody needs now: they are left
     /// behind rather than waited for (a name lookup stuck in the resolver's
@@ -511,6 +530,14 @@ impl PackageSource for IndexClient {
         self.wheel_listing_of(file)
     }
 
+    fn version_files(
+        &self,
+        name: &PackageName,
+        version: &Version,
+    ) -> Option<Result<Vec<IndexFile>, SourceError>> {
+        self.release_files(name, version).map(Ok)
+    }
+
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
         // From the cache alone a guess about older versions is only work
         // the resolver may not need; it reads what it does need when it
@@ -543,6 +570,67 @@ impl Held {
         let to = from.saturating_add(usize::try_from(self.dir.size).unwrap_or(usize::MAX));
         self.bytes.get(from..to).ok_or(zip::ZipError::Truncated)
     }
+}
+
+/// Release lookups that answer nothing before the JSON API is taken to be
+/// absent for the rest of the run (the project page is read instead).
+const RELEASE_API_TRIES: usize = 4;
+
+/// One file of a PyPI JSON API release answer, as an index page lists it:
+/// its name, URL and sha256 at least.
+fn release_file(file: &serde_json::Value, listed_by: &str) -> Option<IndexFile> {
+    Some(IndexFile {
+        filename: file["filename"].as_str()?.to_string(),
+        url: file["url"].as_str()?.to_string(),
+        sha256: Some(file["digests"]["sha256"].as_str()?.to_ascii_lowercase()),
+        requires_python: None,
+        yanked: None,
+        upload_time: None,
+        size: file["size"].as_u64(),
+        core_metadata: None,
+        listed_by: listed_by.to_string(),
+    })
+}
+
+/// A release's files as the cache keeps them: `name url sha256 size` a
+/// line (none holds white space).
+fn encode_release(files: &[IndexFile]) -> String {
+    let mut out = String::from("layerlock-release 1\n");
+    for f in files {
+        out.push_str(&format!(
+            "{} {} {} {}\n",
+            f.filename,
+            f.url,
+            f.sha256.as_deref().unwrap_or("-"),
+            f.size.map_or("-".to_string(), |s| s.to_string())
+        ));
+    }
+    out
+}
+
+fn decode_release(text: &str) -> Option<Vec<IndexFile>> {
+    let mut lines = text.lines();
+    if lines.next()? != "layerlock-release 1" {
+        return None;
+    }
+    lines
+        .map(|line| {
+            let mut parts = line.split(' ');
+            let (filename, url, sha, size) =
+                (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+            Some(IndexFile {
+                filename: filename.to_string(),
+                url: url.to_string(),
+                sha256: (sha != "-").then(|| sha.to_string()),
+                requires_python: None,
+                yanked: None,
+                upload_time: None,
+                size: size.parse().ok(),
+                core_metadata: None,
+                listed_by: String::new(),
+            })
+        })
+        .collect()
 }
 
 /// `NAME.dist-info/entry_points.txt`, at the top of the wheel.
@@ -1427,6 +1515,47 @@ impl Inner {
             start,
             dir,
         })
+    }
+
+    /// See [`IndexClient::release_files`].
+    async fn release_files(&self, name: &PackageName, version: &Version) -> Option<Vec<IndexFile>> {
+        for index in &self.indexes {
+            let base = index.url.as_str().strip_suffix("simple/")?;
+            let url = Url::parse(&format!("{base}pypi/{name}/{version}/json")).ok()?;
+            let key = format!("release-{}", hex_sha256(url.as_str().as_bytes()));
+            if let Some(files) = self.cache.listing(&key).and_then(|t| decode_release(&t)) {
+                return Some(files);
+            }
+            use std::sync::atomic::Ordering::Relaxed;
+            let (found, missed) = (&self.releases_found, &self.releases_missed);
+            if self.offline
+                || (found.load(Relaxed) == 0 && missed.load(Relaxed) >= RELEASE_API_TRIES)
+            {
+                return None;
+            }
+            let answer = self
+                .get(Fetch::JsonApi, &url, HeaderMap::new(), MAX_PAGE_BYTES)
+                .await;
+            let Some(response) = answer.ok().filter(|r| r.status.is_success()) else {
+                missed.fetch_add(1, Relaxed);
+                continue;
+            };
+            found.fetch_add(1, Relaxed);
+            let value: serde_json::Value = serde_json::from_slice(&response.body).ok()?;
+            let listed_by = redact(index.url.as_str());
+            let files: Vec<IndexFile> = value["urls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| release_file(f, &listed_by))
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            self.cache.put_listing(&key, &encode_release(&files));
+            return Some(files);
+        }
+        None
     }
 
     /// What installing the wheel `file` writes, from the cache (a wheel's

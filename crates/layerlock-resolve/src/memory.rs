@@ -21,6 +21,8 @@ pub struct Memory {
     projects: BTreeMap<String, Vec<Release>>,
     uploaded: BTreeMap<String, jiff::Timestamp>,
     requires_python: BTreeMap<String, uv_pep440::VersionSpecifiers>,
+    listings: BTreeMap<String, layerlock_dist::WheelListing>,
+    sdist_only: std::collections::BTreeSet<String>,
 }
 
 impl Memory {
@@ -55,6 +57,34 @@ impl Memory {
         self
     }
 
+    /// The wheel of `name==version` holds `files`: `(path, crc32, size)`.
+    pub fn files(mut self, pin: &str, files: &[(&str, u32, u64)]) -> Self {
+        let listing = self.listings.entry(pin.to_string()).or_default();
+        listing.files = files
+            .iter()
+            .map(|(path, crc32, size)| layerlock_dist::ListedFile {
+                path: (*path).to_string(),
+                crc32: *crc32,
+                size: *size,
+            })
+            .collect();
+        self
+    }
+
+    /// The wheel of `name==version` makes the script `name` running
+    /// `target` (`module:function`).
+    pub fn script(mut self, pin: &str, name: &str, target: &str) -> Self {
+        let listing = self.listings.entry(pin.to_string()).or_default();
+        listing.scripts.push((name.to_string(), target.to_string()));
+        self
+    }
+
+    /// `name==version` comes as an sdist only.
+    pub fn sdist_only(mut self, pin: &str) -> Self {
+        self.sdist_only.insert(pin.to_string());
+        self
+    }
+
     /// Another release: `name==version` with its `Requires-Dist` lines.
     pub fn add(&mut self, name: &str, version: &str, deps: &[&str]) {
         self.projects.entry(name.to_string()).or_default().push((
@@ -74,7 +104,11 @@ impl PackageSource for Memory {
         let files = versions
             .iter()
             .map(|(v, _)| IndexFile {
-                filename: format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name()),
+                filename: if self.sdist_only.contains(&format!("{name}=={v}")) {
+                    format!("{}-{v}.tar.gz", name.as_dist_info_name())
+                } else {
+                    format!("{}-{v}-py3-none-any.whl", name.as_dist_info_name())
+                },
                 url: format!("mem://{name}/{v}"),
                 sha256: Some(digest(&format!("{name}=={v}"))),
                 requires_python: self.requires_python.get(&format!("{name}=={v}")).cloned(),
@@ -110,6 +144,20 @@ impl PackageSource for Memory {
         }
         let metadata = CoreMetadata::parse(text.as_bytes()).expect("metadata the table wrote");
         Ok(Arc::new(metadata))
+    }
+
+    fn wheel_listing(
+        &self,
+        name: &PackageName,
+        file: &IndexFile,
+    ) -> Result<Arc<layerlock_dist::WheelListing>, SourceError> {
+        let version = file.url.rsplit('/').next().unwrap_or_default();
+        match self.listings.get(&format!("{name}=={version}")) {
+            Some(listing) => Ok(Arc::new(listing.clone())),
+            None => Err(SourceError::Other {
+                message: format!("{}: no listing in the table", file.filename),
+            }),
+        }
     }
 }
 
