@@ -47,7 +47,11 @@ fn roots(sites: &[String]) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// Every pair of distributions sharing files, sorted. RECORDs come from
+/// A file's first owner, and the sha256 its RECORD gives.
+type Owner<'a> = (&'a str, Option<Cow<'a, str>>);
+
+/// Every pair of distributions sharing files with other bytes (the same
+/// bytes, by their RECORDs' sha256, are no clash), sorted. RECORDs come from
 /// `records` (what the scan read), else are read now; a distribution whose
 /// RECORD cannot be read owns nothing here (`verify --integrity` reports it).
 pub fn clashes(snapshot: &Snapshot, records: &Records) -> Vec<Clash> {
@@ -72,7 +76,7 @@ pub fn clashes(snapshot: &Snapshot, records: &Records) -> Vec<Clash> {
     // The first owner of every file; a file claimed again goes to `shared`
     // under its full path, with all its owners. Nearly every file has one
     // owner, and its key borrows the RECORD's text.
-    let mut first: HashMap<(usize, Cow<'_, str>), &str> = HashMap::new();
+    let mut first: HashMap<(usize, Cow<'_, str>), Owner<'_>> = HashMap::new();
     let mut shared: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (dist, text) in &dists {
         let Ok(text) = text.as_ref() else {
@@ -96,13 +100,17 @@ pub fn clashes(snapshot: &Snapshot, records: &Records) -> Vec<Clash> {
             };
             match first.entry((*root, path)) {
                 Entry::Vacant(vacant) => {
-                    vacant.insert(dist.name.as_str());
+                    vacant.insert((dist.name.as_str(), line.sha256));
                 }
+                // The same bytes (a shared namespace `__init__.py`): no
+                // clash, as compile and install judge it.
+                Entry::Occupied(occupied)
+                    if line.sha256.is_some() && occupied.get().1 == line.sha256 => {}
                 Entry::Occupied(occupied) => {
                     let (root, path) = occupied.key();
                     shared
                         .entry(format!("{}/{path}", names[*root]))
-                        .or_insert_with(|| vec![*occupied.get()])
+                        .or_insert_with(|| vec![occupied.get().0])
                         .push(dist.name.as_str());
                 }
             }
@@ -178,12 +186,12 @@ mod tests {
         install(
             site,
             "engine-cuda13",
-            &[("engine/a.py", "a"), ("engine/b.py", "B")],
+            &[("engine/a.py", "A"), ("engine/b.py", "B")],
         );
         install(
             site,
             "other",
-            &[("other/__init__.py", ""), ("engine.pth", "")],
+            &[("other/__init__.py", ""), ("engine.pth", "other")],
         );
         // Listing one file twice is not a clash with itself.
         install(site, "twice", &[("twice.py", ""), ("twice.py", "")]);
@@ -224,7 +232,7 @@ mod tests {
             "outer",
             &[("vendored/mod.py", "m"), ("outer.py", "")],
         );
-        install(&inner, "inner", &[("mod.py", "m")]);
+        install(&inner, "inner", &[("mod.py", "M")]);
         let (snapshot, records) = scan(&[&outer, &inner]);
         let found = clashes(&snapshot, &records);
         assert_eq!(found.len(), 1, "{found:?}");
@@ -250,4 +258,15 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn the_same_bytes_at_one_path_are_no_clash() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site-packages");
+        install(&site, "nsa", &[("ns/__init__.py", ""), ("ns/a.py", "a")]);
+        install(&site, "nsb", &[("ns/__init__.py", ""), ("ns/b.py", "b")]);
+        let (snapshot, records) = scan(&[site.as_path()]);
+        assert_eq!(clashes(&snapshot, &records), vec![]);
+    }
+
 }

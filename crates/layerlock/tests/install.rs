@@ -759,3 +759,80 @@ fn a_broken_lock_never_starts_the_interpreter() {
         "the interpreter was run for a lock that was refused"
     );
 }
+
+#[test]
+fn a_layer_that_replaces_the_images_package_compiles_installs_and_verifies() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    // The image: a real venv made from its own lock.
+    let python = venv(&work, "image", false);
+    let base = lock(&work, &index, "engine\nalpha==1.0.0\n", "base");
+    let (code, _, stderr) = install(&work, &index, &base, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // A layer whose engine build writes over the image's: refused at
+    // compile time, naming the pair and the ways out.
+    work.write("layer.in", "engine-cuda13\nbeta\nnsa\nnsb\n");
+    let compile = |extra: &[&str]| {
+        let mut cmd = work.layerlock(&["compile", "layer.in", "--base", "base.txt", "-o", "layer.txt"]);
+        cmd.args(["--python-version", &host_python(), "--platform", "x86_64-manylinux_2_28"])
+            .args(["--index-url", &index.json()])
+            .args(extra);
+        run(cmd)
+    };
+    let (code, _, stderr) = compile(&[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("engine-cuda13==0.3.0 writes over 1 file of the image's engine==0.3.0 (e.g. engine/__init__.py)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: or replace the image's engine on purpose: --replace engine"), "{stderr}");
+    assert!(!work.path().join("layer.txt").exists());
+    // Replaced on purpose: recorded, installed, verified. The two
+    // namespace packages write the same `ns/__init__.py`: no clash.
+    let (code, _, stderr) = compile(&["--replace", "engine"]);
+    assert_eq!(code, 0, "{stderr}");
+    let layer = work.read("layer.txt");
+    assert!(layer.contains("# layerlock-replaces: engine==0.3.0\n"), "{layer}");
+    let layer = work.path().join("layer.txt");
+    let (code, _, stderr) = install(&work, &index, &layer, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("removing engine==0.3.0 first: the lock replaces it on purpose"), "{stderr}");
+    let (code, stdout, stderr) = verify(&work, &layer, &python, &["--integrity"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("present and intact"), "{stdout}");
+    let site = site_packages(work.path().join("image"));
+    assert!(!site.join("engine-0.3.0.dist-info").exists());
+    assert!(site.join("engine_cuda13-0.3.0.dist-info").exists());
+}
+
+#[test]
+fn a_layer_installed_without_the_base_pins_it_relies_on_is_refused() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    work.write("base.txt", "alpha==1.0.0\n");
+    work.write("layer.in", "beta\n");
+    let mut cmd = work.layerlock(&["compile", "layer.in", "--base", "base.txt", "-o", "layer.txt"]);
+    cmd.args(["--python-version", &host_python(), "--platform", "x86_64-manylinux_2_28"])
+        .args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let layer = work.path().join("layer.txt");
+    let python = venv(&work, "bare", false);
+    let (code, _, stderr) = install(&work, &index, &layer, &python, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("relies on the image's alpha==1.0.0 (base.txt:1) is not installed"),
+        "{stderr}"
+    );
+    // With the image's alpha, it installs; verify checks the base too.
+    uv_install(&work, &index, &python, &["alpha==1.0.0"]);
+    let (code, _, stderr) = install(&work, &index, &layer, &python, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    uv_install(&work, &index, &python, &["alpha==2.0.0"]);
+    let (code, stdout, _) = verify(&work, &layer, &python, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("base       alpha==1.0.0 (base.txt:1) is installed at 2.0.0; the layer relies on it"),
+        "{stdout}"
+    );
+}
