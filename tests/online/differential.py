@@ -113,6 +113,9 @@ class Case:
     # The image's packages layerlock replaces on purpose (--replace); uv
     # has no file check, so it needs none.
     replace: list[str] = dataclasses.field(default_factory=list)
+    # A regex: layerlock must refuse the lock for a file clash (exit 2,
+    # stderr matching) while uv, which checks no files, writes one.
+    clash: str | None = None
 
 
 def overrides_and_replace(case: Case) -> list[str]:
@@ -186,6 +189,25 @@ CASES: dict[str, Case] = {
         **CUDA13,
         targets=[("3.12", "x86_64-manylinux_2_28"), ("3.12", "aarch64-manylinux_2_28")],
         note="the bundled example as one lock for the x86_64 and the aarch64 image",
+    ),
+    "opencv-headless-clash": Case(
+        cwd=_local("opencv-headless"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        clash=r"opencv-python-headless==\S+ writes over \d+ files of the image's opencv-python==4\.10\.0\.84 \(e\.g\. cv2/",
+        note="albumentations pulls opencv-python-headless over the image's opencv-python: "
+        "layerlock refuses, uv writes the lock",
+    ),
+    "opencv-headless-replaced": Case(
+        cwd=_local("opencv-headless"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.12",
+        platform="x86_64-manylinux_2_28",
+        replace=["opencv-python"],
+        note="the same with the image's opencv-python replaced on purpose: both tools agree",
     ),
     "two-pythons": Case(
         cwd=_local("two-pythons"),
@@ -876,6 +898,21 @@ def run_tools(
     return ll, uv, f"layerlock {ll.seconds:.1f}s, uv {uv.seconds:.1f}s{uv_note}"
 
 
+def expected_clash(case: Case, ll: Run, uv: Run, timing: str) -> tuple[bool, str]:
+    """The verdict on a case only layerlock must refuse: a file clash."""
+    assert case.clash is not None
+    problems = []
+    if ll.code != 2:
+        problems.append(f"layerlock exited {ll.code}, expected 2")
+    elif not re.search(case.clash, ll.stderr):
+        problems.append(f"layerlock stderr does not match /{case.clash}/: {last_lines(ll.stderr)}")
+    if uv.code != 0:
+        problems.append(f"uv exited {uv.code}: {last_lines(uv.stderr)}")
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"layerlock refuses the clash, uv writes the lock ({timing})"
+
+
 def expected_failure(case: Case, ll: Run, uv: Run, timing: str) -> tuple[bool, str]:
     """The verdict on a case both tools must refuse."""
     assert case.expect_failure is not None
@@ -964,6 +1001,8 @@ def compare_requirements(
     ll, uv, timing = run_tools(name, case, args, setup, "requirements")
     if case.expect_failure is not None:
         return expected_failure(case, ll, uv, timing)
+    if case.clash is not None:
+        return expected_clash(case, ll, uv, timing)
     failed = tool_failure(ll, uv)
     if failed:
         return False, failed
@@ -991,6 +1030,8 @@ def compare_pylock(
     ll, uv, timing = run_tools(name, case, args, setup, "pylock")
     if case.expect_failure is not None:
         return expected_failure(case, ll, uv, timing)
+    if case.clash is not None:
+        return expected_clash(case, ll, uv, timing)
     failed = tool_failure(ll, uv)
     if failed:
         return False, failed
