@@ -83,6 +83,9 @@ pub struct LayerConfig {
     pub platform: Option<OneOrMany>,
     #[serde(default)]
     pub owned: Vec<String>,
+    /// Versions the image installs over its own lock's pins.
+    #[serde(default)]
+    pub owned_over: Vec<String>,
     /// The image's packages the layer replaces on purpose.
     #[serde(default)]
     pub replace: Vec<String>,
@@ -296,6 +299,7 @@ pub const LAYER_KEYS: &[&str] = &[
     "platform",
     "platforms",
     "owned",
+    "owned-over",
     "replace",
     "require-checked",
     "base-env",
@@ -340,6 +344,7 @@ pub fn with_defaults(d: &LayerConfig, layers: &[LayerConfig]) -> Vec<LayerConfig
             } else {
                 l.owned.clone()
             },
+            owned_over: or_default(&l.owned_over, &d.owned_over),
             replace: or_default(&l.replace, &d.replace),
             require_checked: l.require_checked.or(d.require_checked),
             base_env: l.base_env.clone().or_else(|| d.base_env.clone()),

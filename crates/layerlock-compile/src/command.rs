@@ -48,6 +48,7 @@ const WITH_VALUE: &[&str] = &[
     "--python-platform",
     "--owned",
     "--replace",
+    "--owned-over",
     "--exclude-newer",
     "--prerelease",
     "--min-age",

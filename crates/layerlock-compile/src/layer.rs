@@ -364,7 +364,17 @@ fn lock(
             .as_ref()
             .map_or_else(Default::default, |o| o.path.clone()),
         bases,
-        owned: layer.owned.clone(),
+        owned: layer
+            .owned
+            .iter()
+            .cloned()
+            .chain(
+                layer
+                    .owned_over
+                    .iter()
+                    .map(|o| format!("{o} (installed over the base's pin)")),
+            )
+            .collect(),
         command: layer.command.clone(),
         directory: layer.lock_directory(),
     };

@@ -181,6 +181,9 @@ pub struct LayerPlan {
     /// The image's packages the layer replaces on purpose (`--replace`):
     /// their files may be written over, and the lock says so.
     pub replace: Vec<uv_normalize::PackageName>,
+    /// `--owned-over NAME==VERSION`: the image installs this version over
+    /// the one its own lock pins, said on purpose.
+    pub owned_over: Vec<String>,
     /// `--require-checked`: a distribution whose files cannot be listed is
     /// an error, not a name in the lock's header.
     pub require_checked: bool,

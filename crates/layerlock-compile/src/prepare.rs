@@ -166,6 +166,9 @@ fn read_bases(
     for owned in &layer.owned {
         bases.add_owned(owned)?;
     }
+    for spec in &layer.owned_over {
+        bases.add_owned_over(spec)?;
+    }
     Ok(bases.pins)
 }
 

@@ -605,3 +605,31 @@ fn the_freeze_tools_a_layer_pins_without_a_base_naming_them_are_found() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_version_the_image_installs_over_its_lock_is_resolved_against_and_said() {
+    let work = Work::new();
+    work.write("in.txt", "requests\n");
+    work.write("image.txt", "urllib3==1.26.0\n");
+    let mut layer = work.layer(&["in.txt"], &["image.txt"]);
+    // `--owned` another version than the base pins: refused as drift.
+    layer.targets[0].owned = vec!["urllib3==2.2.0".to_string()];
+    let failed = compile(&layer, &work.options(), &index()).err().unwrap();
+    assert!(
+        matches!(failed.error, CompileError::Base(_)),
+        "{:?}",
+        failed.error
+    );
+    layer.targets[0].owned = Vec::new();
+    layer.owned_over = vec!["urllib3==2.2.0".to_string()];
+    let compiled = compile(&layer, &work.options(), &index()).unwrap();
+    let text = compiled.written[0].lock.render(layer.format, "out.txt");
+    assert!(
+        text.contains("# layerlock-owned: urllib3==2.2.0 (installed over the base's pin)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#   urllib3==2.2.0 (--owned-over, over 1.26.0 (image.txt:1)) via requests"),
+        "{text}"
+    );
+}

@@ -268,5 +268,4 @@ mod tests {
         let (snapshot, records) = scan(&[site.as_path()]);
         assert_eq!(clashes(&snapshot, &records), vec![]);
     }
-
 }

@@ -281,6 +281,38 @@ impl Bases {
     /// outside its locks. It never overrides what a base lock or the
     /// environment knows: a version that disagrees is an error, and a bare
     /// name leaves a known version in place.
+    /// `--owned-over NAME==VERSION`: the image installs this version over
+    /// the one its own lock pins (vLLM's image puts a newer NCCL over its
+    /// lock's). Said on purpose, it replaces the base pin, and the origin
+    /// names both.
+    pub fn add_owned_over(&mut self, spec: &str) -> Result<(), BaseError> {
+        let requirement = Requirement::<VerbatimUrl>::from_str(spec)
+            .map_err(|_| BaseError::Owned(spec.chars().take(80).collect()))?;
+        let Some(version) = exact_version(&requirement) else {
+            return Err(BaseError::Owned(spec.to_string()));
+        };
+        if !requirement.extras.is_empty() || !requirement.marker.is_true() {
+            return Err(BaseError::Owned(spec.to_string()));
+        }
+        let origin = match self.pins.get(&requirement.name) {
+            Some(BasePin {
+                version: Some(was),
+                origin,
+                ..
+            }) => format!("--owned-over, over {was} ({origin})"),
+            _ => "--owned-over".to_string(),
+        };
+        self.pins.insert(
+            requirement.name,
+            BasePin {
+                version: Some(version),
+                origin,
+                source: BaseSource::Owned,
+            },
+        );
+        Ok(())
+    }
+
     pub fn add_owned(&mut self, spec: &str) -> Result<(), BaseError> {
         // `NAME` or `NAME==VERSION` has no marker; a heavy one is refused
         // before the marker parser sees it.
@@ -534,5 +566,16 @@ vcs-thing @ git+https://example.com/vcs-thing@abc123
             b.pins[&PackageName::from_str("torch").unwrap()].origin,
             "pylock.base.toml:3"
         );
+    }
+
+    #[test]
+    fn a_version_the_image_installs_over_its_lock_is_said_on_purpose() {
+        let mut bases = bases(&[("cuda.txt", "nvidia-nccl-cu13==2.28.9\n")]).unwrap();
+        assert!(bases.clone().add_owned("nvidia-nccl-cu13==2.30.7").is_err());
+        bases.add_owned_over("nvidia-nccl-cu13==2.30.7").unwrap();
+        let pin = &bases.pins[&PackageName::from_str("nvidia-nccl-cu13").unwrap()];
+        assert_eq!(pin.version.as_ref().unwrap().to_string(), "2.30.7");
+        assert_eq!(pin.origin, "--owned-over, over 2.28.9 (cuda.txt:1)");
+        assert!(bases.add_owned_over("nvidia-nccl-cu13").is_err());
     }
 }

@@ -377,6 +377,11 @@ pub struct LayerArgs {
     /// A package the image provides outside the base lock: PKG or PKG==VER.
     #[arg(long = "owned", value_name = "PKG[==VER]")]
     pub owned: Vec<String>,
+    /// The image installs PKG==VER over the version its own lock pins (as
+    /// vLLM's image does with NCCL): the layer resolves against it, and the
+    /// lock says so.
+    #[arg(long = "owned-over", value_name = "PKG==VER")]
+    pub owned_over: Vec<String>,
     /// Replace the image's PKG on purpose: the layer may write over its
     /// files, the lock records it, and `install` removes it first.
     #[arg(long = "replace", value_name = "PKG")]

@@ -467,6 +467,11 @@ fn merge(
                 .and_then(|c| c.allow_missing_time)
                 .unwrap_or(false),
         targets: targets.clone(),
+        owned_over: if args.owned_over.is_empty() {
+            keys.map(|k| k.owned_over.clone()).unwrap_or_default()
+        } else {
+            args.owned_over.clone()
+        },
         replace: replace(args, keys)?,
         require_checked: args.require_checked
             || keys.and_then(|k| k.require_checked).unwrap_or(false),

@@ -773,10 +773,22 @@ fn a_layer_that_replaces_the_images_package_compiles_installs_and_verifies() {
     // compile time, naming the pair and the ways out.
     work.write("layer.in", "engine-cuda13\nbeta\nnsa\nnsb\n");
     let compile = |extra: &[&str]| {
-        let mut cmd = work.layerlock(&["compile", "layer.in", "--base", "base.txt", "-o", "layer.txt"]);
-        cmd.args(["--python-version", &host_python(), "--platform", "x86_64-manylinux_2_28"])
-            .args(["--index-url", &index.json()])
-            .args(extra);
+        let mut cmd = work.layerlock(&[
+            "compile",
+            "layer.in",
+            "--base",
+            "base.txt",
+            "-o",
+            "layer.txt",
+        ]);
+        cmd.args([
+            "--python-version",
+            &host_python(),
+            "--platform",
+            "x86_64-manylinux_2_28",
+        ])
+        .args(["--index-url", &index.json()])
+        .args(extra);
         run(cmd)
     };
     let (code, _, stderr) = compile(&[]);
@@ -785,18 +797,27 @@ fn a_layer_that_replaces_the_images_package_compiles_installs_and_verifies() {
         stderr.contains("engine-cuda13==0.3.0 writes over 1 file of the image's engine==0.3.0 (e.g. engine/__init__.py)"),
         "{stderr}"
     );
-    assert!(stderr.contains("hint: or replace the image's engine on purpose: --replace engine"), "{stderr}");
+    assert!(
+        stderr.contains("hint: or replace the image's engine on purpose: --replace engine"),
+        "{stderr}"
+    );
     assert!(!work.path().join("layer.txt").exists());
     // Replaced on purpose: recorded, installed, verified. The two
     // namespace packages write the same `ns/__init__.py`: no clash.
     let (code, _, stderr) = compile(&["--replace", "engine"]);
     assert_eq!(code, 0, "{stderr}");
     let layer = work.read("layer.txt");
-    assert!(layer.contains("# layerlock-replaces: engine==0.3.0\n"), "{layer}");
+    assert!(
+        layer.contains("# layerlock-replaces: engine==0.3.0\n"),
+        "{layer}"
+    );
     let layer = work.path().join("layer.txt");
     let (code, _, stderr) = install(&work, &index, &layer, &python, &[]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("removing engine==0.3.0 first: the lock replaces it on purpose"), "{stderr}");
+    assert!(
+        stderr.contains("removing engine==0.3.0 first: the lock replaces it on purpose"),
+        "{stderr}"
+    );
     let (code, stdout, stderr) = verify(&work, &layer, &python, &["--integrity"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("present and intact"), "{stdout}");
@@ -811,9 +832,21 @@ fn a_layer_installed_without_the_base_pins_it_relies_on_is_refused() {
     let work = Work::new();
     work.write("base.txt", "alpha==1.0.0\n");
     work.write("layer.in", "beta\n");
-    let mut cmd = work.layerlock(&["compile", "layer.in", "--base", "base.txt", "-o", "layer.txt"]);
-    cmd.args(["--python-version", &host_python(), "--platform", "x86_64-manylinux_2_28"])
-        .args(["--index-url", &index.json()]);
+    let mut cmd = work.layerlock(&[
+        "compile",
+        "layer.in",
+        "--base",
+        "base.txt",
+        "-o",
+        "layer.txt",
+    ]);
+    cmd.args([
+        "--python-version",
+        &host_python(),
+        "--platform",
+        "x86_64-manylinux_2_28",
+    ])
+    .args(["--index-url", &index.json()]);
     let (code, _, stderr) = run(cmd);
     assert_eq!(code, 0, "{stderr}");
     let layer = work.path().join("layer.txt");
@@ -832,7 +865,9 @@ fn a_layer_installed_without_the_base_pins_it_relies_on_is_refused() {
     let (code, stdout, _) = verify(&work, &layer, &python, &[]);
     assert_eq!(code, 1, "{stdout}");
     assert!(
-        stdout.contains("base       alpha==1.0.0 (base.txt:1) is installed at 2.0.0; the layer relies on it"),
+        stdout.contains(
+            "base       alpha==1.0.0 (base.txt:1) is installed at 2.0.0; the layer relies on it"
+        ),
         "{stdout}"
     );
 }

@@ -81,6 +81,7 @@ impl Work {
             cooldown: None,
             allow_missing_time: false,
             targets: vec![target],
+            owned_over: Vec::new(),
             replace: Vec::new(),
             require_checked: false,
         }
