@@ -113,7 +113,18 @@ class Workload:
     targets: list[tuple[str, str]] = dataclasses.field(
         default_factory=lambda: [(PYTHON, PLATFORM)]
     )
+    # --override files for every tool (absolute), and the image's packages
+    # layerlock replaces on purpose: its file check refuses the vLLM
+    # kv-connectors layer otherwise (nixl-cu12 beside nixl-cu13, cupy-cuda13x
+    # over the image's cupy-cuda12x).
+    overrides: list[str] = dataclasses.field(default_factory=list)
+    replace: list[str] = dataclasses.field(default_factory=list)
 
+
+CUDA13 = dict(
+    overrides=[str(REPO / "tests" / "online" / "cases" / "overrides" / "cuda13.txt")],
+    replace=["cupy-cuda12x"],
+)
 
 WORKLOADS = {
     "kv": Workload(
@@ -125,6 +136,7 @@ WORKLOADS = {
         owned=["nvidia-nccl-cu13"],
         exclude_newer="2026-11-01T00:00:00Z",
         pip_compile=True,
+        **CUDA13,
     ),
     "big": Workload(
         name="big",
@@ -158,6 +170,7 @@ KV_ONE = Workload(
     owned=["nvidia-nccl-cu13"],
     exclude_newer="2026-11-01T00:00:00Z",
     pip_compile=False,
+    **CUDA13,
 )
 WORKLOADS["kv-one"] = KV_ONE
 WORKLOADS["kv-two"] = dataclasses.replace(
@@ -608,6 +621,10 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
         cmd += ["--exclude-newer", wl.exclude_newer, "--quiet", "--cache-dir", str(cache), "-o", str(out)]
         for o in wl.owned:
             cmd += ["--owned", o]
+        for path in wl.overrides:
+            cmd += ["--override", path]
+        for name in wl.replace:
+            cmd += ["--replace", name]
         if stats is not None:
             cmd += ["--stats", str(stats)]
         return cmd + (["--offline"] if offline else [])
@@ -619,6 +636,8 @@ def run_workload(wl: Workload, scratch: Path, counter, layerlock: Path, uv: str,
         cmd += ["--python-platform", plat, "--python-version", python,
                 "--exclude-newer", wl.exclude_newer, "--generate-hashes", "--no-header",
                 "--quiet", "--cache-dir", str(cache), "-o", str(out)]
+        for path in wl.overrides:
+            cmd += ["--override", path]
         return cmd + (["--offline"] if offline else [])
 
     def uv_cmd(cache: Path, out: Path, offline: bool = False) -> list[str]:
