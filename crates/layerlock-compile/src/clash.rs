@@ -51,23 +51,25 @@ struct Job {
 }
 
 enum Pick {
+    /// The files the resolution chose for the version (the wheel that fits
+    /// the target best among them).
+    Chosen(Vec<IndexFile>),
     /// The lock's hashes choose the wheel.
     Locked(Vec<String>),
     /// The image's pin: its version's wheel for the target.
     Version(uv_pep440::Version),
 }
 
-/// A distribution's listing, or why there is none.
-type Listed = Result<Arc<WheelListing>, String>;
-
 /// A distribution's files by where they land: `(crc32, size)` each.
 type Landing = BTreeMap<String, (u32, u64)>;
 
-/// Check `lock` (one target's) over `base` on `target`, the packages of
+/// Check `lock` (one target's, whose packages' files the resolution
+/// `chosen`) over `base` on `target`, the packages of
 /// `replace` taken out of the image on purpose, listing wheels through
 /// `source`.
 pub fn check_files(
     lock: &Lock,
+    chosen: &BTreeMap<PackageName, Vec<IndexFile>>,
     base: &BTreeMap<PackageName, BasePin>,
     replace: &[PackageName],
     target: &Target,
@@ -83,11 +85,15 @@ pub fn check_files(
             ));
             continue;
         }
+        let pick = match chosen.get(&package.name) {
+            Some(files) => Pick::Chosen(files.clone()),
+            None => Pick::Locked(package.hashes.clone()),
+        };
         jobs.push(Job {
             label,
             name: package.name.clone(),
             image: false,
-            pick: Pick::Locked(package.hashes.clone()),
+            pick,
         });
     }
     for (name, pin) in base {
@@ -115,32 +121,77 @@ pub fn check_files(
         report.unchecked.sort();
         return report;
     }
-    let listed = list_all(&jobs, target, source);
     let fold = fold_case(target);
+    // The layer's own wheels first; an image wheel that shares no top-level
+    // name with them cannot share a file, and a warm run knows its names
+    // without reading its listing.
+    let mine: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].image).collect();
+    let theirs: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].image).collect();
+    let layer_listed = list_all(mine.len(), |k| list_fresh(&jobs[mine[k]], target, source));
+    let mut layer_landing = Vec::new();
+    for (k, outcome) in layer_listed.iter().enumerate() {
+        match outcome {
+            Ok(listing) => layer_landing.push((mine[k], landing(listing, fold))),
+            Err(why) => report
+                .unchecked
+                .push(format!("{} ({why})", jobs[mine[k]].label)),
+        }
+    }
+    let tops: BTreeSet<&str> = layer_landing
+        .iter()
+        .flat_map(|(_, l)| l.keys().map(|p| top(p)))
+        .collect();
+    // What every image pin's wheel is, remembered as one note for this
+    // image and target: a warm run reads it once.
+    let image_key = format!(
+        "image-wheels 2 {} {} {}",
+        target.python_short(),
+        target.platform_name(),
+        theirs
+            .iter()
+            .map(|&i| jobs[i].label.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let known = source
+        .remembered(&image_key)
+        .map(|text| notes_by_label(&text))
+        .unwrap_or_default();
+    let image_listed = list_all(theirs.len(), |k| {
+        let job = &jobs[theirs[k]];
+        let note = known.get(job.label.as_str()).map(String::as_str);
+        Ok(list_image(job, target, source, &tops, fold, note))
+    });
+    if known.len() != theirs.len() {
+        let mut summary = String::new();
+        for (k, outcome) in image_listed.iter().enumerate() {
+            if let Ok((_, Some(note))) = outcome {
+                summary.push_str(&format!("== {}\n{note}", jobs[theirs[k]].label));
+            }
+        }
+        source.remember(&image_key, &summary);
+    }
     let mut image: BTreeMap<String, (usize, (u32, u64))> = BTreeMap::new();
+    for (k, outcome) in image_listed.iter().enumerate() {
+        let outcome = match outcome {
+            Ok((outcome, _)) => outcome,
+            Err(why) => &Err(why.clone()),
+        };
+        match outcome {
+            Ok(listing) => {
+                report.image_checked += 1;
+                for (path, content) in listing.iter().flat_map(|l| landing(l, fold)) {
+                    image.entry(path).or_insert((theirs[k], content));
+                }
+            }
+            Err(why) => report
+                .unchecked
+                .push(format!("{} ({why})", jobs[theirs[k]].label)),
+        }
+    }
     let mut layer: BTreeMap<String, (usize, (u32, u64))> = BTreeMap::new();
     let mut found: BTreeMap<(usize, usize), (usize, String)> = BTreeMap::new();
-    // The image's files first: each of the layer's is compared with them
-    // and with the layer's before it.
-    let order = (0..jobs.len())
-        .filter(|&i| jobs[i].image)
-        .chain((0..jobs.len()).filter(|&i| !jobs[i].image));
-    for i in order {
-        let (job, outcome) = (&jobs[i], &listed[i]);
-        let landing = match outcome {
-            Ok(listing) => landing(listing, fold),
-            Err(why) => {
-                report.unchecked.push(format!("{} ({why})", job.label));
-                continue;
-            }
-        };
-        if job.image {
-            report.image_checked += 1;
-            for (path, content) in landing {
-                image.entry(path).or_insert((i, content));
-            }
-            continue;
-        }
+    for (i, landing) in layer_landing {
         for (path, content) in landing {
             let others = [image.get(&path), layer.get(&path)];
             for (other, theirs) in others.into_iter().flatten() {
@@ -197,15 +248,18 @@ fn landing(listing: &WheelListing, fold: bool) -> Landing {
     out
 }
 
-/// Each job's listing, or why there is none, in the jobs' order: many at
-/// a time (a wheel's directory is one small range read, or none when
-/// cached; the client bounds what runs at once).
-fn list_all(jobs: &[Job], target: &Target, source: &dyn LayerSource) -> Vec<Listed> {
+/// `count` answers of `one`, in order: many at a time (a wheel's
+/// directory is one small range read, or none when cached; the client
+/// bounds what runs at once).
+fn list_all<T: Send>(
+    count: usize,
+    one: impl Fn(usize) -> Result<T, String> + Sync,
+) -> Vec<Result<T, String>> {
     const WORKERS: usize = 32;
     let next = Mutex::new(0usize);
-    let out: Mutex<Vec<Option<Listed>>> = Mutex::new(jobs.iter().map(|_| None).collect());
+    let out: Mutex<Vec<Option<Result<T, String>>>> = Mutex::new((0..count).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..WORKERS.min(jobs.len()) {
+        for _ in 0..WORKERS.min(count) {
             scope.spawn(|| {
                 loop {
                     let i = {
@@ -214,10 +268,12 @@ fn list_all(jobs: &[Job], target: &Target, source: &dyn LayerSource) -> Vec<List
                         *next += 1;
                         i
                     };
-                    let Some(job) = jobs.get(i) else { return };
-                    let listed = list_one(job, target, source);
+                    if i >= count {
+                        return;
+                    }
+                    let answer = one(i);
                     if let Ok(mut out) = out.lock() {
-                        out[i] = Some(listed);
+                        out[i] = Some(answer);
                     }
                 }
             });
@@ -230,28 +286,183 @@ fn list_all(jobs: &[Job], target: &Target, source: &dyn LayerSource) -> Vec<List
         .collect()
 }
 
-/// One distribution's listing: its wheel for the target, by the lock's
-/// hashes or the image's version.
-fn list_one(
+/// A landing key's top-level name (`cupy` of `cupy/_core.so`).
+fn top(path: &str) -> &str {
+    path.split('/').next().unwrap_or(path)
+}
+
+/// An image pin's listing, or `None` when its wheel shares no top-level
+/// name with the layer's (`tops`). Its wheel for the target is worked out
+/// once and remembered with its top-level names, so a warm run reads
+/// neither its project page nor, mostly, its listing.
+/// An image pin's listing (see [`image_listing`]) and the note that
+/// says where its wheel is, for the image's summary.
+type ImageListed = (Result<Option<Arc<WheelListing>>, String>, Option<String>);
+
+/// [`image_listing`], with the note it read or made.
+fn list_image(
+    job: &Job,
+    target: &Target,
+    source: &dyn LayerSource,
+    tops: &BTreeSet<&str>,
+    fold: bool,
+    note: Option<&str>,
+) -> ImageListed {
+    let mut made = None;
+    let outcome = image_listing(job, target, source, tops, fold, note, &mut made);
+    (outcome, made.or_else(|| note.map(str::to_string)))
+}
+
+/// The notes of an image's summary, by label.
+fn notes_by_label(text: &str) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(label) = line.strip_prefix("== ") {
+            current = Some(label.to_string());
+            out.entry(label.to_string()).or_default();
+        } else if let Some(label) = &current {
+            let note = out.entry(label.clone()).or_default();
+            note.push_str(line);
+            note.push('\n');
+        }
+    }
+    out
+}
+
+fn image_listing(
+    job: &Job,
+    target: &Target,
+    source: &dyn LayerSource,
+    tops: &BTreeSet<&str>,
+    fold: bool,
+    note: Option<&str>,
+    made: &mut Option<String>,
+) -> Result<Option<Arc<WheelListing>>, String> {
+    let Pick::Version(version) = &job.pick else {
+        return Err("not an image pin".to_string());
+    };
+    let shares = |names: &str| names.split('/').any(|n| tops.contains(n));
+    if let Some(note) = note {
+        match note.lines().collect::<Vec<_>>().as_slice() {
+            ["wheel", sha, url, filename, names] => {
+                if !shares(names) {
+                    return Ok(None);
+                }
+                let file = IndexFile {
+                    filename: (*filename).to_string(),
+                    url: (*url).to_string(),
+                    sha256: Some((*sha).to_string()),
+                    requires_python: None,
+                    yanked: None,
+                    upload_time: None,
+                    size: None,
+                    core_metadata: None,
+                    listed_by: String::new(),
+                };
+                if let Ok(listing) = source.wheel_listing(&job.name, &file) {
+                    return Ok(Some(listing));
+                }
+            }
+            ["none", why] => return Err((*why).to_string()),
+            _ => {}
+        }
+    }
+    let wheel = match chosen_wheel(job, version, target, source) {
+        Ok(wheel) => wheel,
+        Err(why) => {
+            // Only answers that hold for good: not a failed read.
+            if !why.contains("cannot be read") {
+                *made = Some(format!("none\n{why}\n"));
+            }
+            return Err(why);
+        }
+    };
+    let listing = source
+        .wheel_listing(&job.name, &wheel)
+        .map_err(|e| format!("its wheel cannot be listed: {e}"))?;
+    let names: BTreeSet<String> = landing(&listing, fold)
+        .keys()
+        .map(|p| top(p).to_string())
+        .collect();
+    let names: Vec<String> = names.into_iter().collect();
+    if let Some(sha) = &wheel.sha256
+        && !wheel.url.contains(['\n', '\r'])
+        && !wheel.filename.contains(['\n', '\r'])
+    {
+        *made = Some(format!(
+            "wheel\n{sha}\n{}\n{}\n{}\n",
+            wheel.url,
+            wheel.filename,
+            names.join("/")
+        ));
+    }
+    Ok(Some(listing))
+}
+
+/// The wheel of the image's `name==version` an installer takes on
+/// `target`, or why there is none.
+fn chosen_wheel(
+    job: &Job,
+    version: &uv_pep440::Version,
+    target: &Target,
+    source: &dyn LayerSource,
+) -> Result<IndexFile, String> {
+    let files = match source.version_files(&job.name, version) {
+        Some(Ok(files)) => files,
+        _ => {
+            let answer = source
+                .project(&job.name)
+                .map_err(|e| format!("its index page cannot be read: {e}"))?;
+            match answer.as_ref() {
+                ProjectAnswer::Found(project) => project
+                    .files()
+                    .map_err(|_| "its index page cannot be read".to_string())?
+                    .into_iter()
+                    .filter(|f| {
+                        layerlock_dist::version_in_filename(&job.name, &f.filename).as_ref()
+                            == Some(version)
+                    })
+                    .collect(),
+                ProjectAnswer::NotFound { .. } | ProjectAnswer::NotCached { .. } => {
+                    return Err("not on the indexes asked".to_string());
+                }
+            }
+        }
+    };
+    if files.is_empty() {
+        return Err("this version is not on the indexes asked".to_string());
+    }
+    let refs: Vec<&IndexFile> = files.iter().collect();
+    match layerlock_dist::best_wheel(&refs, target) {
+        Some(wheel) => Ok(wheel.clone()),
+        None if refs.iter().any(|f| f.filename.ends_with(".whl")) => Err(format!(
+            "no wheel for {} on the indexes asked",
+            target.describe()
+        )),
+        None => Err("an sdist only: its files are known once built".to_string()),
+    }
+}
+
+/// A layer package's listing: its wheel for the target by the lock's
+/// hashes.
+fn list_fresh(
     job: &Job,
     target: &Target,
     source: &dyn LayerSource,
 ) -> Result<Arc<WheelListing>, String> {
-    if let Pick::Version(version) = &job.pick
-        && let Some(Ok(files)) = source.version_files(&job.name, version)
-    {
+    if let Pick::Chosen(files) = &job.pick {
         let refs: Vec<&IndexFile> = files.iter().collect();
         return match layerlock_dist::best_wheel(&refs, target) {
             Some(wheel) => source
                 .wheel_listing(&job.name, wheel)
                 .map_err(|e| format!("its wheel cannot be listed: {e}")),
-            None if refs.iter().any(|f| f.filename.ends_with(".whl")) => Err(format!(
-                "no wheel for {} on the indexes asked",
-                target.describe()
-            )),
-            None => Err("an sdist only: its files are known once built".to_string()),
+            None => Err("an sdist: its files are known once built".to_string()),
         };
     }
+    let Pick::Locked(hashes) = &job.pick else {
+        return Err("not a locked package".to_string());
+    };
     let answer = source
         .project(&job.name)
         .map_err(|e| format!("its index page cannot be read: {e}"))?;
@@ -263,30 +474,12 @@ fn list_one(
             return Err("not on the indexes asked".to_string());
         }
     };
-    let wheel = match &job.pick {
-        Pick::Locked(hashes) => match layerlock_dist::locked_files(&files, hashes, Some(target)) {
-            LockedFiles::Wheels(wheels) => layerlock_dist::best_wheel(&wheels, target),
-            LockedFiles::NoWheel => {
-                return Err("an sdist: its files are known once built".to_string());
-            }
-            LockedFiles::None => return Err("no file on the index has a locked hash".to_string()),
-        },
-        Pick::Version(version) => {
-            let of_version: Vec<&IndexFile> = files
-                .iter()
-                .filter(|f| {
-                    layerlock_dist::version_in_filename(&job.name, &f.filename).as_ref()
-                        == Some(version)
-                })
-                .collect();
-            if of_version.is_empty() {
-                return Err("this version is not on the indexes asked".to_string());
-            }
-            if !of_version.iter().any(|f| f.filename.ends_with(".whl")) {
-                return Err("an sdist only: its files are known once built".to_string());
-            }
-            layerlock_dist::best_wheel(&of_version, target)
+    let wheel = match layerlock_dist::locked_files(&files, hashes, Some(target)) {
+        LockedFiles::Wheels(wheels) => layerlock_dist::best_wheel(&wheels, target),
+        LockedFiles::NoWheel => {
+            return Err("an sdist: its files are known once built".to_string());
         }
+        LockedFiles::None => return Err("no file on the index has a locked hash".to_string()),
     };
     let Some(wheel) = wheel else {
         return Err(format!(

@@ -195,8 +195,15 @@ fn files_of(
 ) -> Result<Vec<Note>, CompileError> {
     let request = &r.prepared.request;
     let target = request.target.describe();
+    let chosen = r
+        .resolution
+        .packages
+        .iter()
+        .map(|(name, resolved)| (name.clone(), resolved.files.clone()))
+        .collect();
     let report = crate::clash::check_files(
         part,
+        &chosen,
         &request.base,
         &view.replace,
         &request.target,

@@ -37,6 +37,14 @@ pub trait LayerSource: PackageSource {
     fn stats(&self) -> FetchStats {
         FetchStats::default()
     }
+
+    /// Keep a small answer for later runs (a no-op without a cache).
+    fn remember(&self, _key: &str, _value: &str) {}
+
+    /// What [`LayerSource::remember`] kept.
+    fn remembered(&self, _key: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The indexes a target asks, after its inputs' options lines.
@@ -105,6 +113,14 @@ impl LayerSource for IndexClient {
 
     fn stats(&self) -> FetchStats {
         IndexClient::stats(self)
+    }
+
+    fn remember(&self, key: &str, value: &str) {
+        IndexClient::remember(self, key, value);
+    }
+
+    fn remembered(&self, key: &str) -> Option<String> {
+        IndexClient::remembered(self, key)
     }
 }
 

@@ -440,6 +440,22 @@ impl IndexClient {
     }
 }
 
+impl IndexClient {
+    /// A small answer kept in the cache under `key`: what a run worked out
+    /// from pages that do not change for it (which wheel of an image's pin
+    /// fits a target), so the next run need not read them again.
+    pub fn remember(&self, key: &str, value: &str) {
+        self.inner
+            .cache
+            .put_listing(&self.inner.note_key(key), value);
+    }
+
+    /// What [`IndexClient::remember`] kept under `key`.
+    pub fn remembered(&self, key: &str) -> Option<String> {
+        self.inner.remembered(key)
+    }
+}
+
 impl Drop for IndexClient {
     /// Fetches still running were guesses nobody needs now: they are left
     /// behind rather than waited for (a name lookup stuck in the resolver's
@@ -1515,6 +1531,22 @@ impl Inner {
             start,
             dir,
         })
+    }
+
+    /// A small answer kept in the cache under `key` (see
+    /// [`IndexClient::remember`]).
+    fn remembered(&self, key: &str) -> Option<String> {
+        self.cache.listing(&self.note_key(key))
+    }
+
+    /// Where a note of `key` is kept: it holds for these indexes only.
+    fn note_key(&self, key: &str) -> String {
+        let mut whole = key.to_string();
+        for index in &self.indexes {
+            whole.push(' ');
+            whole.push_str(&redact(index.url.as_str()));
+        }
+        format!("note-{}", hex_sha256(whole.as_bytes()))
     }
 
     /// See [`IndexClient::release_files`].
