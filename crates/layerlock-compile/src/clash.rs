@@ -5,6 +5,7 @@
 //! no clash; what cannot be listed is named, never passed in silence.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use layerlock_dist::{IndexFile, LockedFiles, ProjectAnswer, Target, WheelListing};
@@ -27,6 +28,9 @@ pub struct Clash {
     pub files: usize,
     /// The first of them, as the site directory names it.
     pub example: String,
+    /// Another version of the layer's package whose wheel writes over
+    /// nothing, when one was found: `name==version`.
+    pub avoided_by: Option<String>,
 }
 
 /// What the check could see, for one target.
@@ -40,6 +44,9 @@ pub struct FileReport {
     pub replaced: Vec<String>,
     /// How many of the image's distributions were compared file by file.
     pub image_checked: usize,
+    /// How many of the image's distributions could not be listed (named
+    /// in `unchecked`).
+    pub image_unlisted: usize,
 }
 
 /// One distribution to list: whose, and where its wheel comes from.
@@ -58,23 +65,55 @@ enum Pick {
     Locked(Vec<String>),
     /// The image's pin: its version's wheel for the target.
     Version(uv_pep440::Version),
+    /// The image's pin as `--base-env` holds it: its `.dist-info`.
+    Installed(PathBuf),
 }
 
 /// A distribution's files by where they land: `(crc32, size)` each.
 type Landing = BTreeMap<String, (u32, u64)>;
 
+/// What the image holds at a path: a wheel member's CRC-32 and size, or an
+/// installed file (its `.dist-info` and the path its RECORD names), whose
+/// bytes are read only when a layer's wheel writes the same path.
+#[derive(Clone)]
+enum Held {
+    Sum((u32, u64)),
+    Disk(Arc<PathBuf>, String),
+}
+
+impl Held {
+    /// Whether `content` is other bytes than what is held.
+    fn differs(&self, content: (u32, u64)) -> bool {
+        match self {
+            Held::Sum(sum) => *sum != content,
+            Held::Disk(dist_info, path) => !layerlock_env::same_bytes(dist_info, path, content),
+        }
+    }
+}
+
+/// The image a layer goes on, for the file check.
+pub struct Image<'a> {
+    pub base: &'a BTreeMap<PackageName, BasePin>,
+    /// Pins `--base-env` holds, by `.dist-info` (their RECORDs list them).
+    pub installed: &'a BTreeMap<PackageName, PathBuf>,
+    /// Taken out of the image on purpose.
+    pub replace: &'a [PackageName],
+}
+
 /// Check `lock` (one target's, whose packages' files the resolution
-/// `chosen`) over `base` on `target`, the packages of
-/// `replace` taken out of the image on purpose, listing wheels through
-/// `source`.
+/// `chosen`) over `image` on `target`, listing wheels through `source`.
 pub fn check_files(
     lock: &Lock,
     chosen: &BTreeMap<PackageName, Vec<IndexFile>>,
-    base: &BTreeMap<PackageName, BasePin>,
-    replace: &[PackageName],
+    image: &Image<'_>,
     target: &Target,
     source: &dyn LayerSource,
 ) -> FileReport {
+    let Image {
+        base,
+        installed,
+        replace,
+    } = image;
     let mut report = FileReport::default();
     let mut jobs = Vec::new();
     for package in &lock.packages {
@@ -96,11 +135,12 @@ pub fn check_files(
             pick,
         });
     }
-    for (name, pin) in base {
+    for (name, pin) in base.iter() {
         let Some(version) = &pin.version else {
             report
                 .unchecked
                 .push(format!("{name} (the image's, at no version a lock names)"));
+            report.image_unlisted += 1;
             continue;
         };
         let label = format!("{name}=={version}");
@@ -108,11 +148,15 @@ pub fn check_files(
             report.replaced.push(label);
             continue;
         }
+        let pick = match installed.get(name) {
+            Some(dist_info) => Pick::Installed(dist_info.clone()),
+            None => Pick::Version(version.clone()),
+        };
         jobs.push(Job {
             label,
             name: name.clone(),
             image: true,
-            pick: Pick::Version(version.clone()),
+            pick,
         });
     }
     // A layer with nothing of its own to list writes over nothing: the
@@ -126,7 +170,9 @@ pub fn check_files(
     // name with them cannot share a file, and a warm run knows its names
     // without reading its listing.
     let mine: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].image).collect();
-    let theirs: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].image).collect();
+    let theirs: Vec<usize> = (0..jobs.len())
+        .filter(|&i| jobs[i].image && !matches!(jobs[i].pick, Pick::Installed(_)))
+        .collect();
     let layer_listed = list_all(mine.len(), |k| list_fresh(&jobs[mine[k]], target, source));
     let mut layer_landing = Vec::new();
     for (k, outcome) in layer_listed.iter().enumerate() {
@@ -171,7 +217,30 @@ pub fn check_files(
         }
         source.remember(&image_key, &summary);
     }
-    let mut image: BTreeMap<String, (usize, (u32, u64))> = BTreeMap::new();
+    let mut image: BTreeMap<String, (usize, Held)> = BTreeMap::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let Pick::Installed(dist_info) = &job.pick else {
+            continue;
+        };
+        match layerlock_env::installed_files(dist_info) {
+            Ok(files) => {
+                report.image_checked += 1;
+                let dist_info = Arc::new(dist_info.clone());
+                for (key, path) in files {
+                    let key = if fold { key.to_lowercase() } else { key };
+                    image
+                        .entry(key)
+                        .or_insert((i, Held::Disk(dist_info.clone(), path)));
+                }
+            }
+            Err(why) => {
+                report.image_unlisted += 1;
+                report
+                    .unchecked
+                    .push(format!("{} (its RECORD cannot be read: {why})", job.label));
+            }
+        }
+    }
     for (k, outcome) in image_listed.iter().enumerate() {
         let outcome = match outcome {
             Ok((outcome, _)) => outcome,
@@ -181,28 +250,51 @@ pub fn check_files(
             Ok(listing) => {
                 report.image_checked += 1;
                 for (path, content) in listing.iter().flat_map(|l| landing(l, fold)) {
-                    image.entry(path).or_insert((theirs[k], content));
+                    image.entry(path).or_insert((theirs[k], Held::Sum(content)));
                 }
             }
-            Err(why) => report
-                .unchecked
-                .push(format!("{} ({why})", jobs[theirs[k]].label)),
+            Err(why) => {
+                report.image_unlisted += 1;
+                report
+                    .unchecked
+                    .push(format!("{} ({why})", jobs[theirs[k]].label));
+            }
         }
     }
-    let mut layer: BTreeMap<String, (usize, (u32, u64))> = BTreeMap::new();
+    let mut layer: BTreeMap<String, (usize, Held)> = BTreeMap::new();
     let mut found: BTreeMap<(usize, usize), (usize, String)> = BTreeMap::new();
-    for (i, landing) in layer_landing {
+    for (i, landing) in &layer_landing {
         for (path, content) in landing {
-            let others = [image.get(&path), layer.get(&path)];
+            let others = [image.get(path), layer.get(path)];
             for (other, theirs) in others.into_iter().flatten() {
-                if *theirs != content {
-                    let slot = found.entry((i, *other)).or_insert((0, path.clone()));
+                if theirs.differs(*content) {
+                    let slot = found.entry((*i, *other)).or_insert((0, path.clone()));
                     slot.0 += 1;
                 }
             }
-            layer.entry(path).or_insert((i, content));
+            layer
+                .entry(path.clone())
+                .or_insert((*i, Held::Sum(*content)));
         }
     }
+    // The layer's packages that clash, each tried at other versions: one
+    // whose wheel writes over nothing is named as a way out.
+    let clashing: BTreeSet<usize> = found.keys().map(|(mine, _)| *mine).collect();
+    let avoided: BTreeMap<usize, String> = clashing
+        .iter()
+        .filter_map(|&i| {
+            let writes_over = |landing: &Landing| {
+                landing.iter().any(|(path, content)| {
+                    image.get(path).is_some_and(|(_, h)| h.differs(*content))
+                        || layer_landing
+                            .iter()
+                            .filter(|(j, _)| *j != i)
+                            .any(|(_, l)| l.get(path).is_some_and(|c| c != content))
+                })
+            };
+            avoiding_version(&jobs[i], target, source, fold, &writes_over).map(|v| (i, v))
+        })
+        .collect();
     report.clashes = found
         .into_iter()
         .map(|((mine, theirs), (files, example))| Clash {
@@ -211,10 +303,52 @@ pub fn check_files(
             image: jobs[theirs].image,
             files,
             example: example.replace("bin:", "bin/"),
+            avoided_by: avoided.get(&mine).cloned(),
         })
         .collect();
     report.unchecked.sort();
     report
+}
+
+/// How many other versions of a clashing package are listed, newest
+/// first, in search of one that writes over nothing.
+const OTHER_VERSIONS: usize = 6;
+
+/// Another version of `job`'s package (newest first, at most
+/// [`OTHER_VERSIONS`] tried) whose wheel for `target` does not
+/// `write_over`, as `name==version`.
+fn avoiding_version(
+    job: &Job,
+    target: &Target,
+    source: &dyn LayerSource,
+    fold: bool,
+    writes_over: &dyn Fn(&Landing) -> bool,
+) -> Option<String> {
+    let answer = source.project(&job.name).ok()?;
+    let ProjectAnswer::Found(project) = answer.as_ref() else {
+        return None;
+    };
+    let files = project.files().ok()?;
+    let mut by_version: BTreeMap<uv_pep440::Version, Vec<&IndexFile>> = BTreeMap::new();
+    for file in &files {
+        if file.yanked.is_some() {
+            continue;
+        }
+        if let Some(version) = layerlock_dist::version_in_filename(&job.name, &file.filename) {
+            by_version.entry(version).or_default().push(file);
+        }
+    }
+    let current = job.label.split_once("==").map(|(_, v)| v.to_string());
+    by_version
+        .iter()
+        .rev()
+        .filter(|(v, _)| Some(v.to_string()) != current && !v.any_prerelease())
+        .filter_map(|(v, files)| Some((v, layerlock_dist::best_wheel(files, target)?)))
+        .take(OTHER_VERSIONS)
+        .find_map(|(v, wheel)| {
+            let listing = source.wheel_listing(&job.name, wheel).ok()?;
+            (!writes_over(&landing(&listing, fold))).then(|| format!("{}=={v}", job.name))
+        })
 }
 
 /// Whether paths compare without case on `target` (macOS and Windows file
@@ -548,6 +682,19 @@ pub fn clash_hints(clashes: &[Clash]) -> Vec<String> {
             "or replace the image's {name} on purpose: --replace {name} (in the config: replace = [\"{name}\"]); the lock records it and install removes it first"
         ));
     }
-    hints.push("or pin a version of the package whose files do not overlap".to_string());
+    let avoided: BTreeSet<&str> = clashes
+        .iter()
+        .filter_map(|c| c.avoided_by.as_deref())
+        .collect();
+    for spec in &avoided {
+        hints.push(format!(
+            "or take {spec}, whose wheel writes over none of these files: put `{spec}` in a --constraint file (if the rest of the layer allows it)"
+        ));
+    }
+    if avoided.is_empty() {
+        hints.push(format!(
+            "or pin a version of the package whose files do not overlap (of its {OTHER_VERSIONS} newest other versions, none avoids it)"
+        ));
+    }
     hints
 }

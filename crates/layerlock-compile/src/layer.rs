@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use layerlock_index::FetchStats;
-use layerlock_lock::{Changes, Lock, LockError};
+use layerlock_lock::{Changes, ImageFiles, Lock, LockError};
 use layerlock_resolve::{Freed, LockSpec, Resolution, to_lock};
 
 use crate::CompileError;
@@ -136,12 +136,14 @@ fn compile_with(
     }
     check_freed(&options.freed, &resolved)?;
     let mut parts = Vec::new();
+    let mut seen = Vec::new();
     for ((view, r), keep) in views.iter().zip(&resolved).zip(&keeps) {
         together.notes.extend(young_kept(r, keep, views.len() > 1));
         let mut part = lock(view, &r.prepared, &r.resolution)?;
         if options.check_files {
-            let notes = files_of(view, r, &mut part, views.len() > 1)?;
+            let (notes, files) = files_of(view, r, &mut part, views.len() > 1)?;
             together.notes.extend(notes);
+            seen.push(files);
         }
         parts.push(part);
     }
@@ -152,7 +154,8 @@ fn compile_with(
     let written = if split {
         let mut written = Vec::new();
         for (i, ((view, lock), old)) in views.into_iter().zip(parts).zip(olds).enumerate() {
-            let changes = explain(options, old, &lock, &resolved[i..=i]);
+            let changes = explain(options, old, &lock, &resolved[i..=i])
+                .map(|c| with_files(c, seen.get(i..=i).unwrap_or_default()));
             let target = resolved[i].prepared.request.target.describe();
             let layer = LayerPlan {
                 name: Some(match &view.name {
@@ -174,7 +177,7 @@ fn compile_with(
             _ => layerlock_lock::merge_targets(&parts).map_err(CompileError::from)?,
         };
         let old = olds.into_iter().next().flatten();
-        let changes = explain(options, old, &lock, &resolved);
+        let changes = explain(options, old, &lock, &resolved).map(|c| with_files(c, &seen));
         vec![Written {
             layer: layer.clone(),
             lock,
@@ -182,6 +185,26 @@ fn compile_with(
         }]
     };
     Ok((resolved, written))
+}
+
+/// `changes` with what the file check saw of the image on every target
+/// (`seen`, one per target): the fewest compared, the most unlisted.
+fn with_files(mut changes: Changes, seen: &[ImageFiles]) -> Changes {
+    if let Some(first) = seen.first() {
+        let mut all = first.clone();
+        for one in &seen[1..] {
+            all.compared = all.compared.min(one.compared);
+            all.unlisted = all.unlisted.max(one.unlisted);
+            for name in &one.replaced {
+                if !all.replaced.contains(name) {
+                    all.replaced.push(name.clone());
+                }
+            }
+        }
+        all.replaced.sort();
+        changes.files = Some(all);
+    }
+    changes
 }
 
 /// `part`'s wheels checked file by file against the image and each other:
@@ -192,7 +215,7 @@ fn files_of(
     r: &Resolved,
     part: &mut Lock,
     several: bool,
-) -> Result<Vec<Note>, CompileError> {
+) -> Result<(Vec<Note>, ImageFiles), CompileError> {
     let request = &r.prepared.request;
     let target = request.target.describe();
     let chosen = r
@@ -201,14 +224,12 @@ fn files_of(
         .iter()
         .map(|(name, resolved)| (name.clone(), resolved.files.clone()))
         .collect();
-    let report = crate::clash::check_files(
-        part,
-        &chosen,
-        &request.base,
-        &view.replace,
-        &request.target,
-        &**r.source,
-    );
+    let image = crate::clash::Image {
+        base: &request.base,
+        installed: &r.prepared.installed,
+        replace: &view.replace,
+    };
+    let report = crate::clash::check_files(part, &chosen, &image, &request.target, &**r.source);
     if !report.clashes.is_empty() {
         return Err(CompileError::Clashes {
             target,
@@ -221,6 +242,11 @@ fn files_of(
             unchecked: report.unchecked,
         });
     }
+    let seen = ImageFiles {
+        compared: report.image_checked,
+        unlisted: report.image_unlisted,
+        replaced: report.replaced.clone(),
+    };
     part.header.unchecked = report.unchecked.clone();
     part.header.replaces = report.replaced.clone();
     let mut notes = Vec::new();
@@ -233,7 +259,7 @@ fn files_of(
             items: report.unchecked,
         });
     }
-    Ok(notes)
+    Ok((notes, seen))
 }
 
 /// What `view`'s target keeps of `old`: its pins less what `freed` frees,

@@ -21,6 +21,10 @@ pub struct Prepared {
     pub request: ResolveRequest,
     /// The index options lines of the input files.
     pub input_options: IndexOptions,
+    /// The `.dist-info` of each distribution `--base-env` holds at the
+    /// version the image pins: its RECORD and files on disk are what the
+    /// file check compares with.
+    pub installed: BTreeMap<PackageName, PathBuf>,
 }
 
 /// What an existing lock keeps: its pins, tried first, and the exact
@@ -49,7 +53,7 @@ pub fn prepare_with(
     files: &mut BaseFiles,
 ) -> Result<Prepared, CompileError> {
     let target = Target::new(&layer.python_version, &layer.platform)?;
-    let base = read_bases(layer, &target, files)?;
+    let (base, installed) = read_bases(layer, &target, files)?;
     let mut constraints = narrowing(&layer.constraints, "--constraint", layer)?;
     // `-c` lines inside the inputs narrow versions too, and a URL there
     // is refused like one in a `--constraint` file.
@@ -59,6 +63,7 @@ pub fn prepare_with(
     constraints.extend(inputs.constraints);
     let fixed = crate::sources::fixed_sources(&inputs.by_url, layer)?;
     Ok(Prepared {
+        installed,
         request: ResolveRequest {
             direct: inputs.direct,
             constraints,
@@ -140,12 +145,19 @@ fn read_inputs(layer: &LayerPlan) -> Result<Inputs, CompileError> {
     Ok(out)
 }
 
+/// What the image's packages are (base files, `--base-env`, `--owned`),
+/// and where `--base-env` holds them.
+type ImagePins = (
+    BTreeMap<PackageName, BasePin>,
+    BTreeMap<PackageName, PathBuf>,
+);
+
 /// The image's packages: base files, `--base-env`, `--owned`.
 fn read_bases(
     layer: &LayerPlan,
     target: &Target,
     files: &mut BaseFiles,
-) -> Result<BTreeMap<PackageName, BasePin>, CompileError> {
+) -> Result<ImagePins, CompileError> {
     let mut bases = Bases::default();
     for file in &layer.bases {
         let read = match files.get(&file.path) {
@@ -160,8 +172,9 @@ fn read_bases(
         bases.add_base(&read, target.markers())?;
         same_target(&read.targets, &layer.show(&file.path), target)?;
     }
+    let mut installed = BTreeMap::new();
     if let Some(python) = &layer.base_env {
-        add_environment(&mut bases, python, target)?;
+        installed = add_environment(&mut bases, python, target)?;
     }
     for owned in &layer.owned {
         bases.add_owned(owned)?;
@@ -169,7 +182,18 @@ fn read_bases(
     for spec in &layer.owned_over {
         bases.add_owned_over(spec)?;
     }
-    Ok(bases.pins)
+    // Only what is installed at the version the image pins speaks for it.
+    installed.retain(|name, (version, _)| {
+        bases
+            .pins
+            .get(name)
+            .is_some_and(|pin| pin.version.as_ref() == Some(version))
+    });
+    let installed = installed
+        .into_iter()
+        .map(|(name, (_, path))| (name, path))
+        .collect();
+    Ok((bases.pins, installed))
 }
 
 /// A base lock layerlock wrote for other targets (its header says) does
@@ -203,12 +227,13 @@ fn same_target(
 }
 
 /// Every distribution installed for `python` becomes a base pin; the
-/// interpreter must be the layer's target.
+/// interpreter must be the layer's target. Returns each one's version and
+/// `.dist-info`.
 fn add_environment(
     bases: &mut Bases,
     python: &UserPath,
     target: &Target,
-) -> Result<(), CompileError> {
+) -> Result<BTreeMap<PackageName, (uv_pep440::Version, PathBuf)>, CompileError> {
     let interpreter = Interpreter::inspect(&python.path).map_err(|e| {
         CompileError::outside(format!("--base-env: cannot inspect {}", python.shown), e)
     })?;
@@ -222,28 +247,35 @@ fn add_environment(
             "give the image's interpreter, or compile for its target (--python-version, --platform)",
         ));
     }
-    let pins = Snapshot::scan(&interpreter.paths)
-        .base_pins()
-        .map_err(|e| match e {
-            // Fail closed: a distribution we cannot read could be any version.
-            BaseEnvError::Unreadable(bad) => CompileError::Input(format!(
-                "--base-env {}: cannot read {}: {}",
-                python.shown,
-                bad.path.display(),
-                bad.why
-            )),
-            BaseEnvError::BadPin {
-                path,
-                name,
-                version,
-            } => CompileError::Input(format!(
-                "--base-env {}: {} has the unreadable name or version `{name} {version}`",
-                python.shown,
-                path.display()
-            )),
-        })?;
+    let snapshot = Snapshot::scan(&interpreter.paths);
+    let pins = snapshot.base_pins().map_err(|e| match e {
+        // Fail closed: a distribution we cannot read could be any version.
+        BaseEnvError::Unreadable(bad) => CompileError::Input(format!(
+            "--base-env {}: cannot read {}: {}",
+            python.shown,
+            bad.path.display(),
+            bad.why
+        )),
+        BaseEnvError::BadPin {
+            path,
+            name,
+            version,
+        } => CompileError::Input(format!(
+            "--base-env {}: {} has the unreadable name or version `{name} {version}`",
+            python.shown,
+            path.display()
+        )),
+    })?;
     let origin = format!("the environment ({})", python.shown);
+    let mut installed = BTreeMap::new();
     for (name, version) in pins {
+        // Egg-info distributions have no RECORD: their files are listed
+        // from the index like a base file's pins.
+        if let Some(dist) = snapshot.dists.get(name.as_ref())
+            && !dist.egg_info
+        {
+            installed.insert(name.clone(), (version.clone(), dist.path.clone()));
+        }
         bases.add_installed(name, version, &origin).map_err(|err| {
             CompileError::hinted(
                 err.to_string(),
@@ -251,7 +283,7 @@ fn add_environment(
             )
         })?;
     }
-    Ok(())
+    Ok(installed)
 }
 
 /// `entries` as the resolver's requests, named by file and line.

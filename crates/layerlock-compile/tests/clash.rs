@@ -295,3 +295,184 @@ fn a_layer_with_nothing_of_its_own_reads_no_image_file() {
     assert!(compiled.written[0].lock.packages.is_empty());
     assert!(compiled.notes.is_empty(), "{:?}", told(&compiled.notes));
 }
+
+#[test]
+fn another_version_that_writes_over_nothing_is_named_as_a_way_out() {
+    let work = Work::new();
+    work.write("in.txt", "lmcache\n");
+    work.write("image.txt", "cupy-cuda12x==13.6.0\n");
+    // An older cupy-cuda13x that wrote its own folder.
+    let mut index = cupy().files("cupy-cuda13x==13.0.0", &[("cupy13/__init__.py", 5, 10)]);
+    index.add("cupy-cuda13x", "13.0.0", &[]);
+    let layer = work.layer(&["in.txt"], &["image.txt"]);
+    let failed = compile(&layer, &checked(&work), &index).err().unwrap();
+    let CompileError::Clashes { clashes, .. } = &failed.error else {
+        panic!("{:?}", failed.error);
+    };
+    assert_eq!(
+        clashes[0].avoided_by.as_deref(),
+        Some("cupy-cuda13x==13.0.0")
+    );
+    let ways = failed.error.ways_out();
+    assert!(
+        ways.iter()
+            .any(|h| h.starts_with("or take cupy-cuda13x==13.0.0, whose wheel writes over none")),
+        "{ways:?}"
+    );
+    // Without it, the refusal says none of the others avoids it.
+    let failed = compile(&layer, &checked(&work), &cupy()).err().unwrap();
+    assert!(
+        failed
+            .error
+            .ways_out()
+            .iter()
+            .any(|h| h.contains("none avoids it")),
+        "{:?}",
+        failed.error.ways_out()
+    );
+}
+
+#[test]
+fn the_summary_of_changes_is_told_with_the_files() {
+    let work = Work::new();
+    work.write("in.txt", "lmcache\n");
+    work.write("image.txt", "cupy-cuda12x==13.6.0\nother==1\n");
+    let mut layer = work.layer(&["in.txt"], &["image.txt"]);
+    layer.output = Some(work.user_path("out.txt"));
+    layer.replace = vec!["cupy-cuda12x".parse().unwrap()];
+    let mut index = cupy().files("other==1", &[("other/__init__.py", 3, 1)]);
+    index.add("other", "1", &[]);
+    let first = compile(&layer, &checked(&work), &index).unwrap();
+    work.write(
+        "out.txt",
+        &first.written[0].lock.render(layer.format, "out.txt"),
+    );
+    let options = CompileOptions {
+        changes: true,
+        ..checked(&work)
+    };
+    let again = compile(&layer, &options, &index).unwrap();
+    let summary = again.written[0].changes.as_ref().unwrap().summary();
+    assert!(
+        summary.ends_with(
+            "; replaces 1 of the image's 2 packages on purpose (cupy-cuda12x==13.6.0) and changes none of the others, file by file"
+        ),
+        "{summary}"
+    );
+    // No wheel for the image's `other`: its files are not known, and the
+    // summary says so.
+    let bare = Memory::new(&[
+        ("cupy-cuda13x", "14.0.1", &[]),
+        ("lmcache", "0.3.9", &["cupy-cuda13x"]),
+        ("other", "1", &[]),
+    ])
+    .sdist_only("other==1");
+    let again = compile(&layer, &options, &bare).unwrap();
+    let summary = again.written[0].changes.as_ref().unwrap().summary();
+    assert!(
+        summary.ends_with(
+            "and changes none of the others: versions of all, files of the 0 listed (1 could not be listed)"
+        ),
+        "{summary}"
+    );
+}
+
+/// A venv of this machine's `python3`, as the image: the layer's target is
+/// its Python. `None` (and why) where the machine cannot make one.
+fn image_venv(work: &Work) -> Option<(std::path::PathBuf, String)> {
+    let venv = work.path().join("image");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: python3 -m venv does not work here");
+        return None;
+    }
+    let python = venv.join("bin/python");
+    let out = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import sys, sysconfig; print('%d.%d' % sys.version_info[:2]); print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut lines = text.lines();
+    let version = lines.next()?.to_string();
+    let site = std::path::PathBuf::from(lines.next()?);
+    // cupy-cuda12x 13.6.0, installed: its RECORD and its files.
+    let files: [(&str, &[u8]); 2] = [
+        ("cupy/__init__.py", b"cuda 12"),
+        ("shared/__init__.py", b""),
+    ];
+    for (path, bytes) in files {
+        std::fs::create_dir_all(site.join(path).parent()?).ok()?;
+        std::fs::write(site.join(path), bytes).ok()?;
+    }
+    let info = site.join("cupy_cuda12x-13.6.0.dist-info");
+    std::fs::create_dir_all(&info).ok()?;
+    std::fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: cupy-cuda12x\nVersion: 13.6.0\n",
+    )
+    .ok()?;
+    std::fs::write(
+        info.join("RECORD"),
+        "cupy/__init__.py,,\nshared/__init__.py,,\ncupy_cuda12x-13.6.0.dist-info/METADATA,,\ncupy_cuda12x-13.6.0.dist-info/RECORD,,\n",
+    )
+    .ok()?;
+    Some((python, version))
+}
+
+#[test]
+fn an_image_given_as_an_environment_is_compared_by_its_records_and_files() {
+    let work = Work::new();
+    let Some((python, version)) = image_venv(&work) else {
+        return;
+    };
+    work.write("in.txt", "lmcache\n");
+    let mut layer = work.layer(&["in.txt"], &[]);
+    layer.python_version = version.clone();
+    layer.targets[0].python_version = version;
+    let env = Some(layerlock_compile::UserPath::new(
+        python.to_str().unwrap(),
+        work.path(),
+    ));
+    layer.base_env = env.clone();
+    layer.targets[0].base_env = env;
+    // The index's cupy-cuda12x wheel lists nothing: what is installed
+    // speaks for the image. The namespace file has the same bytes on disk.
+    let index = Memory::new(&[
+        ("cupy-cuda12x", "13.6.0", &[]),
+        ("cupy-cuda13x", "14.0.1", &[]),
+        ("lmcache", "0.3.9", &["cupy-cuda13x"]),
+    ])
+    .files(
+        "cupy-cuda13x==14.0.1",
+        &[
+            ("cupy/__init__.py", crc32fast::hash(b"cuda 13"), 7),
+            ("shared/__init__.py", crc32fast::hash(b""), 0),
+        ],
+    )
+    .files("lmcache==0.3.9", &[("lmcache/__init__.py", 1, 10)]);
+    let failed = compile(&layer, &checked(&work), &index).err().unwrap();
+    let CompileError::Clashes { clashes, .. } = &failed.error else {
+        panic!("{:?}", failed.error);
+    };
+    assert_eq!(
+        (clashes[0].other.as_str(), clashes[0].files),
+        ("cupy-cuda12x==13.6.0", 1)
+    );
+    assert_eq!(clashes[0].example, "cupy/__init__.py");
+    // The same bytes on disk as in the wheel: no clash.
+    let same = index.files(
+        "cupy-cuda13x==14.0.1",
+        &[
+            ("cupy/__init__.py", crc32fast::hash(b"cuda 12"), 7),
+            ("shared/__init__.py", crc32fast::hash(b""), 0),
+        ],
+    );
+    let compiled = compile(&layer, &checked(&work), &same).unwrap();
+    assert_eq!(pins(&compiled), ["cupy-cuda13x==14.0.1", "lmcache==0.3.9"]);
+}

@@ -29,7 +29,7 @@ pub use installed::{
 };
 pub use integrity::{IntegrityProblem, check as check_integrity, check_all as check_integrity_all};
 pub use interpreter::Interpreter;
-pub use overwrite::{Overwrite, WheelFiles, overwrites, site_path};
+pub use overwrite::{Overwrite, WheelFiles, installed_files, overwrites, same_bytes, site_path};
 pub use plan::{
     Change, Conflict, Plan, Wanted, guard, is_version, missing_base, plan, same_version,
     unknown_allowance,

@@ -168,11 +168,25 @@ pub fn overwrites(
     found.into_values().collect()
 }
 
+/// The files an installed distribution owns, by where they land (keyed as
+/// [`site_path`] keys a wheel member, `bin:NAME` for a script), each with
+/// the path its RECORD names: what compile compares a layer's wheels with
+/// when the image is a live environment (`--base-env`).
+pub fn installed_files(dist_info: &std::path::Path) -> Result<Vec<(String, String)>, String> {
+    let text = record_text(dist_info)?;
+    Ok(record_lines(&text)
+        .filter_map(|line| {
+            let key = record_key(&line.path)?.into_owned();
+            Some((key, line.path.into_owned()))
+        })
+        .collect())
+}
+
 /// Whether the installed file `path` (as RECORD names it, from the
 /// site directory that holds the `.dist-info` at `dist_info`) has the CRC-32
 /// and size `sum`: the rule compile uses, so the two never disagree. A
 /// file that cannot be read is not the same.
-fn same_bytes(dist_info: &std::path::Path, path: &str, (crc, size): (u32, u64)) -> bool {
+pub fn same_bytes(dist_info: &std::path::Path, path: &str, (crc, size): (u32, u64)) -> bool {
     let Some(site) = dist_info.parent() else {
         return false;
     };

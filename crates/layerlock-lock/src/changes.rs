@@ -70,8 +70,23 @@ pub struct Changes {
     /// Packages at the same version in both.
     pub kept: usize,
     /// How many packages the image (the bases) pins, when known. A layer
-    /// never changes one of them: they are fixed facts of its resolution.
+    /// never changes one of their versions: they are fixed facts of its
+    /// resolution.
     pub image: Option<usize>,
+    /// What the file check saw of the image, when it ran.
+    pub files: Option<ImageFiles>,
+}
+
+/// The image's distributions as the file check saw them, on every target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageFiles {
+    /// Compared file by file with the layer's wheels (on the target that
+    /// compared fewest).
+    pub compared: usize,
+    /// Whose files could not be listed (on the target that listed fewest).
+    pub unlisted: usize,
+    /// `name==version`: replaced on purpose.
+    pub replaced: Vec<String>,
 }
 
 type Key = (PackageName, Option<String>);
@@ -232,6 +247,35 @@ fn by_marker(old: &Lock, new: &Lock) -> Changes {
     out
 }
 
+/// What the layer does to the image, said with what the file check saw:
+/// `; changes none of the image's 307 packages, file by file`, or which
+/// it replaces on purpose and how many could not be listed.
+fn image_sentence(image: usize, files: Option<&ImageFiles>) -> String {
+    let all = plural(image, "package", "packages");
+    let Some(files) = files else {
+        return format!("; changes none of the image's {all}");
+    };
+    let mut out = if files.replaced.is_empty() {
+        format!("; changes none of the image's {all}")
+    } else {
+        format!(
+            "; replaces {} of the image's {all} on purpose ({}) and changes none of the others",
+            files.replaced.len(),
+            files.replaced.join(", ")
+        )
+    };
+    if files.unlisted == 0 {
+        out.push_str(", file by file");
+    } else {
+        let _ = write!(
+            out,
+            ": versions of all, files of the {} listed ({} could not be listed)",
+            files.compared, files.unlisted
+        );
+    }
+    out
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -289,11 +333,7 @@ impl Changes {
         let mut out = parts.join(", ");
         let _ = write!(out, ", keeps {}", self.kept);
         if let Some(image) = self.image {
-            let _ = write!(
-                out,
-                "; changes none of the image's {}",
-                plural(image, "package", "packages")
-            );
+            out.push_str(&image_sentence(image, self.files.as_ref()));
         }
         out
     }

@@ -15,7 +15,7 @@ mod targets;
 mod write;
 
 pub use bases::{BaseError, BaseFile, BasePin, BaseSource, Bases};
-pub use changes::{Change, ChangeKind, Changes, changes, uploaded};
+pub use changes::{Change, ChangeKind, Changes, ImageFiles, changes, uploaded};
 pub use error::{LockError, Origin};
 pub use model::{
     BaseUse, DirectRequest, DirectSource, Header, Lock, LockFormat, LockTarget, LockedFile,
