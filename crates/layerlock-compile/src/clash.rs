@@ -173,7 +173,11 @@ pub fn check_files(
     let theirs: Vec<usize> = (0..jobs.len())
         .filter(|&i| jobs[i].image && !matches!(jobs[i].pick, Pick::Installed(_)))
         .collect();
-    let layer_listed = list_all(mine.len(), |k| list_fresh(&jobs[mine[k]], target, source));
+    let layer_listed = list_all(
+        mine.len(),
+        |_| false,
+        |k| list_fresh(&jobs[mine[k]], target, source),
+    );
     let mut layer_landing = Vec::new();
     for (k, outcome) in layer_listed.iter().enumerate() {
         match outcome {
@@ -203,10 +207,23 @@ pub fn check_files(
         .remembered(&image_key)
         .map(|text| notes_by_label(&text))
         .unwrap_or_default();
-    let image_listed = list_all(theirs.len(), |k| {
-        let job = &jobs[theirs[k]];
-        let note = known.get(job.label.as_str()).map(String::as_str);
-        Ok(list_image(job, target, source, &tops, fold, note))
+    let note_of = |k: usize| {
+        known
+            .get(jobs[theirs[k]].label.as_str())
+            .map(String::as_str)
+    };
+    // What a remembered note settles (no listing to read) is answered here,
+    // not on a thread of its own.
+    let settled = |k: usize| note_of(k).is_some_and(|note| settled_by(note, &tops));
+    let image_listed = list_all(theirs.len(), settled, |k| {
+        Ok(list_image(
+            &jobs[theirs[k]],
+            target,
+            source,
+            &tops,
+            fold,
+            note_of(k),
+        ))
     });
     if known.len() != theirs.len() {
         let mut summary = String::new();
@@ -384,16 +401,27 @@ fn landing(listing: &WheelListing, fold: bool) -> Landing {
 
 /// `count` answers of `one`, in order: many at a time (a wheel's
 /// directory is one small range read, or none when cached; the client
-/// bounds what runs at once).
+/// bounds what runs at once). Those `quick` says need nothing read are
+/// answered on this thread.
 fn list_all<T: Send>(
     count: usize,
+    quick: impl Fn(usize) -> bool,
     one: impl Fn(usize) -> Result<T, String> + Sync,
 ) -> Vec<Result<T, String>> {
-    const WORKERS: usize = 32;
+    const WORKERS: usize = 48;
+    let mut out: Vec<Option<Result<T, String>>> = (0..count).map(|_| None).collect();
+    let mut slow = Vec::new();
+    for (i, slot) in out.iter_mut().enumerate() {
+        if quick(i) {
+            *slot = Some(one(i));
+        } else {
+            slow.push(i);
+        }
+    }
     let next = Mutex::new(0usize);
-    let out: Mutex<Vec<Option<Result<T, String>>>> = Mutex::new((0..count).map(|_| None).collect());
+    let out = Mutex::new(out);
     std::thread::scope(|scope| {
-        for _ in 0..WORKERS.min(count) {
+        for _ in 0..WORKERS.min(slow.len()) {
             scope.spawn(|| {
                 loop {
                     let i = {
@@ -402,9 +430,9 @@ fn list_all<T: Send>(
                         *next += 1;
                         i
                     };
-                    if i >= count {
+                    let Some(&i) = slow.get(i) else {
                         return;
-                    }
+                    };
                     let answer = one(i);
                     if let Ok(mut out) = out.lock() {
                         out[i] = Some(answer);
@@ -462,6 +490,16 @@ fn notes_by_label(text: &str) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+/// Whether a remembered `note` answers alone: no wheel, or one that
+/// shares no top-level name with the layer's (`tops`).
+fn settled_by(note: &str, tops: &BTreeSet<&str>) -> bool {
+    match note.lines().collect::<Vec<_>>().as_slice() {
+        ["wheel", _, _, _, names] => !names.split('/').any(|n| tops.contains(n)),
+        ["none", _] => true,
+        _ => false,
+    }
 }
 
 fn image_listing(
