@@ -1,0 +1,154 @@
+//! Real CI trees with hand-checked expectations (`../shared/corpus/ci-trees`:
+//! vLLM, LMCache, DeepSpeed, each at one commit): every expected install is
+//! found at its line, and no figure falls below what it is today. A clone
+//! without `../shared` beside it skips with a message.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// A location: path and line.
+type At = (String, u64);
+
+fn trees(test: &str) -> Option<PathBuf> {
+    let dir = common::repo_root().join("../shared/corpus/ci-trees");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped {test}: the real CI trees are not beside this checkout (../shared/corpus/ci-trees)"
+        );
+        None
+    }
+}
+
+/// The `(path, line)` of every row of a TSV of expectations.
+fn expected(file: &Path) -> BTreeSet<At> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let path = cols.next().unwrap().to_string();
+            (path, cols.next().unwrap().trim().parse().unwrap())
+        })
+        .collect()
+}
+
+/// The install locations `layerlock audit --format json` reports, run
+/// inside `tree` (its own `layerlock.toml`, where it has one).
+fn installs(tree: &Path) -> BTreeSet<At> {
+    let out = Command::cargo_bin("layerlock")
+        .unwrap()
+        .current_dir(tree)
+        .env("NETRC", tree.join("no-netrc"))
+        .args(["audit", "--format", "json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "job-time-install" || f["rule"] == "image-build-install")
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every expected install found at its line but those `known` (each a
+/// miss or a finding at another line, said why), and no install location
+/// nobody expects but those `extra`.
+fn check(tree: &str, expectations: &str, known: &[(&str, u64)], extra: &[(&str, u64)]) {
+    let Some(root) = trees(tree) else {
+        return;
+    };
+    let want = expected(&root.join("expected").join(expectations));
+    let found = installs(&root.join(tree));
+    let known: BTreeSet<At> = known.iter().map(|(p, l)| (p.to_string(), *l)).collect();
+    let extra: BTreeSet<At> = extra.iter().map(|(p, l)| (p.to_string(), *l)).collect();
+    let missed: BTreeSet<&At> = want.difference(&found).collect();
+    let unexpected: Vec<&At> = found
+        .difference(&want)
+        .filter(|at| !extra.contains(*at))
+        .collect();
+    let exact = want.len() - missed.len();
+    eprintln!("{tree}: {exact} of {} installs at their line", want.len());
+    let lost: Vec<&&At> = missed.iter().filter(|at| !known.contains(**at)).collect();
+    assert!(lost.is_empty(), "{tree}: expected installs not found: {lost:?}");
+    assert!(
+        unexpected.is_empty(),
+        "{tree}: installs nobody expects: {unexpected:?}"
+    );
+}
+
+#[test]
+fn lmcache_every_install_at_its_line() {
+    check("lmcache", "lmcache-audit.tsv", &[], &[]);
+}
+
+#[test]
+fn deepspeed_every_install_at_its_line() {
+    // The one install reported at another line of its command: the
+    // pre-commit run that installs the hooks (expected at the step's
+    // `run:` line, reported at the command's).
+    check(
+        "deepspeed",
+        "deepspeed-audit.tsv",
+        &[(".github/workflows/formatting.yml", 36)],
+        &[(".github/workflows/formatting.yml", 41)],
+    );
+}
+
+#[test]
+fn vllm_every_install_at_its_line() {
+    // `setup.py develop` installs too; the expectations were written
+    // before audit modelled it.
+    check(
+        "vllm",
+        "audit-locations.tsv",
+        &INTEL,
+        &[
+            ("docker/Dockerfile.cpu", 321),
+            ("tests/standalone_tests/python_only_compile.sh", 185),
+            ("tests/standalone_tests/python_only_compile.sh", 187),
+        ],
+    );
+}
+
+/// The Intel jobs' installs that reach `eval "$CMDS"` only through a value
+/// two shell functions rewrote: lost since 2026-12-01 (248 of 264).
+const INTEL: [(&str, u64); 16] = [
+    (".buildkite/intel_jobs/misc_intel.yaml", 31),
+    (".buildkite/intel_jobs/misc_intel.yaml", 70),
+    (".buildkite/intel_jobs/misc_intel.yaml", 188),
+    (".buildkite/intel_jobs/misc_intel.yaml", 224),
+    (".buildkite/intel_jobs/misc_intel.yaml", 263),
+    (".buildkite/intel_jobs/model_executor_intel.yaml", 28),
+    (".buildkite/intel_jobs/model_executor_intel.yaml", 29),
+    (".buildkite/intel_jobs/models_multimodal_intel.yaml", 25),
+    (".buildkite/intel_jobs/models_multimodal_intel.yaml", 97),
+    (".buildkite/intel_jobs/models_multimodal_intel.yaml", 122),
+    (".buildkite/intel_jobs/models_multimodal_intel.yaml", 123),
+    (".buildkite/intel_jobs/test-intel.yaml", 36),
+    (".buildkite/intel_jobs/test-intel.yaml", 127),
+    (".buildkite/intel_jobs/test-intel.yaml", 174),
+    (".buildkite/scripts/hardware_ci/run-intel-ci-test.sh", 14),
+    (".buildkite/scripts/hardware_ci/run-intel-ci-test.sh", 43),
+];
