@@ -94,8 +94,38 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         files: walked.files,
         commands: walked.commands,
     };
-    result.findings = first_of_each(visitor.findings);
+    let mut findings = visitor.findings;
+    findings.extend(unread_systems(options));
+    result.findings = first_of_each(findings);
     result
+}
+
+/// A `ci-not-read` finding for every file of a CI system the walk does not
+/// read, below each directory scanned.
+fn unread_systems(options: &ScanOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for dir in options.targets.iter().filter(|t| t.is_dir()) {
+        for (relative, system) in layerlock_walk::unread_ci_files(dir) {
+            let path = dir.join(&relative);
+            let shown = path
+                .strip_prefix(&options.root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or(relative);
+            let location = crate::finding::Location {
+                path: Rc::from(shown.as_str()),
+                line: 1,
+                column: 1,
+            };
+            out.push(
+                FindingBuilder::new(RuleId::CiNotRead, Severity::Medium, location)
+                    .message(format!(
+                        "a {system} file: audit does not read {system} yet, so the installs its jobs run are not checked (check it by hand, then allowlist this finding)"
+                    ))
+                    .build(),
+            );
+        }
+    }
+    out
 }
 
 /// The findings sorted by place, job and rule, one of each: the first path

@@ -35,7 +35,12 @@ pub struct Coverage {
 
 impl Coverage {
     pub fn new(commands: usize, sorted: &Sorted) -> Self {
-        let unread = |rule: RuleId| matches!(rule, RuleId::NotFollowed | RuleId::ScriptNotFound);
+        let unread = |rule: RuleId| {
+            matches!(
+                rule,
+                RuleId::NotFollowed | RuleId::ScriptNotFound | RuleId::CiNotRead
+            )
+        };
         let not_followed = sorted.reported.iter().filter(|f| unread(f.rule)).count()
             + sorted
                 .allowed

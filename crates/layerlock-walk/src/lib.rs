@@ -15,6 +15,7 @@ mod place;
 mod read;
 mod recipes;
 mod site;
+mod systems;
 mod via;
 mod walker;
 mod wrappers;
@@ -23,6 +24,7 @@ pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
 pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
 pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
+pub use systems::{system_of, unread_ci_files};
 pub use via::Via;
 pub use walker::{FileError, ScanOptions, Visitor, Walked, walk};
 pub use wrappers::{

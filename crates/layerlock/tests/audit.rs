@@ -328,3 +328,43 @@ fn a_bad_path_map_names_the_flag_or_the_config_table() {
         );
     }
 }
+
+/// A CI system the audit does not read is named, fails the audit, and is
+/// counted; a repository whose only CI it is gets findings, not "no CI
+/// file found".
+#[test]
+fn ci_systems_not_read_are_named_never_skipped_in_silence() {
+    let work = Work::new();
+    work.write(
+        "Jenkinsfile",
+        "pipeline { stages { stage('t') { steps { sh 'pip install x' } } } }\n",
+    );
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", "."]));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Jenkinsfile:1:1: medium ci-not-read"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("a Jenkins file: audit does not read Jenkins yet"),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("1 not followed"), "{stdout}");
+    // Beside a GitHub workflow it is named too.
+    work.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo hi\n",
+    );
+    work.write(".circleci/config.yml", "version: 2.1\n");
+    let (code, stdout, _) = run(work.layerlock(&["audit", ".", "--format", "json"]));
+    assert_eq!(code, 1, "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let unread: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "ci-not-read")
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(unread, [".circleci/config.yml", "Jenkinsfile"]);
+}

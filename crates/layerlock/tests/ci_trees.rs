@@ -52,12 +52,8 @@ fn installs(tree: &Path) -> BTreeSet<At> {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
     report["findings"]
         .as_array()
         .unwrap()
@@ -91,7 +87,10 @@ fn check(tree: &str, expectations: &str, known: &[(&str, u64)], extra: &[(&str, 
     let exact = want.len() - missed.len();
     eprintln!("{tree}: {exact} of {} installs at their line", want.len());
     let lost: Vec<&&At> = missed.iter().filter(|at| !known.contains(**at)).collect();
-    assert!(lost.is_empty(), "{tree}: expected installs not found: {lost:?}");
+    assert!(
+        lost.is_empty(),
+        "{tree}: expected installs not found: {lost:?}"
+    );
     assert!(
         unexpected.is_empty(),
         "{tree}: installs nobody expects: {unexpected:?}"

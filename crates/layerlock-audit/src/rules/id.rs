@@ -13,6 +13,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuleId {
+    /// A file of a CI system the audit does not read.
+    CiNotRead,
     /// An image build installs packages without a hash-pinned lock.
     ImageBuildInstall,
     /// A CI job installs packages when it runs.
@@ -25,7 +27,8 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every id, in the order of their names.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
+        Self::CiNotRead,
         Self::ImageBuildInstall,
         Self::JobTimeInstall,
         Self::NotFollowed,
@@ -34,6 +37,7 @@ impl RuleId {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::CiNotRead => "ci-not-read",
             Self::ImageBuildInstall => "image-build-install",
             Self::JobTimeInstall => "job-time-install",
             Self::NotFollowed => "not-followed",

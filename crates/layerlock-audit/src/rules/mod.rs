@@ -33,6 +33,10 @@ pub fn registry() -> &'static [&'static dyn Rule] {
 /// to its `stale` list: neither is a finding.)
 pub const SCANNER_RULES: &[(RuleId, &str)] = &[
     (
+        RuleId::CiNotRead,
+        "A file of a CI system the audit does not read (Jenkins, CircleCI, Azure Pipelines, AppVeyor, Travis CI, …): the installs its jobs run are not checked",
+    ),
+    (
         RuleId::NotFollowed,
         "A command runs further commands the audit could not read (a Python program that starts processes, a recipe no rule makes, a goal known only at run time)",
     ),

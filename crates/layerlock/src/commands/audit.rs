@@ -22,8 +22,9 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let result = scan(&settings.scan);
-    // Fail closed: a walk that read nothing audited nothing.
-    if result.files.is_empty() && result.errors.is_empty() {
+    // Fail closed: a walk that read nothing audited nothing (unless what it
+    // found is a CI system it does not read: that is named below).
+    if result.files.is_empty() && result.errors.is_empty() && result.findings.is_empty() {
         anyhow::bail!(
             "no CI file or script found in {} (looked for .buildkite/, .github/workflows/ and actions, .gitlab-ci.yml, Dockerfiles, and the scripts they run); run it from the repository, or name the files",
             settings
