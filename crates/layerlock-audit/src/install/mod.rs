@@ -482,13 +482,16 @@ fn classify_command(args: &[Arg], files: &dyn RequirementFiles) -> Option<Instal
         if let Some(found) = projects::setup_py(args) {
             return Some(found);
         }
-        // python [-u -I …] -m pip install …
-        let m = args.iter().position(|a| a.is("-m"))?;
-        let module = args.get(m + 1).and_then(|a| a.value.as_deref())?;
+        // python [-u -I …] -m pip install …, or -mpip with no space.
+        let (module, after) = python_module(args)?;
         match module {
-            "pip" => pip_subcommand("python -m pip", &args[m + 2..])?,
-            "uv" => return uv(&args[m + 2..], files),
-            "tox" | "nox" => return projects::classify(module, &args[m + 1..], files)?,
+            "pip" => pip_subcommand("python -m pip", &args[after..])?,
+            "uv" => return uv(&args[after..], files),
+            "tox" | "nox" => {
+                let mut named = vec![Arg::lit(module)];
+                named.extend_from_slice(&args[after..]);
+                return projects::classify(module, &named, files)?;
+            }
             _ => return None,
         }
     } else if first == "uv" {
@@ -514,6 +517,39 @@ fn classify_command(args: &[Arg], files: &dyn RequirementFiles) -> Option<Instal
         return None;
     };
     judge(tool, &rest, conda, files)
+}
+
+/// The module `python -m MODULE` runs (also spelt `-mMODULE`) and where
+/// its own arguments start.
+fn python_module(args: &[Arg]) -> Option<(&str, usize)> {
+    let mut takes_value = false;
+    for (i, arg) in args.iter().enumerate().skip(1) {
+        let value = arg.value.as_deref()?;
+        if std::mem::take(&mut takes_value) {
+            continue;
+        }
+        if matches!(value, "-W" | "-X") {
+            takes_value = true;
+            continue;
+        }
+        if value == "-c" {
+            return None;
+        }
+        if value == "-m" {
+            return Some((args.get(i + 1)?.value.as_deref()?, i + 2));
+        }
+        if let Some(module) = value.strip_prefix("-m")
+            && !module.is_empty()
+            && !module.starts_with('-')
+        {
+            return Some((module, i + 1));
+        }
+        if !value.starts_with('-') {
+            // `python script.py -m pip` runs the script, not a module.
+            return None;
+        }
+    }
+    None
 }
 
 /// `uv …` (its own words, past `uv`).
@@ -776,6 +812,26 @@ mod tests {
 
     fn class(text: &str) -> Option<Class> {
         classify(&words(text), &NoFiles).map(|i| i.class)
+    }
+
+    #[test]
+    fn python_runs_pip_as_a_module_however_it_is_spelt() {
+        for text in [
+            "python -m pip install requests",
+            "python -mpip install requests",
+            "python3 -u -mpip install requests",
+            "python -W ignore -m pip install requests",
+            "python -X utf8 -m pip install requests",
+        ] {
+            assert_eq!(class(text), Some(Class::Unpinned), "{text}");
+        }
+        for text in [
+            "python script.py -m pip install requests",
+            "python -c 'x' -m pip install requests",
+            "python -mpytest -k install",
+        ] {
+            assert_eq!(class(text), None, "{text}");
+        }
     }
 
     #[test]
