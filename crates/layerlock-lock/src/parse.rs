@@ -81,12 +81,30 @@ pub struct RequirementsFile {
     /// writes for a local editable install. Each caller decides: a base
     /// may name it from the comment above, an input cannot be built.
     pub unnamed_editables: Vec<(Origin, String)>,
+    /// Bare URL lines that name no package (`git+https://…/b.git@v1`, no
+    /// `#egg=`), kept only when read with [`RequirementsFile::read_unnamed`];
+    /// otherwise they are refused.
+    pub unnamed_urls: Vec<(Origin, String)>,
+    keep_unnamed: bool,
 }
 
 impl RequirementsFile {
     /// Read `path` and everything it includes.
     pub fn read(path: &Path) -> Result<Self, LockError> {
         let mut file = Self::default();
+        let mut stack = Vec::new();
+        read_into(path, Kind::Requirement, &mut file, &mut stack)?;
+        Ok(file)
+    }
+
+    /// [`RequirementsFile::read`], keeping bare URL lines that name no
+    /// package in `unnamed_urls` (pip installs them; only a build says
+    /// what they are): for readers that judge a file, not resolve it.
+    pub fn read_unnamed(path: &Path) -> Result<Self, LockError> {
+        let mut file = Self {
+            keep_unnamed: true,
+            ..Self::default()
+        };
         let mut stack = Vec::new();
         read_into(path, Kind::Requirement, &mut file, &mut stack)?;
         Ok(file)
@@ -411,9 +429,22 @@ fn parse_line(
         }
         return Ok(());
     }
-    let entry = parse_requirement(trimmed, dir, &origin, indent)?;
+    let entry = match parse_requirement(trimmed, dir, &origin, indent) {
+        Ok(entry) => entry,
+        Err(_) if out.keep_unnamed && kind == Kind::Requirement && is_bare_url(trimmed) => {
+            out.unnamed_urls.push((origin, trimmed.to_string()));
+            return Ok(());
+        }
+        Err(err) => return Err(err),
+    };
     push(out, kind, entry);
     Ok(())
+}
+
+/// A line that is only a URL: a VCS, archive or file URL.
+fn is_bare_url(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or_default();
+    first.contains("://") || first.starts_with("file:")
 }
 
 fn push(out: &mut RequirementsFile, kind: Kind, entry: Entry) {
@@ -633,6 +664,22 @@ mod tests {
 
     fn parse(text: &str) -> Result<RequirementsFile, LockError> {
         RequirementsFile::parse(Path::new("reqs.txt"), text)
+    }
+
+    #[test]
+    fn a_bare_url_naming_no_package_is_kept_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.txt");
+        std::fs::write(&path, "alpha==1\ngit+https://example.org/b.git@v1\n").unwrap();
+        assert!(RequirementsFile::read(&path).is_err());
+        let file = RequirementsFile::read_unnamed(&path).unwrap();
+        assert_eq!(file.entries.len(), 1);
+        assert_eq!(file.unnamed_urls.len(), 1);
+        assert_eq!(file.unnamed_urls[0].0.line, 2);
+        assert_eq!(file.unnamed_urls[0].1, "git+https://example.org/b.git@v1");
+        // Anything else that does not parse is still an error.
+        std::fs::write(&path, "alpha==1\nnot a requirement!\n").unwrap();
+        assert!(RequirementsFile::read_unnamed(&path).is_err());
     }
 
     #[test]

@@ -436,7 +436,22 @@ fn classify_file(path: &str, files: &dyn RequirementFiles) -> (Class, String) {
             };
         }
     }
-    if file.entries.is_empty() {
+    for (origin, url) in &file.unnamed_urls {
+        // No name and no hash: at best a fixed revision, never locked.
+        let (entry_class, said) = if url_pinned(url) {
+            (
+                Class::Pinned,
+                "names no package (a fixed revision, without a hash)",
+            )
+        } else {
+            (Class::Unpinned, "names no package and moves")
+        };
+        if entry_class > class || class == Class::HashLocked {
+            class = entry_class;
+            why = format!("{shown}:{} `{url}` {said}", origin.line);
+        }
+    }
+    if file.entries.is_empty() && file.unnamed_urls.is_empty() {
         return (Class::Pinned, format!("{shown} lists nothing"));
     }
     (class, why)

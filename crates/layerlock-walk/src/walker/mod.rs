@@ -176,7 +176,7 @@ struct Files<'a> {
 impl RequirementFiles for Files<'_> {
     fn read(&self, path: &str) -> Option<(String, RequirementsFile)> {
         let real = self.options.locate(path, self.place)?;
-        let parsed = RequirementsFile::read(&real).ok()?;
+        let parsed = RequirementsFile::read_unnamed(&real).ok()?;
         Some((self.options.shown(&real), parsed))
     }
 
