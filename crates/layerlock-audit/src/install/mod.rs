@@ -406,6 +406,88 @@ fn classify_conda(arg: &Arg) -> (Class, String) {
     }
 }
 
+/// How deep `{include-group = …}` entries are followed.
+const GROUP_DEPTH: usize = 8;
+
+/// `--group [PATH:]NAME` (pip 25.1, uv): the dependency group NAME of
+/// `pyproject.toml` (at PATH, else the project's), judged by its entries.
+fn group_class(group: &Arg, files: &dyn RequirementFiles) -> (Class, String) {
+    let Some(spec) = group.value.as_deref() else {
+        let (c, why) = classify_computed(&group.raw);
+        return (c, format!("dependency group {why}"));
+    };
+    let (path, name) = match spec.rsplit_once(':') {
+        Some((path, name)) => (Some(path), name),
+        None => (None, spec),
+    };
+    let text = match path {
+        Some(path) => files.read_text(path),
+        None => files
+            .project_file(None, "pyproject.toml")
+            .and_then(|p| files.read_text(&p)),
+    };
+    let unread = || {
+        (
+            Class::Unpinned,
+            format!(
+                "`--group {spec}`: its dependency group cannot be read, so nothing proves it pinned"
+            ),
+        )
+    };
+    let Some((shown, text)) = text else {
+        return unread();
+    };
+    let Ok(table) = toml::from_str::<toml::Table>(&text) else {
+        return unread();
+    };
+    let Some(groups) = table
+        .get("dependency-groups")
+        .and_then(toml::Value::as_table)
+    else {
+        return unread();
+    };
+    let mut entries = Vec::new();
+    if !group_entries(groups, name, 0, &mut entries) {
+        return unread();
+    }
+    for entry in &entries {
+        let pinned = Requirement::<VerbatimUrl>::from_str(entry).is_ok_and(|r| exact(&r));
+        if !pinned {
+            return (
+                Class::Unpinned,
+                format!("{shown}: `{entry}` of dependency group `{name}` is not an exact pin"),
+            );
+        }
+    }
+    (
+        Class::Pinned,
+        format!("{shown}: dependency group `{name}` pins exact versions without hashes"),
+    )
+}
+
+/// The requirement strings of dependency group `name`, its included
+/// groups' too; `false` when one is missing or not a list of them.
+fn group_entries(groups: &toml::Table, name: &str, depth: usize, out: &mut Vec<String>) -> bool {
+    let Some(items) = groups.get(name).and_then(toml::Value::as_array) else {
+        return false;
+    };
+    for item in items {
+        match item {
+            toml::Value::String(entry) => out.push(entry.clone()),
+            toml::Value::Table(t) => {
+                let Some(included) = t.get("include-group").and_then(toml::Value::as_str) else {
+                    return false;
+                };
+                if depth >= GROUP_DEPTH || !group_entries(groups, included, depth + 1, out) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Classify a requirements file's entries.
 fn classify_file(path: &str, files: &dyn RequirementFiles) -> (Class, String) {
     let Some((shown, file)) = files.read(path) else {
@@ -720,6 +802,7 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
             *class = Some((c, why));
         }
     };
+    let installs_groups = tool.ends_with("pip install");
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -749,6 +832,16 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
                 i += 2;
                 continue;
             }
+            // pip's and `uv pip install`'s `--group` installs a dependency
+            // group (`uv add --group` only names where to add).
+            "--group" if installs_groups => {
+                if let Some(group) = args.get(i + 1) {
+                    let (c, why) = group_class(group, files);
+                    raise(c, why, &mut class);
+                }
+                i += 2;
+                continue;
+            }
             "-e" | "--editable" => {
                 if let Some(target) = args.get(i + 1) {
                     raise(
@@ -764,6 +857,12 @@ fn judge(tool: String, args: &[Arg], conda: bool, files: &dyn RequirementFiles) 
                 continue;
             }
             _ => {}
+        }
+        if let Some(group) = v.strip_prefix("--group=").filter(|_| installs_groups) {
+            let (c, why) = group_class(&Arg::lit(group), files);
+            raise(c, why, &mut class);
+            i += 1;
+            continue;
         }
         // `--requirement=FILE` and `-rFILE`.
         let attached = v.strip_prefix("--requirement=").or_else(|| {

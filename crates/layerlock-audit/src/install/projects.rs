@@ -811,6 +811,45 @@ mod tests {
     }
 
     #[test]
+    fn a_dependency_group_is_classed_by_its_entries() {
+        let mut project = tree(&[]);
+        project.files.insert(
+            "pyproject.toml",
+            "[dependency-groups]\ntest = [\"pytest==8.3.3\", {include-group = \"lint\"}]\nlint = [\"ruff==0.6.9\"]\ndev = [\"pytest>=8\"]\n",
+        );
+        assert_eq!(
+            class("pip install --group test", &project),
+            Some(Class::Pinned)
+        );
+        assert_eq!(
+            class("uv pip install --group=dev", &project),
+            Some(Class::Unpinned)
+        );
+        assert_eq!(
+            class("python -m pip install --group pyproject.toml:dev", &project),
+            Some(Class::Unpinned)
+        );
+        // A missing group proves nothing; `uv add --group` adds, it does
+        // not install the group.
+        assert_eq!(
+            class("pip install --group nope", &project),
+            Some(Class::Unpinned)
+        );
+        assert_eq!(
+            class("uv add --group dev ruff==0.6.9", &project),
+            Some(Class::Pinned)
+        );
+        let install = classify(&args("pip install --group test --group dev"), &project).unwrap();
+        assert!(
+            install
+                .why
+                .contains("`pytest>=8` of dependency group `dev`"),
+            "{}",
+            install.why
+        );
+    }
+
+    #[test]
     fn uv_sync_and_run_are_classed_by_their_lock_and_flags() {
         let locked = tree(&["pyproject.toml", "uv.lock"]);
         assert_eq!(class("uv sync", &locked), Some(Class::MayResolve));
