@@ -475,8 +475,17 @@ impl IndexClient {
     pub fn wheel_listing_of(&self, file: &IndexFile) -> Result<Arc<WheelListing>, SourceError> {
         let inner = self.inner.clone();
         let file = file.clone();
+        // On the runtime's threads, like an image's pages (`version_files`).
+        let task = self
+            .runtime()
+            .spawn(async move { inner.wheel_listing(&file).await });
         self.runtime()
-            .block_on(async move { inner.wheel_listing(&file).await })
+            .block_on(task)
+            .unwrap_or_else(|e| {
+                Err(SourceError::Other {
+                    message: e.to_string(),
+                })
+            })
             .map(Arc::new)
     }
 
@@ -551,7 +560,57 @@ impl PackageSource for IndexClient {
         name: &PackageName,
         version: &Version,
     ) -> Option<Result<Vec<IndexFile>, SourceError>> {
-        self.release_files(name, version).map(Ok)
+        if let Some(files) = self.release_files(name, version) {
+            return Some(Ok(files));
+        }
+        // No release API: the project page. One the resolver holds is used;
+        // any other is read (and cached on disk) but not kept in memory: an
+        // image's hundreds of pins have pages of a hundred megabytes and more,
+        // and only one release of each is wanted.
+        let held = self
+            .inner
+            .projects
+            .lock()
+            .ok()
+            .and_then(|map| map.get(name).cloned());
+        let answer = match held {
+            Some(fut) => self.wait(|| format!("the page of {name}"), fut),
+            None => {
+                let inner = self.inner.clone();
+                let wanted = name.clone();
+                let start = Instant::now();
+                // On the runtime's own threads: a page parsed on each
+                // caller's thread would leave an allocator arena behind in
+                // each.
+                let task = self
+                    .runtime()
+                    .spawn(async move { inner.fetch_project(wanted).await });
+                let answer = self.runtime().block_on(task).unwrap_or_else(|e| {
+                    Err(SourceError::Other {
+                        message: e.to_string(),
+                    })
+                });
+                self.inner
+                    .stats
+                    .waited(|| format!("the page of {name}"), start.elapsed());
+                answer
+            }
+        };
+        let files = match answer.as_ref().map(|a| a.as_ref()) {
+            Ok(ProjectAnswer::Found(project)) => match project.files() {
+                Ok(files) => files
+                    .into_iter()
+                    .filter(|f| {
+                        layerlock_dist::version_in_filename(name, &f.filename).as_ref()
+                            == Some(version)
+                    })
+                    .collect(),
+                Err(_) => return None,
+            },
+            Ok(ProjectAnswer::NotFound { .. }) => Vec::new(),
+            Ok(ProjectAnswer::NotCached { .. }) | Err(_) => return None,
+        };
+        Some(Ok(files))
     }
 
     fn prefetch_metadata(&self, name: &PackageName, file: &IndexFile) {
