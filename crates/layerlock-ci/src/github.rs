@@ -31,9 +31,20 @@ fn steps(
     job: &str,
     env: &BTreeMap<String, String>,
     dir: RunDefaults<'_>,
+    outer: &[Option<&Node>],
     out: &mut Vec<Script>,
 ) {
     for step in steps.items() {
+        for setting in tool_settings(step, outer) {
+            let mut env = env.clone();
+            env_of(step.get("env"), &mut env);
+            out.push(Script {
+                env,
+                job: Some(job.to_string()),
+                working_dir: dir.working_dir.map(str::to_string),
+                ..setting
+            });
+        }
         if let Some(build) = image_build(step) {
             let mut env = env.clone();
             env_of(step.get("env"), &mut env);
@@ -114,6 +125,84 @@ fn command_inputs(step: &Node) -> Vec<&Node> {
         })
         .map(|(_, value)| value)
         .collect()
+}
+
+/// Settings of the tools a step runs that hold requirements or commands,
+/// each as the script it comes to, at its value's line:
+/// `actions/setup-python`'s `pip-install:` (a `pip install` of its words),
+/// and, for a step that runs cibuildwheel, the `CIBW_*` variables of the
+/// step, its job (`outer`) and its workflow: `CIBW_TEST_REQUIRES[_OS]` (a
+/// `pip install`), `CIBW_BEFORE_ALL`, `CIBW_BEFORE_BUILD`,
+/// `CIBW_BEFORE_TEST` and `CIBW_REPAIR_WHEEL_COMMAND` (commands, any `_OS`).
+fn tool_settings(step: &Node, outer: &[Option<&Node>]) -> Vec<Script> {
+    let action = step
+        .get("uses")
+        .and_then(Node::as_str)
+        .and_then(|u| u.split('@').next())
+        .unwrap_or("");
+    let mut out = Vec::new();
+    if action == "actions/setup-python"
+        && let Some(Node::Scalar { value, pos, .. }) =
+            step.get("with").and_then(|w| w.get("pip-install"))
+        && !value.trim().is_empty()
+    {
+        out.push(Script::job_time(
+            format!(
+                "pip install {}",
+                value.split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
+            Layout::Folded { start: *pos },
+        ));
+    }
+    let runs_cibuildwheel = action == "pypa/cibuildwheel"
+        || step
+            .get("run")
+            .and_then(Node::as_str)
+            .is_some_and(|r| r.lines().any(starts_cibuildwheel));
+    if !runs_cibuildwheel {
+        return out;
+    }
+    let scopes = outer.iter().copied().chain([step.get("env")]).flatten();
+    for (key, value) in scopes.flat_map(Node::entries) {
+        let (Some(key), Node::Scalar { value, pos, style }) = (key.as_str(), value) else {
+            continue;
+        };
+        let setting = key.strip_prefix("CIBW_").unwrap_or("");
+        let base = ["_LINUX", "_MACOS", "_WINDOWS", "_PYODIDE", "_IOS"]
+            .iter()
+            .find_map(|os| setting.strip_suffix(os))
+            .unwrap_or(setting);
+        match base {
+            "TEST_REQUIRES" if !value.trim().is_empty() => out.push(Script::job_time(
+                format!(
+                    "pip install {}",
+                    value.split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
+                Layout::Folded { start: *pos },
+            )),
+            "BEFORE_ALL" | "BEFORE_BUILD" | "BEFORE_TEST" | "REPAIR_WHEEL_COMMAND" => {
+                out.push(Script::job_time(
+                    value.clone(),
+                    Layout::for_yaml(*pos, *style),
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a line runs cibuildwheel: as its command, or through
+/// `pipx run`, `uvx` or `python -m`.
+fn starts_cibuildwheel(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| *w == "cibuildwheel") else {
+        return false;
+    };
+    matches!(
+        &words[..at],
+        [] | ["pipx", "run"] | ["uvx"] | ["python" | "python3", "-m"]
+    )
 }
 
 /// A workflow's or job's `defaults: run:`: where `run:` steps run, and
@@ -415,7 +504,8 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                     let mut job_env = env.clone();
                     env_of(job.get("env"), &mut job_env);
                     if let Some(s) = job.get("steps") {
-                        steps(s, id, &job_env, dir, &mut scripts);
+                        let outer = [doc.get("env"), job.get("env")];
+                        steps(s, id, &job_env, dir, &outer, &mut scripts);
                     }
                 }
                 for script in scripts {
@@ -427,7 +517,7 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
         }
         if let Some(s) = doc.get("runs").and_then(|r| r.get("steps")) {
             let name = doc.get("name").and_then(Node::as_str).unwrap_or("action");
-            steps(s, name, &env, RunDefaults::default(), &mut out);
+            steps(s, name, &env, RunDefaults::default(), &[], &mut out);
         }
     }
     out
@@ -436,6 +526,41 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_settings_that_install_are_scripts_at_their_line() {
+        let text = "on: push\nenv:\n  CIBW_TEST_REQUIRES: pytest numpy\njobs:\n  w:\n    env:\n      CIBW_BEFORE_BUILD_LINUX: pip install cmake\n      CIBW_BUILD: cp312-*\n    steps:\n      - uses: actions/setup-python@v5\n        with:\n          python-version: '3.12'\n          pip-install: build  twine==6.0.1\n      - uses: pypa/cibuildwheel@v2.22\n        env:\n          CIBW_REPAIR_WHEEL_COMMAND_LINUX: auditwheel repair -w {dest_dir} {wheel}\n      - run: echo no cibuildwheel here\n";
+        let scripts = scripts(text).unwrap();
+        let found: Vec<(&str, usize)> = scripts
+            .iter()
+            .map(|s| {
+                let Layout::Folded { start } = &s.layout else {
+                    return (s.text.as_str(), 0);
+                };
+                (s.text.as_str(), start.line)
+            })
+            .collect();
+        assert!(
+            found.contains(&("pip install build twine==6.0.1", 13)),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&("pip install pytest numpy", 3)),
+            "{found:?}"
+        );
+        let texts: Vec<&str> = scripts.iter().map(|s| s.text.as_str()).collect();
+        assert!(texts.contains(&"pip install cmake"), "{texts:?}");
+        assert!(
+            texts.contains(&"auditwheel repair -w {dest_dir} {wheel}"),
+            "{texts:?}"
+        );
+        // Only for the step that runs cibuildwheel: once each.
+        assert_eq!(
+            texts.iter().filter(|t| **t == "pip install cmake").count(),
+            1
+        );
+        assert!(!texts.contains(&"cp312-*"));
+    }
 
     #[test]
     fn a_literal_matrix_fills_its_values_in() {
