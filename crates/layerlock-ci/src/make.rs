@@ -4,8 +4,9 @@
 //! What is modelled: rules (`a b: prereqs`, `a:: prereqs`, `a: ; recipe`),
 //! their recipe lines (tab-led, `\` continuations, the `@`, `-` and `+`
 //! prefixes), variables (`=`, `:=`, `::=`, `?=`, `+=`, with `export` and
-//! `override`), `$(MAKE)`, the automatic variables `$@`, `$<` and `$^`, and
-//! the default goal. Conditionals are read through: both branches count,
+//! `override`), `$(MAKE)`, the automatic variables `$@`, `$<`, `$^` and
+//! `$*`, pattern rules (`%.o: %.c`; the match-anything `%:` of the Sphinx
+//! layout for goals), and the default goal. Conditionals are read through: both branches count,
 //! so nothing a branch could run is missed. A variable the Makefile does
 //! not set is left to the shell as `${NAME}` (make takes it from the
 //! environment); `$(shell …)` becomes a command substitution; other
@@ -335,6 +336,8 @@ fn colon(line: &str) -> Option<usize> {
 struct Auto<'a> {
     target: &'a str,
     prerequisites: &'a [String],
+    /// What `%` matched, for a pattern rule (`$*`).
+    stem: &'a str,
 }
 
 /// Make's expansion of `text`. `$$` is a `$` for the shell.
@@ -391,6 +394,10 @@ fn expand_within(
                 chars.next();
                 out.push_str(&auto.prerequisites.join(" "));
             }
+            '*' => {
+                chars.next();
+                out.push_str(auto.stem);
+            }
             c if c.is_ascii_alphanumeric() || c == '_' => {
                 chars.next();
                 out.push_str(&reference(&c.to_string(), vars, auto, budget, depth));
@@ -399,6 +406,17 @@ fn expand_within(
         }
     }
     out
+}
+
+/// What `%` in the target pattern `pattern` matches of `target` (never
+/// empty), when it has one `%` and matches.
+fn stem_of(pattern: &str, target: &str) -> Option<String> {
+    let (prefix, suffix) = pattern.split_once('%')?;
+    if suffix.contains('%') || target.len() <= prefix.len() + suffix.len() {
+        return None;
+    }
+    let stem = target.strip_prefix(prefix)?.strip_suffix(suffix)?;
+    (!stem.is_empty()).then(|| stem.to_string())
 }
 
 /// Where the bracket opened before `start` closes.
@@ -443,6 +461,7 @@ fn reference(
     match inner {
         "MAKE" => return "make".to_string(),
         "@" => return auto.target.to_string(),
+        "*" => return auto.stem.to_string(),
         "CURDIR" => return "$PWD".to_string(),
         _ => {}
     }
@@ -471,6 +490,47 @@ impl Makefile {
             .collect()
     }
 
+    /// The rules that make `target`, each with its stem: the explicit ones
+    /// (stem empty), else the pattern rule (`%: Makefile`, `%.o: %.c`)
+    /// whose target pattern matches it, with what `%` matched. A pattern
+    /// rule never makes one of its own prerequisites (`Makefile` in the
+    /// Sphinx layout); a match-anything rule makes only a `goal`.
+    fn rules_matching(
+        &self,
+        target: &str,
+        vars: &BTreeMap<String, String>,
+        goal: bool,
+    ) -> Vec<(&Rule, String)> {
+        let explicit = self.rules_for(target, vars);
+        if !explicit.is_empty() {
+            return explicit.into_iter().map(|r| (r, String::new())).collect();
+        }
+        // Make takes the pattern rule with a recipe whose stem is shortest
+        // (the first of equals).
+        let mut best: Option<(&Rule, String)> = None;
+        for rule in &self.rules {
+            // A match-anything rule (`%`) is taken for a goal, not for a
+            // prerequisite (mostly a file of the tree: `x.in`).
+            let Some(stem) = rule
+                .targets
+                .iter()
+                .filter(|t| goal || t.as_str() != "%")
+                .find_map(|t| stem_of(t, target))
+            else {
+                continue;
+            };
+            let own = rule
+                .prerequisites
+                .iter()
+                .any(|p| p.replacen('%', &stem, 1) == target);
+            let shorter = best.as_ref().is_none_or(|(_, b)| stem.len() < b.len());
+            if !own && !rule.recipe.is_empty() && shorter {
+                best = Some((rule, stem));
+            }
+        }
+        best.into_iter().collect()
+    }
+
     /// The rules whose target is written as `raw` (`$(VENV)/bin/activate`):
     /// how a prerequisite whose value make functions compute finds its
     /// rule, since both are the same text.
@@ -481,9 +541,9 @@ impl Makefile {
             .collect()
     }
 
-    /// Whether a rule makes `target`.
+    /// Whether a rule makes `target` (a pattern rule too).
     pub fn has_target(&self, target: &str) -> bool {
-        !self.rules_for(target, &self.vars).is_empty()
+        !self.rules_matching(target, &self.vars, true).is_empty()
     }
 
     /// The recipes `make GOALS` runs, prerequisites first, each target
@@ -509,7 +569,7 @@ impl Makefile {
         let mut out = Vec::new();
         let mut unknown = Vec::new();
         for goal in &goals {
-            if self.rules_for(goal, &vars).is_empty() {
+            if self.rules_matching(goal, &vars, true).is_empty() {
                 unknown.push(goal.clone());
                 continue;
             }
@@ -530,14 +590,23 @@ impl Makefile {
             return;
         }
         let rules = match target.strip_prefix(WRITTEN) {
-            Some(raw) => self.rules_written(raw),
-            None => self.rules_for(target, vars),
+            Some(raw) => self
+                .rules_written(raw)
+                .into_iter()
+                .map(|r| (r, String::new()))
+                .collect(),
+            None => self.rules_matching(target, vars, depth == 0),
         };
-        for rule in rules {
+        for (rule, stem) in rules {
             // A prerequisite whose value is computed by make functions is
             // followed to the rule written the same way.
             let mut prerequisites: Vec<String> = Vec::new();
             for p in &rule.prerequisites {
+                let p = &if stem.is_empty() {
+                    p.clone()
+                } else {
+                    p.replacen('%', &stem, 1)
+                };
                 let value = expand(p, vars, &Auto::default());
                 if value.contains(UNKNOWN) {
                     if !self.rules_written(p).is_empty() {
@@ -561,6 +630,7 @@ impl Makefile {
                     target
                 },
                 prerequisites: &prerequisites,
+                stem: &stem,
             };
             for line in &rule.recipe {
                 out.push(Script {
@@ -631,6 +701,33 @@ endif
                 (start.line, s.text)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_pattern_rule_makes_what_no_explicit_rule_does() {
+        // Sphinx's layout: every goal goes to sphinx-build through `%`.
+        let text = "SPHINXBUILD ?= sphinx-build\n.PHONY: help Makefile\nhelp:\n\t@$(SPHINXBUILD) -M help src out\ndeps:\n\tpip install -r requirements-docs.txt\n%: Makefile deps\n\t@$(SPHINXBUILD) -M $@ src out\nbuild/%.txt: %.in\n\tpip install $*\n";
+        let make = read(text).unwrap();
+        let run = |goal: &str| {
+            let (scripts, unknown) = make.scripts(&[goal.to_string()], &BTreeMap::new());
+            assert!(unknown.is_empty(), "{goal}: {unknown:?}");
+            scripts
+                .into_iter()
+                .map(|s| s.text.trim().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            run("html"),
+            [
+                "pip install -r requirements-docs.txt",
+                "sphinx-build -M html src out"
+            ]
+        );
+        // An explicit rule outranks the pattern.
+        assert_eq!(run("help"), ["sphinx-build -M help src out"]);
+        // `$*` is the stem.
+        assert_eq!(run("build/torch.txt"), ["pip install torch"]);
+        assert!(make.has_target("linkcheck"));
     }
 
     #[test]

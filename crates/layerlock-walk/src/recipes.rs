@@ -227,7 +227,9 @@ impl RecipeCall {
     fn computed_word(&mut self, arg: &Arg) {
         // An argument of a recipe already named is the recipe's
         // business: its parameter is known only at run time.
-        if self.tool == Tool::Just && !self.goals.is_empty() {
+        if self.tool == Tool::Make && is_computed_jobs(&arg.raw) {
+            // `-j$(nproc)`, `--jobs=$N`: how many at once, not a goal.
+        } else if self.tool == Tool::Just && !self.goals.is_empty() {
             self.goals.push("$JUST_ARGUMENT".to_string());
         } else if let Some(name) = assigned_name(&arg.raw).filter(|_| self.tool == Tool::Make) {
             // `ARGS=$(or $(ARGS),it/)`: the variable's value is known
@@ -279,18 +281,29 @@ impl RecipeCall {
                 next.value.clone()
             });
         } else if value_options.contains(&name) && attached.is_none() {
-            // make's `-j` takes an optional number.
+            // make's `-j` takes an optional number, perhaps one known only
+            // at run time (`-j $(nproc)`).
             let takes = !(tool == Tool::Make && matches!(name, "-j" | "--jobs"))
-                || args
-                    .get(i)
-                    .and_then(|a| a.value.as_deref())
-                    .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+                || args.get(i).is_some_and(|a| match a.value.as_deref() {
+                    Some(n) => n.chars().all(|c| c.is_ascii_digit()),
+                    None => a.raw.starts_with('$') || a.raw.starts_with("`"),
+                });
             if takes {
                 i += 1;
             }
         }
         i
     }
+}
+
+/// make's `-j` or `--jobs` with a count known only at run time, in one
+/// word: `-j$(nproc)`, `--jobs=$N`, `-j"$N"`.
+fn is_computed_jobs(raw: &str) -> bool {
+    let count = raw
+        .strip_prefix("--jobs=")
+        .or_else(|| raw.strip_prefix("-j"))
+        .map(|rest| rest.trim_start_matches(['"', '\'']));
+    count.is_some_and(|c| c.starts_with('$') || c.starts_with('`'))
 }
 
 /// `nox [-s NAME…] [-f FILE]`, `tox [run] [-e A,B] [-c FILE]`: the
@@ -362,6 +375,15 @@ mod tests {
         assert_eq!(c.dir.as_deref(), Some("docs"));
         assert_eq!(c.goals, vec!["html", "lint"]);
         assert_eq!(c.vars["PY"], "3.12");
+        for text in [
+            "make -j$(nproc) html",
+            "make -j $(nproc) html",
+            "make --jobs=\"$N\" html",
+        ] {
+            let c = call(text).unwrap();
+            assert_eq!(c.goals, ["html"], "{text}");
+            assert!(c.computed.is_none(), "{text}");
+        }
         let c = call("make -j -fMakefile.ci --directory=sub").unwrap();
         assert_eq!(c.file.as_deref(), Some("Makefile.ci"));
         assert_eq!(c.dir.as_deref(), Some("sub"));
