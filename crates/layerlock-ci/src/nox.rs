@@ -6,7 +6,9 @@
 //! `session.run("pip"|"uv"|"python", …, "install", …)` with their literal
 //! arguments (a computed one is a command substitution, so nothing claims
 //! it is pinned). tox.ini: each `[testenv]`/`[testenv:NAME]` section's
-//! `deps` (one install per line) and `commands`.
+//! `deps` (one install per line), `dependency_groups`, `usedevelop` (a
+//! named section's `usedevelop = false` or `skip_install = true`
+//! overrides the base's) and `commands`.
 
 use crate::script::{Layout, Script};
 use crate::yaml::Pos;
@@ -22,6 +24,10 @@ pub struct Step {
     /// A tox `deps` line: an environment with `deps` of its own does not
     /// take `[testenv]`'s.
     pub deps: bool,
+    /// tox's `usedevelop = true`: an environment that says
+    /// `usedevelop = false` or `skip_install = true` does not take
+    /// `[testenv]`'s.
+    pub develop: bool,
 }
 
 /// Sessions (nox) or environments (tox) and their steps, in file order.
@@ -30,6 +36,9 @@ pub struct Environments {
     sessions: Vec<(String, Vec<Step>)>,
     /// `nox.options.sessions` or tox's `envlist`: what runs by default.
     defaults: Option<Vec<String>>,
+    /// tox environments that install no project of their own
+    /// (`usedevelop = false`, `skip_install = true`).
+    no_develop: Vec<String>,
 }
 
 /// A computed argument stands for this: the audit sees a command
@@ -150,6 +159,7 @@ pub fn read_noxfile(text: &str) -> Environments {
                         },
                         factors: Vec::new(),
                         deps: false,
+                        develop: false,
                     });
                 }
             }
@@ -360,12 +370,31 @@ pub fn read_tox_ini(text: &str) -> Environments {
         }
         let (factors, value, column) = factor_condition(value, column);
         let value = substitute(value);
+        let truth = |v: &str| v.eq_ignore_ascii_case("true");
+        let no_project = match key.as_deref() {
+            Some("usedevelop") => !truth(&value),
+            Some("skip_install") => truth(&value),
+            _ => false,
+        };
+        if no_project && factors.is_empty() {
+            if let Some(name) = section.strip_prefix("testenv:") {
+                env.no_develop.push(name.to_string());
+            } else if section == "testenv" {
+                base.retain(|s: &Step| !s.develop);
+            }
+            continue;
+        }
         let text = match key.as_deref() {
             Some("deps") if !value.is_empty() => format!("pip install {value}"),
             Some("commands" | "commands_pre") if !value.is_empty() => value,
-            Some("usedevelop") if value.eq_ignore_ascii_case("true") => {
-                "pip install -e .".to_string()
-            }
+            Some("usedevelop") if truth(&value) => "pip install -e .".to_string(),
+            // tox 4.22: dependency groups of pyproject.toml, by name.
+            Some("dependency_groups") if !value.is_empty() => value
+                .split([',', ' '])
+                .filter(|g| !g.is_empty())
+                .map(|g| format!("pip install --group {g}"))
+                .collect::<Vec<_>>()
+                .join(" && "),
             _ => continue,
         };
         let step = Step {
@@ -376,6 +405,7 @@ pub fn read_tox_ini(text: &str) -> Environments {
             },
             factors,
             deps: key.as_deref() == Some("deps"),
+            develop: key.as_deref() == Some("usedevelop"),
         };
         if section == "testenv" {
             base.push(step);
@@ -459,19 +489,20 @@ impl Environments {
                     !n.is_empty() && matches(env, n) && steps.iter().any(|s| s.deps)
                 })
             };
+            // One that installs no project drops the base's `usedevelop`.
+            let no_develop = |env: &str| self.no_develop.iter().any(|n| matches(env, n));
+            let keeps = |s: &Step, e: &str| {
+                applies(&s.factors, e) && !(s.deps && own_deps(e)) && !(s.develop && no_develop(e))
+            };
             let steps = steps
                 .iter()
-                .filter(|s| {
-                    names.as_ref().is_none_or(|n| {
-                        n.iter()
-                            .any(|e| applies(&s.factors, e) && !(s.deps && own_deps(e)))
-                    })
-                })
+                .filter(|s| names.as_ref().is_none_or(|n| n.iter().any(|e| keeps(s, e))))
                 .cloned()
                 .collect();
             let base = Environments {
                 sessions: vec![(String::new(), steps)],
                 defaults: None,
+                no_develop: Vec::new(),
             };
             out.extend(base.scripts(None));
         }
@@ -483,6 +514,7 @@ impl Environments {
                 .cloned()
                 .collect(),
             defaults: self.defaults.clone(),
+            no_develop: Vec::new(),
         };
         out.extend(named.scripts(selected));
         out
@@ -556,6 +588,36 @@ def helper(session):
         );
         assert_eq!(nox.scripts(Some(&["test-3.12".to_string()])).len(), 1);
         assert_eq!(nox.scripts(None).len(), 5);
+    }
+
+    #[test]
+    fn tox_env_settings_override_the_base_and_groups_install() {
+        let tox = read_tox_ini(
+            "[testenv]\nusedevelop = true\ncommands = pytest\n\n[testenv:lint]\nskip_install = true\ncommands = ruff check\n\n[testenv:docs]\nusedevelop = false\ndependency_groups =\n    docs\n\n[testenv:py]\ndependency_groups = test, cov\n",
+        );
+        let run = |env: &str| lines(&tox.tox_scripts(Some(&[env.to_string()])));
+        assert_eq!(
+            run("lint"),
+            vec![(3, "pytest".to_string()), (7, "ruff check".to_string())]
+        );
+        assert_eq!(
+            run("docs"),
+            vec![
+                (3, "pytest".to_string()),
+                (12, "pip install --group docs".to_string())
+            ]
+        );
+        assert_eq!(
+            run("py"),
+            vec![
+                (2, "pip install -e .".to_string()),
+                (3, "pytest".to_string()),
+                (
+                    15,
+                    "pip install --group test && pip install --group cov".to_string()
+                )
+            ]
+        );
     }
 
     #[test]
