@@ -413,10 +413,12 @@ impl Reader {
         &mut self.stages[last]
     }
 
-    /// The stage a `--from=` names: by name or by index.
+    /// The stage a `--from=` names: by name (the latest stage of that
+    /// name so far, as the builder takes it) or by index.
     fn named(&self, from: &str) -> Option<&Stage> {
         self.stages
             .iter()
+            .rev()
             .find(|s| {
                 s.name
                     .as_deref()
@@ -798,5 +800,24 @@ mod tests {
             .chain(mounts.iter().flat_map(|m| m.candidates("/s/x.sh")))
             .collect();
         assert_eq!(found, vec!["requirements/ci.txt", "scripts/x.sh"]);
+    }
+
+    #[test]
+    fn a_stage_name_given_twice_means_the_later_stage() {
+        let text = "FROM base AS deps
+COPY old.txt /r.txt
+FROM base AS deps
+COPY requirements/ci.txt /r.txt
+FROM base
+COPY --from=deps /r.txt /r.txt
+RUN pip install -r /r.txt
+";
+        let s = scripts(text).unwrap();
+        let found: Vec<String> = s[0]
+            .mounts
+            .iter()
+            .flat_map(|m| m.candidates("/r.txt"))
+            .collect();
+        assert_eq!(found, vec!["requirements/ci.txt"]);
     }
 }
