@@ -597,12 +597,16 @@ impl Reader {
         let stage_env = self.stage().env.clone();
         let workdir = self.stage().workdir.clone();
         let dest = expand(&dest, &stage_env);
-        let into_dir = dest.ends_with('/') || args.len() > 1;
+        // `COPY x .`, `COPY x /app/` and a copy to the WORKDIR land in a
+        // directory, as do several sources.
+        let dir_named =
+            dest.ends_with('/') || matches!(dest.as_str(), "." | "..") || dest.ends_with("/.");
         let target = normalize(&if dest.starts_with('/') {
             dest
         } else {
             format!("{workdir}/{dest}")
         });
+        let into_dir = dir_named || args.len() > 1 || target == normalize(&workdir);
         let mut mounts = Vec::new();
         for source in &args {
             if source.contains("://") {
@@ -800,6 +804,31 @@ mod tests {
             .chain(mounts.iter().flat_map(|m| m.candidates("/s/x.sh")))
             .collect();
         assert_eq!(found, vec!["requirements/ci.txt", "scripts/x.sh"]);
+    }
+
+    #[test]
+    fn a_copy_to_a_directory_lands_under_its_own_name() {
+        for dest in [".", "./", "/app", "/app/", "sub/."] {
+            let text =
+                format!("FROM base\nWORKDIR /app\nCOPY install.sh {dest}\nRUN bash install.sh\n");
+            let s = scripts(&text).unwrap();
+            let found: Vec<String> = s[0]
+                .mounts
+                .iter()
+                .flat_map(|m| {
+                    let image = if dest == "sub/." {
+                        "/app/sub/install.sh"
+                    } else {
+                        "/app/install.sh"
+                    };
+                    m.candidates(image)
+                })
+                .collect();
+            assert!(
+                found.contains(&"install.sh".to_string()),
+                "{dest}: {found:?}"
+            );
+        }
     }
 
     #[test]

@@ -1611,12 +1611,20 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
         frames: Frames::default(),
         analysis: Analysis::new(0, &[]),
     };
+    // Dockerfiles found by the tree walk are read last: a CI file that
+    // builds one says its context (`docker build -f sub/Dockerfile sub`),
+    // which outranks a guess.
+    let mut found_dockerfiles = Vec::new();
     for target in &options.targets {
         if target.is_dir() {
             let mut files = Vec::new();
             walk_dir(target, &mut files);
             for file in files {
-                scanner.scan_file(&file, false);
+                if kind_of(&file, false) == Some(Kind::Dockerfile) {
+                    found_dockerfiles.push(file);
+                } else {
+                    scanner.scan_file(&file, false);
+                }
             }
         } else if target.is_file() {
             scanner.scan_file(target, true);
@@ -1625,12 +1633,22 @@ pub fn walk<V: Visitor>(options: &ScanOptions, visitor: &mut V) -> Walked {
             scanner.error(&rel, 1, 1, "no such file or directory".to_string());
         }
     }
-    // Dockerfiles CI builds that the tree walk did not read (other names,
-    // or outside the paths given); a build may lead to another.
+    // Dockerfiles CI builds, with the context each build names (other
+    // names too, or outside the paths given); a build may lead to another.
+    // Then those the tree walk found that no build named.
     let mut next = 0;
-    while next < scanner.built.len() {
-        let (path, context) = scanner.built[next].clone();
-        next += 1;
+    let mut found = found_dockerfiles.into_iter();
+    loop {
+        let (path, context) = match scanner.built.get(next) {
+            Some(built) => {
+                next += 1;
+                built.clone()
+            }
+            None => match found.next() {
+                Some(path) => (path, None),
+                None => break,
+            },
+        };
         let rel = scanner.relative(&path);
         if !scanner.result.files.contains(&rel) {
             scanner.scan_dockerfile(&path, context);

@@ -227,3 +227,27 @@ fn a_script_forwarding_its_arguments_into_a_container_is_reported_at_the_caller(
         35
     );
 }
+
+#[test]
+fn a_build_that_names_its_context_outranks_the_guess() {
+    // `install.sh` is at the root and in `sub/`: the build's context
+    // (`sub`) says which one the image copies.
+    let t = tree(&[
+        (
+            ".github/workflows/ci.yml",
+            "on: push\njobs:\n  b:\n    runs-on: x\n    steps:\n      - run: docker build -f sub/Dockerfile sub\n",
+        ),
+        (
+            "sub/Dockerfile",
+            "FROM python\nCOPY install.sh .\nRUN bash install.sh\n",
+        ),
+        ("sub/install.sh", "pip install from-sub\n"),
+        ("install.sh", "pip install from-root\n"),
+    ]);
+    let found = t.walk();
+    found.assert_reach(
+        "pip install from-sub",
+        &["sub/install.sh:1 via sub/Dockerfile:3"],
+    );
+    assert!(found.commands("pip install from-root").is_empty());
+}
