@@ -55,6 +55,63 @@ impl Coverage {
     }
 }
 
+/// The findings of one location that say the same thing, and the jobs
+/// that reach it.
+pub struct Group<'a> {
+    /// The first of them (its path to the command stands for all).
+    pub first: &'a Finding,
+    /// Every job, in report order; empty when no job reaches it.
+    pub jobs: Vec<&'a str>,
+}
+
+/// `reported` (sorted by place) as one group per location, rule, class
+/// and message: a command thousands of jobs reach is one entry, not
+/// thousands.
+pub fn groups(reported: &[Finding]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    let mut run_start = 0;
+    for f in reported {
+        let same_place = out
+            .get(run_start)
+            .is_some_and(|g| g.first.location == f.location);
+        if !same_place {
+            run_start = out.len();
+        }
+        let key = |g: &Finding| (g.rule, g.severity, g.class, g.message.clone());
+        match out[run_start..]
+            .iter_mut()
+            .find(|g| g.first.location == f.location && key(g.first) == key(f))
+        {
+            Some(group) => group.jobs.extend(f.job.as_deref()),
+            None => out.push(Group {
+                first: f,
+                jobs: f.job.as_deref().into_iter().collect(),
+            }),
+        }
+    }
+    out
+}
+
+/// How many jobs a text or annotation names before `and N more`.
+const JOBS_SHOWN: usize = 5;
+
+/// ` job=a`, ` jobs=a, b, c and 4 more`, or nothing.
+fn jobs_said(jobs: &[&str]) -> String {
+    match jobs {
+        [] => String::new(),
+        [one] => format!(" job={one}"),
+        _ => {
+            let shown = jobs[..jobs.len().min(JOBS_SHOWN)].join(", ");
+            let more = jobs.len().saturating_sub(JOBS_SHOWN);
+            if more == 0 {
+                format!(" jobs={shown}")
+            } else {
+                format!(" jobs={shown} and {more} more")
+            }
+        }
+    }
+}
+
 pub fn text(
     sorted: &Sorted,
     coverage: Coverage,
@@ -63,16 +120,14 @@ pub fn text(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
-    for f in &sorted.reported {
+    let grouped = groups(&sorted.reported);
+    for group in &grouped {
+        let f = group.first;
         let class = f
             .class
             .map(|c| format!(" [{}]", c.as_str()))
             .unwrap_or_default();
-        let job = f
-            .job
-            .as_ref()
-            .map(|j| format!(" job={j}"))
-            .unwrap_or_default();
+        let job = jobs_said(&group.jobs);
         writeln!(
             out,
             "{}: {} {}{class}{job}",
@@ -107,9 +162,14 @@ pub fn text(
     let count = |sev: Severity| sorted.reported.iter().filter(|f| f.severity == sev).count();
     writeln!(
         out,
-        "{} finding{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}; {} command{} read, {} not followed",
+        "{} finding{}{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}; {} command{} read, {} not followed",
         sorted.reported.len(),
         if sorted.reported.len() == 1 { "" } else { "s" },
+        if grouped.len() == sorted.reported.len() {
+            String::new()
+        } else {
+            format!(" at {} places", grouped.len())
+        },
         count(Severity::High),
         count(Severity::Medium),
         count(Severity::Low),
@@ -125,7 +185,11 @@ pub fn text(
     out.flush()
 }
 
-/// `{"version":1,"findings":[…],"allowed":[…],"suppressed":[…],"stale":[…],"errors":[…]}`,
+/// The JSON report's shape: 2 added the summary's counts by class and
+/// severity, findings and locations.
+pub const JSON_VERSION: usize = 2;
+
+/// `{"version":2,"findings":[…],"allowed":[…],"suppressed":[…],"stale":[…],"errors":[…]}`,
 /// pretty-printed as serde_json prints it, with a final newline. Every
 /// object's keys are in alphabetical order, as they were when the report
 /// was built as a `serde_json::Value` (whose maps sort).
@@ -179,15 +243,50 @@ pub fn json(
     json.end_array();
     json.key("summary");
     json.begin_object();
+    json.key("by_class");
+    json.begin_object();
+    for class in crate::install::Class::ALL {
+        json.key(class.as_str());
+        json.number(
+            sorted
+                .reported
+                .iter()
+                .filter(|f| f.class == Some(class))
+                .count(),
+        );
+    }
+    json.end_object();
+    json.key("by_severity");
+    json.begin_object();
+    for severity in [
+        Severity::High,
+        Severity::Info,
+        Severity::Low,
+        Severity::Medium,
+    ] {
+        json.key(severity.as_str());
+        json.number(
+            sorted
+                .reported
+                .iter()
+                .filter(|f| f.severity == severity)
+                .count(),
+        );
+    }
+    json.end_object();
     json.key("commands");
     json.number(coverage.commands);
+    json.key("findings");
+    json.number(sorted.reported.len());
+    json.key("locations");
+    json.number(groups(&sorted.reported).len());
     json.key("not_followed");
     json.number(coverage.not_followed);
     json.end_object();
     json.key("suppressed");
     excuses(&mut json, &sorted.suppressed)?;
     json.key("version");
-    json.number(1);
+    json.number(JSON_VERSION);
     json.end_object();
     json.finish()
 }
@@ -366,21 +465,59 @@ pub fn github(sorted: &Sorted) -> String {
     };
     let prop = |s: &str| escape(s).replace(':', "%3A").replace(',', "%2C");
     let mut out = String::new();
-    for f in &sorted.reported {
-        let level = match f.severity {
-            Severity::High => "error",
-            Severity::Medium => "warning",
-            _ => "notice",
+    let grouped = groups(&sorted.reported);
+    let mut shown = [0usize; 3];
+    for group in &grouped {
+        let f = group.first;
+        let (level, slot) = match f.severity {
+            Severity::High => ("error", 0),
+            Severity::Medium => ("warning", 1),
+            _ => ("notice", 2),
+        };
+        // GitHub shows ten annotations of each level a step; the last
+        // notice is kept for the summary.
+        let cap = if slot == 2 {
+            GITHUB_SHOWN - 1
+        } else {
+            GITHUB_SHOWN
+        };
+        if shown[slot] >= cap {
+            continue;
+        }
+        shown[slot] += 1;
+        let jobs = jobs_said(&group.jobs);
+        let jobs = if jobs.is_empty() {
+            jobs
+        } else {
+            format!(" ({})", jobs.trim_start())
         };
         let _ = writeln!(
             out,
-            "::{level} file={},line={},col={},title={}::{}",
+            "::{level} file={},line={},col={},title={}::{}{}",
             prop(&f.location.path),
             f.location.line,
             f.location.column,
             prop(f.rule.as_str()),
-            escape(&f.message)
+            escape(&f.message),
+            escape(&jobs)
         );
     }
+    let annotated: usize = shown.iter().sum();
+    let _ = writeln!(
+        out,
+        "::notice title=layerlock audit::{} finding{} at {} place{}; {annotated} annotated (GitHub shows {GITHUB_SHOWN} of each level a step){}",
+        sorted.reported.len(),
+        if sorted.reported.len() == 1 { "" } else { "s" },
+        grouped.len(),
+        if grouped.len() == 1 { "" } else { "s" },
+        if annotated < grouped.len() {
+            "; run layerlock audit for the rest"
+        } else {
+            ""
+        }
+    );
     out
 }
+
+/// Annotations of one level GitHub shows for a step.
+const GITHUB_SHOWN: usize = 10;

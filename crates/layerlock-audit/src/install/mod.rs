@@ -30,6 +30,15 @@ pub enum Class {
 }
 
 impl Class {
+    /// Every class, in the order of their names.
+    pub const ALL: [Self; 5] = [
+        Self::HashLocked,
+        Self::MayResolve,
+        Self::Pinned,
+        Self::RunTime,
+        Self::Unpinned,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::HashLocked => "hash-locked",
