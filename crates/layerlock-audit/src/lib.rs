@@ -25,7 +25,9 @@ pub use layerlock_walk::{
     Arg, CommandSite, Container, FileError, PathMap, PathMapError, Reach, RequirementFiles,
     ScanOptions, Via, Visitor, pipelines, strip_wrappers, unwrap, walk,
 };
-pub use policy::{AllowEntry, Excused, PolicyError, Sorted, Stale, apply, parse_allowlist};
+pub use policy::{
+    AllowEntry, Excused, PolicyError, Sorted, Stale, apply, baseline, parse_allowlist,
+};
 pub use pytest::{Selection, fnmatch, selection};
 pub use report::{Coverage, github, json, rule_list, sarif, text};
 pub use rules::{Rule, RuleId, RuleSelector, UnknownRuleId, registry};

@@ -7,13 +7,17 @@ use serde::Serialize;
 use crate::finding::{Finding, Location};
 use crate::rules::{RuleId, RuleSelector};
 
-/// `path[:line] rule-id [job=KEY]  # reason`
+/// `path[:line] rule-id [job=KEY] [command="TEXT"]  # reason`. With a
+/// command the entry follows it through line shifts: the line is only a
+/// hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AllowEntry {
     pub path: String,
     pub line: Option<usize>,
     pub rule: RuleSelector,
     pub job: Option<String>,
+    /// The command's text, whitespace collapsed.
+    pub command: Option<String>,
     pub reason: String,
     /// Where the entry is: `.layerlock-allowlist:3`.
     pub origin: String,
@@ -34,6 +38,12 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        // A quoted command may hold ` #`: it is taken out first.
+        let (line, command) = match take_command(line) {
+            Ok(found) => found,
+            Err(message) => return Err(PolicyError { origin, message }),
+        };
+        let line = line.as_str();
         let (body, reason) = match line.split_once(" #").or_else(|| line.split_once("\t#")) {
             Some((body, reason)) => (body.trim(), reason.trim()),
             None => (line, ""),
@@ -48,7 +58,9 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
         let (Some(place), Some(rule)) = (parts.next(), parts.next()) else {
             return Err(PolicyError {
                 origin,
-                message: format!("`{body}` is not `path[:line] rule-id [job=KEY]`"),
+                message: format!(
+                    "`{body}` is not `path[:line] rule-id [job=KEY] [command=\"TEXT\"]`"
+                ),
             });
         };
         let mut job = None;
@@ -59,7 +71,7 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
                     return Err(PolicyError {
                         origin,
                         message: format!(
-                            "unexpected `{extra}`; only `job=KEY` may follow the rule id"
+                            "unexpected `{extra}`; only `job=KEY` and `command=\"TEXT\"` may follow the rule id"
                         ),
                     });
                 }
@@ -97,6 +109,7 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
             line: line_no,
             rule,
             job,
+            command,
             reason: reason.to_string(),
             origin,
         });
@@ -104,10 +117,89 @@ pub fn parse_allowlist(text: &str, file: &str) -> Result<Vec<AllowEntry>, Policy
     Ok(out)
 }
 
+/// `line` without its `command="…"` (backslash escapes `"` and `\`), and
+/// that command with its whitespace collapsed.
+fn take_command(line: &str) -> Result<(String, Option<String>), String> {
+    let Some(start) = line.find(" command=\"") else {
+        return Ok((line.to_string(), None));
+    };
+    let mut text = String::new();
+    let mut chars = line[start + " command=\"".len()..].char_indices();
+    let mut end = None;
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some((_, next)) => text.push(next),
+                None => break,
+            },
+            '"' => {
+                end = Some(start + " command=\"".len() + i + 1);
+                break;
+            }
+            c => text.push(c),
+        }
+    }
+    let Some(end) = end else {
+        return Err(
+            "`command=\"` is not closed; end it with `\"` (write `\\\"` for a quote inside)"
+                .to_string(),
+        );
+    };
+    Ok((
+        format!("{}{}", &line[..start], &line[end..]),
+        Some(collapse(&text)),
+    ))
+}
+
+/// Whitespace runs as one space, trimmed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An allowlist entry for each place of `reported` (its command named, so
+/// it survives line shifts): today's findings as a baseline to keep out of
+/// the next reports, with one reason a reviewer can search for.
+pub fn baseline(reported: &[Finding]) -> String {
+    let mut out = String::from(
+        "# layerlock audit baseline: the findings of the day it was written.\n# Each entry names its command; the line is a hint. Replace a reason\n# with the real one as entries are reviewed, or fix and delete them.\n",
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for f in reported {
+        let command = collapse(&f.command);
+        let key = (
+            f.location.path.clone(),
+            f.location.line,
+            f.rule,
+            command.clone(),
+        );
+        if !seen.insert(key) {
+            continue;
+        }
+        let quoted = command.replace('\\', "\\\\").replace('"', "\\\"");
+        let place = format!("{}:{}", f.location.path, f.location.line);
+        if command.is_empty() {
+            out.push_str(&format!(
+                "{place} {}  # baseline: not reviewed yet\n",
+                f.rule
+            ));
+        } else {
+            out.push_str(&format!(
+                "{place} {} command=\"{quoted}\"  # baseline: not reviewed yet\n",
+                f.rule
+            ));
+        }
+    }
+    out
+}
+
 impl AllowEntry {
     fn matches(&self, finding: &Finding) -> bool {
         *self.path == *finding.location.path
-            && self.line.is_none_or(|l| l == finding.location.line)
+            && match &self.command {
+                // The command decides; its line is a hint.
+                Some(command) => *command == collapse(&finding.command),
+                None => self.line.is_none_or(|l| l == finding.location.line),
+            }
             && self.rule.matches(finding.rule)
             && self
                 .job
@@ -267,12 +359,17 @@ pub fn apply(
             };
             sorted.stale.push(Stale {
                 entry: format!(
-                    "{place} {}{}",
+                    "{place} {}{}{}",
                     entry.rule,
                     entry
                         .job
                         .as_ref()
                         .map(|j| format!(" job={j}"))
+                        .unwrap_or_default(),
+                    entry
+                        .command
+                        .as_ref()
+                        .map(|c| format!(" command=\"{c}\""))
                         .unwrap_or_default()
                 ),
                 origin: entry.origin.clone(),
@@ -293,6 +390,24 @@ mod tests {
 
     fn ignored_at(text: &str, line: usize) -> Option<String> {
         ignore_comment(&lines(text), "f", line, RuleId::JobTimeInstall).map(|(_, by)| by)
+    }
+
+    #[test]
+    fn a_command_entry_is_read_with_its_quotes_and_hash() {
+        let entries = parse_allowlist(
+            "ci.yml:6 job-time-install command=\"pip  install \\\"a # b\\\"\"  # reviewed\nci.yml job-time-install command=\"pip install x  # not closed\n",
+            "allow",
+        );
+        let err = entries.unwrap_err();
+        assert!(err.message.contains("is not closed"), "{err}");
+        let entries = parse_allowlist(
+            "ci.yml:6 job-time-install command=\"pip  install \\\"a # b\\\"\"  # reviewed\n",
+            "allow",
+        )
+        .unwrap();
+        assert_eq!(entries[0].command.as_deref(), Some("pip install \"a # b\""));
+        assert_eq!(entries[0].line, Some(6));
+        assert_eq!(entries[0].reason, "reviewed");
     }
 
     #[test]

@@ -248,6 +248,10 @@ pub struct AuditArgs {
     /// Stale allowlist entries are errors.
     #[arg(long)]
     pub strict: bool,
+    /// Write an allowlist of today's findings to FILE (each keyed by its
+    /// command, so it survives line shifts) as a baseline, and exit 0.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Print every rule id with its description and exit.
     #[arg(long)]
     pub list_rules: bool,

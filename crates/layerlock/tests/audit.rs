@@ -368,3 +368,38 @@ fn ci_systems_not_read_are_named_never_skipped_in_silence() {
         .collect();
     assert_eq!(unread, [".circleci/config.yml", "Jenkinsfile"]);
 }
+
+/// A baseline of today's findings keeps them out of the next report, and
+/// its entries follow their commands when lines shift.
+#[test]
+fn a_baseline_survives_line_shifts_and_a_new_install_is_still_found() {
+    let work = Work::new();
+    let workflow = |before: &str| {
+        format!(
+            "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n{before}      - run: pip install \"requests>=2\"\n"
+        )
+    };
+    work.write(".github/workflows/ci.yml", &workflow(""));
+    let (code, _, stderr) = run(work.layerlock(&["audit", ".", "--write-baseline", "base.txt"]));
+    assert_eq!(code, 0, "{stderr}");
+    let base = work.read("base.txt");
+    assert!(
+        base.contains(
+            ".github/workflows/ci.yml:6 job-time-install command=\"pip install \\\"requests>=2\\\"\"  # baseline: not reviewed yet"
+        ),
+        "{base}"
+    );
+    // Two lines earlier, a new install: the old one stays allowed.
+    work.write(
+        ".github/workflows/ci.yml",
+        &workflow("      - run: echo one\n      - run: pip install torch\n"),
+    );
+    let (code, stdout, stderr) = run(work.layerlock(&["audit", ".", "--allowlist", "base.txt"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stdout.contains("ci.yml:7:14: high job-time-install"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(":8:"), "{stdout}");
+    assert!(stdout.contains("1 allowed"), "{stdout}");
+}

@@ -52,6 +52,22 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
             .clone()
     };
     let sorted = apply(result.findings, &allowlist, &lines);
+    if let Some(file) = &settings.write_baseline {
+        let text = layerlock_audit::baseline(&sorted.reported);
+        layerlock_lock::write_atomic(file, &text)
+            .with_context(|| format!("cannot write the baseline {}", file.display()))?;
+        diag!(
+            "wrote {} entr{} to {} (the findings of today; point --allowlist at it, or name it .layerlock-allowlist)",
+            text.lines().filter(|l| !l.starts_with('#')).count(),
+            if text.lines().filter(|l| !l.starts_with('#')).count() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            file.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let coverage = Coverage::new(result.commands, &sorted);
     match settings.format {
         AuditFormat::Text => stream_stdout(|out| {

@@ -29,6 +29,8 @@ pub struct AuditSettings {
     pub format: AuditFormat,
     pub min_severity: Severity,
     pub strict: bool,
+    /// `--write-baseline FILE`: where today's findings go as an allowlist.
+    pub write_baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +176,7 @@ impl AuditSettings {
             format: args.format,
             min_severity,
             strict: args.strict,
+            write_baseline: args.write_baseline.as_ref().map(|p| env.cwd.join(p)),
         })
     }
 }
