@@ -453,10 +453,6 @@ fn top(path: &str) -> &str {
     path.split('/').next().unwrap_or(path)
 }
 
-/// An image pin's listing, or `None` when its wheel shares no top-level
-/// name with the layer's (`tops`). Its wheel for the target is worked out
-/// once and remembered with its top-level names, so a warm run reads
-/// neither its project page nor, mostly, its listing.
 /// An image pin's listing (see [`image_listing`]) and the note that
 /// says where its wheel is, for the image's summary.
 type ImageListed = (Result<Option<Arc<WheelListing>>, String>, Option<String>);
@@ -502,6 +498,10 @@ fn settled_by(note: &str, tops: &BTreeSet<&str>) -> bool {
     }
 }
 
+/// An image pin's listing, or `None` when its wheel shares no top-level
+/// name with the layer's (`tops`). Its wheel for the target is worked out
+/// once and remembered with its top-level names (in `made`), so a warm run
+/// reads neither its project page nor, mostly, its listing.
 fn image_listing(
     job: &Job,
     target: &Target,

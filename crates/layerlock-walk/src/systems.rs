@@ -10,18 +10,6 @@ use std::path::Path;
 const DEPTH: usize = 4;
 const ENTRIES: usize = 200_000;
 
-/// Directories never looked into.
-const SKIP: &[&str] = &[
-    ".git",
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    "site-packages",
-];
-
 /// pre-commit.ci runs a repository's hooks when its config has a `ci:`
 /// table; a config without one is only a developer's tool.
 const PRE_COMMIT_CI: &str = "pre-commit.ci";
@@ -122,7 +110,10 @@ fn look(
             continue;
         };
         if kind.is_dir() {
-            if depth + 1 < DEPTH && !SKIP.contains(&name.as_str()) {
+            // The walk's own skips, and installed packages.
+            let skipped =
+                crate::walker::SKIP_DIRS.contains(&name.as_str()) || name == "site-packages";
+            if depth + 1 < DEPTH && !skipped {
                 look(
                     &entry.path(),
                     &format!("{relative}/"),

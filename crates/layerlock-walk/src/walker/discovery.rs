@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub(super) const SKIP_DIRS: &[&str] = &[
+pub(crate) const SKIP_DIRS: &[&str] = &[
     ".git",
     "node_modules",
     "target",

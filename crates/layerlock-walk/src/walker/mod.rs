@@ -34,6 +34,7 @@ use commands::{
     WORKSPACE_VARS, computed_installer, computed_script, heredoc_target, is_activation,
     is_lone_variable, is_positional, program_lookup, script_call,
 };
+pub(crate) use discovery::SKIP_DIRS;
 use discovery::{Kind, kind_of, walk_dir};
 use recipe_files::RecipeFile;
 use state::ScriptState;
