@@ -109,12 +109,39 @@ pub fn check_files(
     target: &Target,
     source: &dyn LayerSource,
 ) -> FileReport {
-    let Image {
-        base,
-        installed,
-        replace,
-    } = image;
     let mut report = FileReport::default();
+    let jobs = jobs_of(lock, chosen, image, &mut report);
+    // A layer with nothing of its own to list writes over nothing: the
+    // image's files are not needed.
+    if !jobs.iter().any(|j| !j.image) {
+        report.unchecked.sort();
+        return report;
+    }
+    let fold = fold_case(target);
+    // The layer's own wheels first; an image wheel that shares no top-level
+    // name with them cannot share a file, and a warm run knows its names
+    // without reading its listing.
+    let layer_landing = layer_landings(&jobs, target, source, fold, &mut report);
+    let tops: BTreeSet<&str> = layer_landing
+        .iter()
+        .flat_map(|(_, l)| l.keys().map(|p| top(p)))
+        .collect();
+    let mut held = installed_held(&jobs, fold, &mut report);
+    listed_held(&jobs, target, source, &tops, fold, &mut held, &mut report);
+    report.clashes = clashes_of(&jobs, &held, &layer_landing, target, source, fold);
+    report.unchecked.sort();
+    report
+}
+
+/// The distributions to list: the lock's packages (those built from
+/// source are named as unchecked) and the image's pins (those replaced on
+/// purpose, or at no known version, set apart in `report`).
+fn jobs_of(
+    lock: &Lock,
+    chosen: &BTreeMap<PackageName, Vec<IndexFile>>,
+    image: &Image<'_>,
+    report: &mut FileReport,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     for package in &lock.packages {
         let label = format!("{}=={}", package.name, package.version);
@@ -135,7 +162,7 @@ pub fn check_files(
             pick,
         });
     }
-    for (name, pin) in base.iter() {
+    for (name, pin) in image.base {
         let Some(version) = &pin.version else {
             report
                 .unchecked
@@ -144,11 +171,11 @@ pub fn check_files(
             continue;
         };
         let label = format!("{name}=={version}");
-        if replace.contains(name) {
+        if image.replace.contains(name) {
             report.replaced.push(label);
             continue;
         }
-        let pick = match installed.get(name) {
+        let pick = match image.installed.get(name) {
             Some(dist_info) => Pick::Installed(dist_info.clone()),
             None => Pick::Version(version.clone()),
         };
@@ -159,40 +186,84 @@ pub fn check_files(
             pick,
         });
     }
-    // A layer with nothing of its own to list writes over nothing: the
-    // image's files are not needed.
-    if !jobs.iter().any(|j| !j.image) {
-        report.unchecked.sort();
-        return report;
-    }
-    let fold = fold_case(target);
-    // The layer's own wheels first; an image wheel that shares no top-level
-    // name with them cannot share a file, and a warm run knows its names
-    // without reading its listing.
+    jobs
+}
+
+/// Where the layer's own wheels land, by job; what cannot be listed is
+/// named in `report`.
+fn layer_landings(
+    jobs: &[Job],
+    target: &Target,
+    source: &dyn LayerSource,
+    fold: bool,
+    report: &mut FileReport,
+) -> Vec<(usize, Landing)> {
     let mine: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].image).collect();
-    let theirs: Vec<usize> = (0..jobs.len())
-        .filter(|&i| jobs[i].image && !matches!(jobs[i].pick, Pick::Installed(_)))
-        .collect();
-    let layer_listed = list_all(
+    let listed = list_all(
         mine.len(),
         |_| false,
         |k| list_fresh(&jobs[mine[k]], target, source),
     );
-    let mut layer_landing = Vec::new();
-    for (k, outcome) in layer_listed.iter().enumerate() {
+    let mut out = Vec::new();
+    for (k, outcome) in listed.iter().enumerate() {
         match outcome {
-            Ok(listing) => layer_landing.push((mine[k], landing(listing, fold))),
+            Ok(listing) => out.push((mine[k], landing(listing, fold))),
             Err(why) => report
                 .unchecked
                 .push(format!("{} ({why})", jobs[mine[k]].label)),
         }
     }
-    let tops: BTreeSet<&str> = layer_landing
-        .iter()
-        .flat_map(|(_, l)| l.keys().map(|p| top(p)))
+    out
+}
+
+/// What the image holds, by path: each path with the job that holds it.
+type ImageHeld = BTreeMap<String, (usize, Held)>;
+
+/// The files of the image's pins that `--base-env` holds, from their
+/// RECORDs.
+fn installed_held(jobs: &[Job], fold: bool, report: &mut FileReport) -> ImageHeld {
+    let mut held = ImageHeld::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let Pick::Installed(dist_info) = &job.pick else {
+            continue;
+        };
+        match layerlock_env::installed_files(dist_info) {
+            Ok(files) => {
+                report.image_checked += 1;
+                let dist_info = Arc::new(dist_info.clone());
+                for (key, path) in files {
+                    let key = if fold { key.to_lowercase() } else { key };
+                    held.entry(key)
+                        .or_insert((i, Held::Disk(dist_info.clone(), path)));
+                }
+            }
+            Err(why) => {
+                report.image_unlisted += 1;
+                report
+                    .unchecked
+                    .push(format!("{} (its RECORD cannot be read: {why})", job.label));
+            }
+        }
+    }
+    held
+}
+
+/// The files of the other image pins, from their own wheels for the
+/// target, into `held`. What every pin's wheel is is remembered as one
+/// note for this image and target: a warm run reads it once, and reads no
+/// listing whose top-level names meet none of the layer's (`tops`).
+fn listed_held(
+    jobs: &[Job],
+    target: &Target,
+    source: &dyn LayerSource,
+    tops: &BTreeSet<&str>,
+    fold: bool,
+    held: &mut ImageHeld,
+    report: &mut FileReport,
+) {
+    let theirs: Vec<usize> = (0..jobs.len())
+        .filter(|&i| jobs[i].image && !matches!(jobs[i].pick, Pick::Installed(_)))
         .collect();
-    // What every image pin's wheel is, remembered as one note for this
-    // image and target: a warm run reads it once.
     let image_key = format!(
         "image-wheels 2 {} {} {}",
         target.python_short(),
@@ -214,51 +285,27 @@ pub fn check_files(
     };
     // What a remembered note settles (no listing to read) is answered here,
     // not on a thread of its own.
-    let settled = |k: usize| note_of(k).is_some_and(|note| settled_by(note, &tops));
-    let image_listed = list_all(theirs.len(), settled, |k| {
+    let settled = |k: usize| note_of(k).is_some_and(|note| settled_by(note, tops));
+    let listed = list_all(theirs.len(), settled, |k| {
         Ok(list_image(
             &jobs[theirs[k]],
             target,
             source,
-            &tops,
+            tops,
             fold,
             note_of(k),
         ))
     });
     if known.len() != theirs.len() {
         let mut summary = String::new();
-        for (k, outcome) in image_listed.iter().enumerate() {
+        for (k, outcome) in listed.iter().enumerate() {
             if let Ok((_, Some(note))) = outcome {
                 summary.push_str(&format!("== {}\n{note}", jobs[theirs[k]].label));
             }
         }
         source.remember(&image_key, &summary);
     }
-    let mut image: BTreeMap<String, (usize, Held)> = BTreeMap::new();
-    for (i, job) in jobs.iter().enumerate() {
-        let Pick::Installed(dist_info) = &job.pick else {
-            continue;
-        };
-        match layerlock_env::installed_files(dist_info) {
-            Ok(files) => {
-                report.image_checked += 1;
-                let dist_info = Arc::new(dist_info.clone());
-                for (key, path) in files {
-                    let key = if fold { key.to_lowercase() } else { key };
-                    image
-                        .entry(key)
-                        .or_insert((i, Held::Disk(dist_info.clone(), path)));
-                }
-            }
-            Err(why) => {
-                report.image_unlisted += 1;
-                report
-                    .unchecked
-                    .push(format!("{} (its RECORD cannot be read: {why})", job.label));
-            }
-        }
-    }
-    for (k, outcome) in image_listed.iter().enumerate() {
+    for (k, outcome) in listed.iter().enumerate() {
         let outcome = match outcome {
             Ok((outcome, _)) => outcome,
             Err(why) => &Err(why.clone()),
@@ -267,7 +314,7 @@ pub fn check_files(
             Ok(listing) => {
                 report.image_checked += 1;
                 for (path, content) in listing.iter().flat_map(|l| landing(l, fold)) {
-                    image.entry(path).or_insert((theirs[k], Held::Sum(content)));
+                    held.entry(path).or_insert((theirs[k], Held::Sum(content)));
                 }
             }
             Err(why) => {
@@ -278,9 +325,22 @@ pub fn check_files(
             }
         }
     }
-    let mut layer: BTreeMap<String, (usize, Held)> = BTreeMap::new();
+}
+
+/// Each pair of distributions whose files differ where the layer's land,
+/// with another version of the layer's package that writes over nothing,
+/// when one is found.
+fn clashes_of(
+    jobs: &[Job],
+    image: &ImageHeld,
+    layer_landing: &[(usize, Landing)],
+    target: &Target,
+    source: &dyn LayerSource,
+    fold: bool,
+) -> Vec<Clash> {
+    let mut layer: ImageHeld = BTreeMap::new();
     let mut found: BTreeMap<(usize, usize), (usize, String)> = BTreeMap::new();
-    for (i, landing) in &layer_landing {
+    for (i, landing) in layer_landing {
         for (path, content) in landing {
             let others = [image.get(path), layer.get(path)];
             for (other, theirs) in others.into_iter().flatten() {
@@ -312,7 +372,7 @@ pub fn check_files(
             avoiding_version(&jobs[i], target, source, fold, &writes_over).map(|v| (i, v))
         })
         .collect();
-    report.clashes = found
+    found
         .into_iter()
         .map(|((mine, theirs), (files, example))| Clash {
             layer: jobs[mine].label.clone(),
@@ -322,9 +382,7 @@ pub fn check_files(
             example: example.replace("bin:", "bin/"),
             avoided_by: avoided.get(&mine).cloned(),
         })
-        .collect();
-    report.unchecked.sort();
-    report
+        .collect()
 }
 
 /// How many other versions of a clashing package are listed, newest
