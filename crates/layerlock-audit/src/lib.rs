@@ -23,7 +23,7 @@ pub use finding::{Finding, Location, Severity, UnknownSeverity};
 pub use install::{Class, Install, classify};
 pub use layerlock_walk::{
     Arg, CommandSite, Container, FileError, PathMap, PathMapError, Reach, RequirementFiles,
-    ScanOptions, Via, Visitor, pipelines, strip_wrappers, unwrap, walk,
+    ScanOptions, SourceLines, Via, Visitor, pipelines, strip_wrappers, unwrap, walk,
 };
 pub use policy::{
     AllowEntry, Excused, PolicyError, Sorted, Stale, apply, baseline, parse_allowlist,

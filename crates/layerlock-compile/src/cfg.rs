@@ -277,6 +277,73 @@ pub struct ExemptConfig {
     pub until: Option<String>,
 }
 
+/// The cooldown flags of one command, as written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CooldownFlagText<'a> {
+    pub min_age: Option<&'a str>,
+    pub exempt: &'a [String],
+    pub now: Option<&'a str>,
+    pub allow_missing_time: bool,
+}
+
+impl CooldownConfig {
+    /// The cooldown of `flags` over this `[cooldown]` (`config`, when
+    /// there is one): a flag's age wins, exemptions of both count, and time
+    /// is measured at `--now`, else `now`. Flags are read even when no
+    /// cooldown applies: a malformed `--now` or exemption is an error,
+    /// never ignored.
+    pub fn plan(
+        config: Option<&Self>,
+        flags: CooldownFlagText<'_>,
+        now: jiff::Timestamp,
+    ) -> Result<Option<crate::CooldownPlan>, layerlock_resolve::PolicyTextError> {
+        use layerlock_resolve::{Exemption, exempt_target, parse_timestamp};
+        let at = flags.now.map(parse_timestamp).transpose()?;
+        let mut exemptions = Vec::new();
+        for flag in flags.exempt {
+            let (package, version) = exempt_target(flag, None, "--min-age-exempt")?;
+            exemptions.push(Exemption {
+                package,
+                version,
+                reason: "--min-age-exempt".to_string(),
+                until: None,
+            });
+        }
+        let Some(text) = flags
+            .min_age
+            .map(str::to_string)
+            .or_else(|| config.and_then(|c| c.min_age.clone()))
+        else {
+            return Ok(None);
+        };
+        for (i, e) in config
+            .map(|c| c.exempt.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let place = format!("[[cooldown.exempt]] #{}", i + 1);
+            let (package, version) = exempt_target(&e.package, e.version.as_deref(), &place)?;
+            exemptions.push(Exemption {
+                package,
+                version,
+                reason: e.reason.clone(),
+                until: e.until.as_deref().map(parse_timestamp).transpose()?,
+            });
+        }
+        Ok(Some(crate::CooldownPlan {
+            policy: layerlock_resolve::CooldownPolicy {
+                min_age: layerlock_resolve::parse_age(&text)?,
+                now: at.unwrap_or(now),
+                exemptions,
+                allow_missing_time: flags.allow_missing_time
+                    || config.and_then(|c| c.allow_missing_time).unwrap_or(false),
+            },
+            min_age_text: text,
+        }))
+    }
+}
+
 /// A layer's list, else the top level's.
 fn or_default(layer: &[String], defaults: &[String]) -> Vec<String> {
     if layer.is_empty() { defaults } else { layer }.to_vec()

@@ -26,8 +26,8 @@ mod stats;
 mod targets;
 
 pub use cfg::{
-    CooldownConfig, ExemptConfig, HashesKey, LAYER_KEYS, LayerConfig, OneOrMany, PrereleaseKey,
-    TARGET_KEYS, TargetBases, TargetConfig, with_defaults,
+    CooldownConfig, CooldownFlagText, ExemptConfig, HashesKey, LAYER_KEYS, LayerConfig, OneOrMany,
+    PrereleaseKey, TARGET_KEYS, TargetBases, TargetConfig, with_defaults,
 };
 pub use checks::{check_outputs, check_split, check_targets};
 pub use clash::{Clash, FileReport, check_files, clash_hints, clash_lines};

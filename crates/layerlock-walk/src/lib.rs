@@ -22,7 +22,7 @@ mod wrappers;
 
 pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
-pub use read::{MAX_FILE_BYTES, Refused, read_bounded};
+pub use read::{MAX_FILE_BYTES, Refused, SourceLines, read_bounded};
 pub use site::{Arg, CommandSite, Location, Reach, RequirementFiles};
 pub use systems::{system_of, unread_ci_files};
 pub use via::Via;

@@ -64,3 +64,33 @@ pub fn read_bounded(path: &Path, root: &Path) -> Result<Vec<u8>, Refused> {
     }
     Ok(bytes)
 }
+
+/// The lines of the tree's files, each read once (bounded, and only inside
+/// the root): what reports quote beside a finding.
+pub struct SourceLines {
+    root: std::path::PathBuf,
+    cache: std::cell::RefCell<std::collections::BTreeMap<String, Option<std::rc::Rc<Vec<String>>>>>,
+}
+
+impl SourceLines {
+    pub fn new(root: &std::path::Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            cache: Default::default(),
+        }
+    }
+
+    /// The lines of `path` (relative to the root), or `None` when it
+    /// cannot be read.
+    pub fn get(&self, path: &str) -> Option<std::rc::Rc<Vec<String>>> {
+        self.cache
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let bytes = read_bounded(&self.root.join(path), &self.root).ok()?;
+                let text = String::from_utf8_lossy(&bytes);
+                Some(std::rc::Rc::new(text.lines().map(str::to_string).collect()))
+            })
+            .clone()
+    }
+}

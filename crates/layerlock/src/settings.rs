@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use jiff::Timestamp;
 
 use layerlock_lock::LockFormat;
-use layerlock_resolve::{CooldownPolicy, Exemption, exempt_target, parse_age};
+use layerlock_resolve::exempt_target;
 
 use crate::cli::{HashesArg, IndexArgs, LayerArgs, PrereleaseArg, ReportFormat};
 use crate::config::{Config, LayerConfig};
@@ -63,54 +63,13 @@ pub fn cooldown(
     config: Option<&crate::config::CooldownConfig>,
     env: &Environment,
 ) -> Result<Option<CooldownPlan>> {
-    let min_age = flags.min_age.as_deref();
-    let exempt = &flags.min_age_exempt;
-    let now = flags.now.as_deref();
-    let allow_missing_time = flags.allow_missing_time;
-    // Flags are read even when no cooldown applies: a malformed `--now` or
-    // exemption is an error, never ignored.
-    let now = now.map(parse_timestamp).transpose()?;
-    let mut exemptions = Vec::new();
-    for flag in exempt {
-        let (package, version) = exempt_target(flag, None, "--min-age-exempt")?;
-        exemptions.push(Exemption {
-            package,
-            version,
-            reason: "--min-age-exempt".to_string(),
-            until: None,
-        });
-    }
-    let Some(text) = min_age
-        .map(str::to_string)
-        .or_else(|| config.and_then(|c| c.min_age.clone()))
-    else {
-        return Ok(None);
+    let text = layerlock_compile::CooldownFlagText {
+        min_age: flags.min_age.as_deref(),
+        exempt: &flags.min_age_exempt,
+        now: flags.now.as_deref(),
+        allow_missing_time: flags.allow_missing_time,
     };
-    for (i, e) in config
-        .map(|c| c.exempt.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        let place = format!("[[cooldown.exempt]] #{}", i + 1);
-        let (package, version) = exempt_target(&e.package, e.version.as_deref(), &place)?;
-        exemptions.push(Exemption {
-            package,
-            version,
-            reason: e.reason.clone(),
-            until: e.until.as_deref().map(parse_timestamp).transpose()?,
-        });
-    }
-    Ok(Some(CooldownPlan {
-        policy: CooldownPolicy {
-            min_age: parse_age(&text)?,
-            now: now.unwrap_or(env.now),
-            exemptions,
-            allow_missing_time: allow_missing_time
-                || config.and_then(|c| c.allow_missing_time).unwrap_or(false),
-        },
-        min_age_text: text,
-    }))
+    Ok(crate::config::CooldownConfig::plan(config, text, env.now)?)
 }
 
 #[derive(Debug, Clone)]

@@ -37,33 +37,17 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
         );
     }
     // Each file is read once, however many findings it has.
-    let root = settings.scan.root.clone();
-    type Lines = Option<std::rc::Rc<Vec<String>>>;
-    let cache: std::cell::RefCell<std::collections::BTreeMap<String, Lines>> =
-        std::cell::RefCell::default();
-    let lines = move |path: &str| -> Lines {
-        cache
-            .borrow_mut()
-            .entry(path.to_string())
-            .or_insert_with(|| {
-                let text = fs_err::read_to_string(root.join(path)).ok()?;
-                Some(std::rc::Rc::new(text.lines().map(str::to_string).collect()))
-            })
-            .clone()
-    };
+    let source = layerlock_audit::SourceLines::new(&settings.scan.root);
+    let lines = |path: &str| source.get(path);
     let sorted = apply(result.findings, &allowlist, &lines);
     if let Some(file) = &settings.write_baseline {
         let text = layerlock_audit::baseline(&sorted.reported);
         layerlock_lock::write_atomic(file, &text)
             .with_context(|| format!("cannot write the baseline {}", file.display()))?;
+        let n = text.lines().filter(|l| !l.starts_with('#')).count();
         diag!(
-            "wrote {} entr{} to {} (the findings of today; point --allowlist at it, or name it .layerlock-allowlist)",
-            text.lines().filter(|l| !l.starts_with('#')).count(),
-            if text.lines().filter(|l| !l.starts_with('#')).count() == 1 {
-                "y"
-            } else {
-                "ies"
-            },
+            "wrote {n} entr{} to {} (point --allowlist at it, or name it .layerlock-allowlist)",
+            if n == 1 { "y" } else { "ies" },
             file.display()
         );
         return Ok(ExitCode::SUCCESS);

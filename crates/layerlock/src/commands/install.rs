@@ -229,15 +229,7 @@ fn remove_replaced(settings: &InstallSettings, python: &Path, plan: &Plan) -> Re
         return Ok(0);
     }
     let names: Vec<String> = plan.remove.iter().map(|r| r.name.clone()).collect();
-    let program = match settings.installer {
-        Installer::Uv => {
-            let Some(uv) = &settings.uv else {
-                bail!("--installer uv, but uv is not on PATH");
-            };
-            InstallerProgram::Uv(uv)
-        }
-        Installer::Pip => InstallerProgram::Pip,
-    };
+    let program = program(settings)?;
     if !settings.quiet {
         let pins: Vec<String> = plan
             .remove
@@ -562,15 +554,7 @@ fn installer(
     reinstall: &[String],
     build: Build,
 ) -> Result<InstallerCommand> {
-    let program = match settings.installer {
-        Installer::Uv => {
-            let Some(uv) = &settings.uv else {
-                bail!("--installer uv, but uv is not on PATH");
-            };
-            InstallerProgram::Uv(uv)
-        }
-        Installer::Pip => InstallerProgram::Pip,
-    };
+    let program = program(settings)?;
     let extra_index_urls: Vec<&str> = settings
         .extra_index_urls
         .iter()
@@ -589,6 +573,15 @@ fn installer(
     }
     .prepare()?;
     Ok(command)
+}
+
+/// The installer `--installer` names: uv must be on PATH.
+fn program(settings: &InstallSettings) -> Result<InstallerProgram<'_>> {
+    Ok(match (&settings.installer, &settings.uv) {
+        (Installer::Uv, Some(uv)) => InstallerProgram::Uv(uv),
+        (Installer::Uv, None) => bail!("--installer uv, but uv is not on PATH"),
+        (Installer::Pip, _) => InstallerProgram::Pip,
+    })
 }
 
 /// 0: the environment holds the lock; 1: it does not, or would not (a dry
