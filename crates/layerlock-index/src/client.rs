@@ -607,8 +607,10 @@ impl PackageSource for IndexClient {
                     .collect(),
                 Err(_) => return None,
             },
-            Ok(ProjectAnswer::NotFound { .. }) => Vec::new(),
-            Ok(ProjectAnswer::NotCached { .. }) | Err(_) => return None,
+            // The caller says what is missing in its own words.
+            Ok(ProjectAnswer::NotFound { .. } | ProjectAnswer::NotCached { .. }) | Err(_) => {
+                return None;
+            }
         };
         Some(Ok(files))
     }
