@@ -67,8 +67,16 @@ pub(super) fn track_env_and_cwd(
     match first {
         "export" | "local" | "declare" | "typeset" | "readonly" => {
             for arg in &args[1..] {
-                if let Some((k, v)) = arg.value.as_deref().and_then(|a| a.split_once('=')) {
-                    vars.set(k.to_string(), v.to_string());
+                match arg.value.as_deref().and_then(|a| a.split_once('=')) {
+                    Some((k, v)) => vars.set(k.to_string(), v.to_string()),
+                    // `export X="$(step)"`: not known, so no earlier value
+                    // holds any more.
+                    None if arg.value.is_none() => {
+                        if let Some((k, _)) = arg.raw.split_once('=') {
+                            vars.values.remove(k);
+                        }
+                    }
+                    None => {}
                 }
             }
         }

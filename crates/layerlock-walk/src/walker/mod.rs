@@ -801,8 +801,13 @@ impl<V: Visitor> Scanner<'_, V> {
         }
         if state.runs_an_argument(command, args, inner) && self.within_chain(run) {
             let lines: Vec<Arg> = state.command_arguments().cloned().collect();
+            // Changed on the way by a step not run: the installs of the
+            // text it was made from are reported, through that step.
+            let step = state
+                .transformation(command)
+                .map(|(line, step)| format!("{}:{line} (changed by `{step}`)", run.file));
             for arg in &lines {
-                self.argument_string(run, arg, &location, &state.place);
+                self.argument_string(run, arg, &location, &state.place, step.as_deref());
             }
         }
         let at = At {
@@ -847,7 +852,7 @@ impl<V: Visitor> Scanner<'_, V> {
             location,
             via,
         } = *at;
-        self.nested_string(run, args, location);
+        self.nested_string(run, args, location, state);
         self.generated_dockerfile(run, command, inner, site_place, &state.written);
         if let Some(build) = docker::build_files(inner) {
             for why in self.build_file_images(&build, site_place) {
@@ -1081,10 +1086,25 @@ impl<V: Visitor> Scanner<'_, V> {
 
     /// One argument of the script, a command line, run as a shell string
     /// and reported where the caller wrote it.
-    fn argument_string(&mut self, run: &Run<'_>, arg: &Arg, location: &Location, place: &Place) {
-        let (Some(text), Some(written)) = (&arg.value, in_caller(run, arg, location)) else {
+    fn argument_string(
+        &mut self,
+        run: &Run<'_>,
+        arg: &Arg,
+        location: &Location,
+        place: &Place,
+        step: Option<&str>,
+    ) {
+        let (Some(text), Some(mut written)) = (&arg.value, in_caller(run, arg, location)) else {
             return;
         };
+        if let Some(step) = step {
+            // The step ran before the command that runs the text.
+            written.via.pop();
+            written.via.push(step.to_string());
+            written
+                .via
+                .push(format!("{}:{}", location.path, location.line));
+        }
         self.run_string(run, text, written, place.clone(), location, run.grammar);
     }
 
@@ -1157,7 +1177,13 @@ impl<V: Visitor> Scanner<'_, V> {
     /// `bash -c "$*"`, `eval "$@"`, `docker run … bash -c "$cmd"`: a shell
     /// string known only once the variables are: parse its value. The shell
     /// crate already parsed strings that have literal text of their own.
-    fn nested_string(&mut self, run: &Run<'_>, args: &[Arg], location: &Location) {
+    fn nested_string(
+        &mut self,
+        run: &Run<'_>,
+        args: &[Arg],
+        location: &Location,
+        state: &ScriptState,
+    ) {
         let is_eval = args.first().is_some_and(|a| a.is("eval"));
         // Only a shell or `eval` runs a string: most commands stop here.
         let runs_shell = args.iter().any(|a| {
@@ -1184,6 +1210,7 @@ impl<V: Visitor> Scanner<'_, V> {
             _ => return,
         };
         if text.is_empty() {
+            self.made_string(run, args, location, state);
             return;
         }
         let text = text.join(" ");
@@ -1224,6 +1251,51 @@ impl<V: Visitor> Scanner<'_, V> {
             .filter(|_| !is_eval)
             .unwrap_or(run.grammar);
         self.run_string(run, &text, written, run.place.clone(), location, grammar);
+    }
+
+    /// `eval "$c2"` or `bash -c "$c2"` where `c2` was made from a known
+    /// command line by a step not run: that line's commands, reported
+    /// where they run through the step that changed them.
+    fn made_string(
+        &mut self,
+        run: &Run<'_>,
+        args: &[Arg],
+        location: &Location,
+        state: &ScriptState,
+    ) {
+        let Some((text, line, step)) = args
+            .iter()
+            .filter(|a| a.value.is_none())
+            .find_map(|a| state.made_from(&a.raw))
+        else {
+            return;
+        };
+        let mut via = run.via.clone();
+        via.push(format!("{}:{line} (changed by `{step}`)", run.file));
+        let column = args
+            .get(1)
+            .and_then(|a| a.at)
+            .map_or(location.column, |(_, c)| c);
+        let written = Written {
+            file: location.path.clone(),
+            layout: Layout::Folded {
+                start: yaml::Pos {
+                    line: location.line,
+                    column,
+                },
+            },
+            outer: Vec::new(),
+            via,
+        };
+        let text = text.clone();
+        self.run_string(
+            run,
+            &text,
+            written,
+            run.place.clone(),
+            location,
+            run.grammar,
+        );
     }
 
     /// `python x.py` (not `-m`, `-c`): a program in the tree that starts

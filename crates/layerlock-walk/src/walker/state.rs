@@ -32,6 +32,14 @@ pub(super) struct ScriptState {
     /// Variables made from the arguments (`CMDS=("$@")`): not known
     /// exactly, but one of them.
     derived: BTreeSet<String>,
+    /// Of those, the ones an unknown step changed (`c=$(requote "$c")`):
+    /// the variable → the step's first line and its text. What runs is
+    /// made from the arguments, not one of them as written.
+    transformed: BTreeMap<String, (usize, String)>,
+    /// Variables made from a known command line by a step not run
+    /// (`c2=$(echo "$c" | sed …)`): the text it was made from, the step's
+    /// line and the step.
+    made_from: BTreeMap<String, (String, usize, String)>,
     pub(super) place: Place,
     /// The command before this one (`cd x && make`).
     pub(super) previous: Option<Vec<Arg>>,
@@ -67,6 +75,8 @@ impl ScriptState {
             vars,
             positional: run.positional.clone(),
             derived,
+            transformed: BTreeMap::new(),
+            made_from: BTreeMap::new(),
             place: run.place.clone(),
             previous: None,
             scoped: None,
@@ -117,15 +127,14 @@ impl ScriptState {
         }
         let at = run.pos(command.line, command.column);
         let at = (at.line, at.column);
+        let cwd = self.place.cwd.clone();
         let here = Here {
             root,
             script: run.script.as_deref(),
-            cwd: self.place.cwd.as_deref(),
+            cwd: cwd.as_deref(),
         };
         for (name, word) in &command.assignments {
-            if word.variables.iter().any(|v| self.derived.contains(v)) {
-                self.derived.insert(name.clone());
-            }
+            self.derive(name, word, at.0);
             let before = self.value_of(name);
             let append = command.text.contains(&format!("{name}+=("));
             if !self.arrays.assign(name, &word.raw, append, at) {
@@ -134,7 +143,11 @@ impl ScriptState {
                     continue;
                 }
                 match v {
-                    Some(v) => self.vars.set(name.clone(), v),
+                    Some(v) => {
+                        self.transformed.remove(name);
+                        self.made_from.remove(name);
+                        self.vars.set(name.clone(), v);
+                    }
                     // Not known: no earlier value holds any more.
                     None => {
                         self.vars.values.remove(name);
@@ -143,6 +156,80 @@ impl ScriptState {
             }
             let after = self.value_of(name);
             self.branches.assigned(name, command, before, after);
+        }
+    }
+
+    /// `name=word` where the word is made from the arguments: `name` is
+    /// too; through a step the walk does not run (a command substitution,
+    /// a function) it is a transformation of them, which is remembered.
+    fn derive(&mut self, name: &str, word: &Word, line: usize) {
+        // The variables of `$(step "$x")` are inside its text.
+        let inside = if word.has_substitution {
+            referenced(&word.raw)
+        } else {
+            Vec::new()
+        };
+        self.made_from.remove(name);
+        // Made from the arguments: they are run as the caller wrote them
+        // (`runs_an_argument`).
+        let from_arguments = self.called
+            && word
+                .variables
+                .iter()
+                .chain(&inside)
+                .any(|v| self.derived.contains(v));
+        let step = substitution_step(&word.raw).filter(|_| !from_arguments);
+        if let Some(step) = step {
+            let known = inside.iter().find_map(|v| {
+                self.vars
+                    .values
+                    .get(v)
+                    .filter(|text| text.contains(' '))
+                    .map(|text| (text.clone(), line, step.clone()))
+                    .or_else(|| self.made_from.get(v).cloned())
+            });
+            if let Some(known) = known {
+                self.made_from.insert(name.to_string(), known);
+            }
+        } else if !from_arguments
+            && let Some(earlier) = word.variables.iter().find_map(|v| self.made_from.get(v))
+        {
+            self.made_from.insert(name.to_string(), earlier.clone());
+        }
+        let Some(from) = word
+            .variables
+            .iter()
+            .chain(&inside)
+            .find(|v| self.derived.contains(*v))
+        else {
+            return;
+        };
+        let from = from.clone();
+        self.derived.insert(name.to_string());
+        if let Some(step) = substitution_step(&word.raw) {
+            self.transformed.insert(name.to_string(), (line, step));
+        } else if let Some(earlier) = self.transformed.get(&from).cloned() {
+            self.transformed.insert(name.to_string(), earlier);
+        }
+    }
+
+    /// The transformation a command's variables went through, if any of
+    /// them is made from the arguments by a step not run.
+    pub(super) fn transformation(&self, command: &Command) -> Option<&(usize, String)> {
+        command
+            .words
+            .iter()
+            .flat_map(|w| &w.variables)
+            .find_map(|v| self.transformed.get(v))
+    }
+
+    /// The command line a variable was made from by a step not run, with
+    /// the step's line and text, when `raw` is that one variable.
+    pub(super) fn made_from(&self, raw: &str) -> Option<&(String, usize, String)> {
+        let name = referenced(raw);
+        match name.as_slice() {
+            [one] if !self.vars.values.contains_key(one) => self.made_from.get(one),
+            _ => None,
         }
     }
 
@@ -244,6 +331,20 @@ impl ScriptState {
     /// `export`, `cd`, and an unconditional `shift` (an option loop's
     /// `shift 2` depends on what the options are).
     pub(super) fn track(&mut self, command: &Command, args: &[Arg], options: &ScanOptions) {
+        if args.first().is_some_and(|a| {
+            ["export", "local", "declare", "typeset", "readonly"]
+                .iter()
+                .any(|w| a.is(w))
+        }) {
+            let line = args[0].at.map_or(command.line, |(line, _)| line);
+            for word in &command.words[1..] {
+                if let Some((name, _)) = word.raw.split_once('=')
+                    && is_name(name)
+                {
+                    self.derive(name, word, line);
+                }
+            }
+        }
         track_env_and_cwd(args, &mut self.vars, &mut self.place, options);
         if command.conditional || !args.first().is_some_and(|a| a.is("shift")) {
             return;
@@ -299,6 +400,45 @@ impl ScriptState {
             self.scoped = Some((command.context.clone(), container_env));
         }
     }
+}
+
+/// A shell variable's name.
+fn is_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The names of the variables `$x` and `${x…}` in shell text, in order.
+fn referenced(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let body = rest.strip_prefix('{').unwrap_or(rest);
+        let end = body
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(body.len());
+        let name = &body[..end];
+        if is_name(name) || (!name.is_empty() && name.chars().all(|c| c.is_ascii_digit())) {
+            out.push(name.to_string());
+        } else if let Some(special) = body.chars().next().filter(|c| matches!(c, '@' | '*')) {
+            out.push(special.to_string());
+        }
+    }
+    out
+}
+
+/// The step a command substitution runs (`$(requote "$c")` →
+/// `requote "$c"`), when a word is one.
+fn substitution_step(raw: &str) -> Option<String> {
+    let raw = raw.trim_matches('"');
+    let inner = raw
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| raw.strip_prefix('`').and_then(|r| r.strip_suffix('`')))?;
+    Some(inner.trim().to_string())
 }
 
 #[cfg(test)]

@@ -630,3 +630,30 @@ fn a_pre_commit_config_is_read_where_the_hooks_run() {
         )]
     );
 }
+
+#[test]
+fn arguments_changed_by_a_step_not_run_still_reach_eval_through_it() {
+    // The shape of a job runner that re-quotes its commands with a
+    // function, exports them and runs them with `eval` in a container.
+    let script = "commands=\"$*\"\n\
+                  commands=$(requote \"$commands\")\n\
+                  export CMDS=\"${commands}\"\n\
+                  docker run -e CMDS img bash -c 'set -e; eval \"$CMDS\"'\n";
+    let t = step_and("bash ci/run.sh \"pip install x\"", &[("ci/run.sh", script)]);
+    t.walk().assert_reach(
+        "pip install x",
+        &[".github/workflows/ci.yml:6 via ci/run.sh:2 (changed by `requote \"$commands\"`) > ci/run.sh:4"],
+    );
+}
+
+#[test]
+fn a_known_string_changed_by_a_step_not_run_reaches_eval_through_it() {
+    let script = "CMD=\"pip install x\"\nCMD2=$(echo \"$CMD\" | sed s/a/b/)\neval \"$CMD2\"\n";
+    let t = step_and("bash ci/a.sh", &[("ci/a.sh", script)]);
+    t.walk().assert_reach(
+        "pip install x",
+        &[&format!(
+            "ci/a.sh:3 via {STEP} > ci/a.sh:2 (changed by `echo \"$CMD\" | sed s/a/b/`)"
+        )],
+    );
+}
