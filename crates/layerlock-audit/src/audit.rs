@@ -19,6 +19,8 @@ pub struct ScanResult {
     pub files: std::collections::BTreeSet<String>,
     /// Commands read (see [`layerlock_walk::Walked::commands`]).
     pub commands: usize,
+    /// Install-looking lines the census checked against the findings.
+    pub census: usize,
 }
 
 /// Runs every audit rule on every command; notes missing scripts.
@@ -93,9 +95,14 @@ pub fn scan(options: &ScanOptions) -> ScanResult {
         errors: walked.errors,
         files: walked.files,
         commands: walked.commands,
+        census: 0,
     };
     let mut findings = visitor.findings;
     findings.extend(unread_systems(options));
+    let hits = layerlock_walk::census(&options.root, &options.targets, &result.files);
+    result.census = hits.len();
+    let unexplained = crate::census::unexplained(&hits, &findings);
+    findings.extend(unexplained);
     result.findings = first_of_each(findings);
     result
 }

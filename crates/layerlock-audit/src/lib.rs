@@ -7,6 +7,7 @@
 //! (`git ls-files`, names only).
 
 mod audit;
+mod census;
 mod finding;
 mod install;
 mod policy;

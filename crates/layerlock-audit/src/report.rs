@@ -31,6 +31,9 @@ pub struct Coverage {
     /// Commands that run more than the audit could read (`not-followed` and
     /// `script-not-found` notes, reported, allowed or suppressed alike).
     pub not_followed: usize,
+    /// Install-looking lines no finding accounts for (`unexplained-install`,
+    /// reported, allowed or suppressed alike).
+    pub unexplained: usize,
 }
 
 impl Coverage {
@@ -41,17 +44,33 @@ impl Coverage {
                 RuleId::NotFollowed | RuleId::ScriptNotFound | RuleId::CiNotRead
             )
         };
-        let not_followed = sorted.reported.iter().filter(|f| unread(f.rule)).count()
-            + sorted
-                .allowed
-                .iter()
-                .chain(&sorted.suppressed)
-                .filter(|e| unread(e.finding.rule))
-                .count();
+        let count = |which: &dyn Fn(RuleId) -> bool| {
+            sorted.reported.iter().filter(|f| which(f.rule)).count()
+                + sorted
+                    .allowed
+                    .iter()
+                    .chain(&sorted.suppressed)
+                    .filter(|e| which(e.finding.rule))
+                    .count()
+        };
         Self {
             commands,
-            not_followed,
+            not_followed: count(&unread),
+            unexplained: count(&|rule| rule == RuleId::UnexplainedInstall),
         }
+    }
+
+    /// `412 commands read, 9 not followed, 3 unexplained installs`: what
+    /// every format's summary says of how much was read.
+    pub fn said(&self) -> String {
+        format!(
+            "{} command{} read, {} not followed, {} unexplained install{}",
+            self.commands,
+            if self.commands == 1 { "" } else { "s" },
+            self.not_followed,
+            self.unexplained,
+            if self.unexplained == 1 { "" } else { "s" },
+        )
     }
 }
 
@@ -162,7 +181,7 @@ pub fn text(
     let count = |sev: Severity| sorted.reported.iter().filter(|f| f.severity == sev).count();
     writeln!(
         out,
-        "{} finding{}{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}; {} command{} read, {} not followed",
+        "{} finding{}{} ({} high, {} medium, {} low, {} info); {} allowed, {} suppressed, {} stale allowlist entr{}; {}",
         sorted.reported.len(),
         if sorted.reported.len() == 1 { "" } else { "s" },
         if grouped.len() == sorted.reported.len() {
@@ -178,16 +197,14 @@ pub fn text(
         sorted.suppressed.len(),
         sorted.stale.len(),
         if sorted.stale.len() == 1 { "y" } else { "ies" },
-        coverage.commands,
-        if coverage.commands == 1 { "" } else { "s" },
-        coverage.not_followed,
+        coverage.said(),
     )?;
     out.flush()
 }
 
 /// The JSON report's shape: 2 added the summary's counts by class and
-/// severity, findings and locations.
-pub const JSON_VERSION: usize = 2;
+/// severity, findings and locations; 3 the summary's `unexplained`.
+pub const JSON_VERSION: usize = 3;
 
 /// `{"version":2,"findings":[…],"allowed":[…],"suppressed":[…],"stale":[…],"errors":[…]}`,
 /// pretty-printed as serde_json prints it, with a final newline. Every
@@ -282,6 +299,8 @@ pub fn json(
     json.number(groups(&sorted.reported).len());
     json.key("not_followed");
     json.number(coverage.not_followed);
+    json.key("unexplained");
+    json.number(coverage.unexplained);
     json.end_object();
     json.key("suppressed");
     excuses(&mut json, &sorted.suppressed)?;
@@ -503,13 +522,19 @@ pub fn github(sorted: &Sorted) -> String {
         );
     }
     let annotated: usize = shown.iter().sum();
+    let unexplained = sorted
+        .reported
+        .iter()
+        .filter(|f| f.rule == RuleId::UnexplainedInstall)
+        .count();
     let _ = writeln!(
         out,
-        "::notice title=layerlock audit::{} finding{} at {} place{}; {annotated} annotated (GitHub shows {GITHUB_SHOWN} of each level a step){}",
+        "::notice title=layerlock audit::{} finding{} at {} place{}, {unexplained} unexplained install{}; {annotated} annotated (GitHub shows {GITHUB_SHOWN} of each level a step){}",
         sorted.reported.len(),
         if sorted.reported.len() == 1 { "" } else { "s" },
         grouped.len(),
         if grouped.len() == 1 { "" } else { "s" },
+        if unexplained == 1 { "" } else { "s" },
         if annotated < grouped.len() {
             "; run layerlock audit for the rest"
         } else {

@@ -6,6 +6,7 @@
 
 mod arrays;
 mod branches;
+mod census;
 mod frame;
 mod loops;
 mod path_map;
@@ -20,6 +21,7 @@ mod via;
 mod walker;
 mod wrappers;
 
+pub use census::{Hit, Origin, census};
 pub use path_map::{PathMap, PathMapError};
 pub use paths::normalize;
 pub use read::{MAX_FILE_BYTES, Refused, SourceLines, read_bounded};

@@ -552,6 +552,7 @@ fn classify_file(path: &str, files: &dyn RequirementFiles) -> (Class, String) {
 /// project runner on the way (`uv run pip install x`) may install too, and
 /// the worse of the two is the command's.
 pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
+    let fed = args;
     let mut args = strip_to_runner(args);
     let mut found: Option<Install> = None;
     while let Some(skip) = project_runner(args) {
@@ -565,7 +566,27 @@ pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
         found = worse(found, own);
         args = strip_to_runner(&args[skip..]);
     }
-    worse(found, classify_command(args, files))
+    let own = classify_command(args, files).or_else(|| fed_by_xargs(fed, args, files));
+    worse(found, own)
+}
+
+/// `… | xargs pip install`: the requirements come from xargs's input, so
+/// what is installed is known only at run time. `fed` is the command as
+/// written, `args` what runs once wrappers are stripped.
+fn fed_by_xargs(fed: &[Arg], args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
+    if !fed.iter().any(|a| a.is("xargs")) {
+        return None;
+    }
+    let mut with_input = args.to_vec();
+    with_input.push(Arg {
+        value: None,
+        raw: "$XARGS_INPUT".to_string(),
+        at: None,
+        script_at: None,
+    });
+    let mut found = classify_command(&with_input, files)?;
+    found.why = "xargs adds the requirements from its input, known only at run time".to_string();
+    Some(found)
 }
 
 /// The more changeable of two installs (the first on a tie).
@@ -1028,6 +1049,9 @@ mod tests {
         assert_eq!(class("pypy3.11 -m pip install x"), Some(Class::Unpinned));
         assert_eq!(class("pip install pkg==${VERSION}"), Some(Class::RunTime));
         assert_eq!(class("pip install $WHEEL"), Some(Class::RunTime));
+        assert_eq!(class("xargs pip install"), Some(Class::RunTime));
+        assert_eq!(class("xargs -r pip install"), Some(Class::RunTime));
+        assert_eq!(class("xargs rm -f"), None);
         assert_eq!(class("pip install -r $REQS"), Some(Class::RunTime));
         assert_eq!(class("uv add httpx"), Some(Class::Unpinned));
         assert_eq!(class("pipx install black==24.1.0"), Some(Class::Pinned));

@@ -23,16 +23,20 @@ pub enum RuleId {
     NotFollowed,
     /// A CI command calls a script that is not in the scanned tree.
     ScriptNotFound,
+    /// An install-looking line the census found that no finding accounts
+    /// for.
+    UnexplainedInstall,
 }
 
 impl RuleId {
     /// Every id, in the order of their names.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::CiNotRead,
         Self::ImageBuildInstall,
         Self::JobTimeInstall,
         Self::NotFollowed,
         Self::ScriptNotFound,
+        Self::UnexplainedInstall,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -42,6 +46,7 @@ impl RuleId {
             Self::JobTimeInstall => "job-time-install",
             Self::NotFollowed => "not-followed",
             Self::ScriptNotFound => "script-not-found",
+            Self::UnexplainedInstall => "unexplained-install",
         }
     }
 }

@@ -44,6 +44,10 @@ pub const SCANNER_RULES: &[(RuleId, &str)] = &[
         RuleId::ScriptNotFound,
         "A CI command calls a shell script that is not in the scanned tree",
     ),
+    (
+        RuleId::UnexplainedInstall,
+        "An install-looking line in a CI file, image, recipe or script that no finding accounts for: the census's check on the walk says why it was not followed",
+    ),
 ];
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub(super) fn kind_of(path: &Path, explicit: bool) -> Option<Kind> {
 
 /// `Dockerfile`, `Containerfile`, `Dockerfile.ci`, `Dockerfile_gpu`,
 /// `Dockerfile-dev`, `ci.Dockerfile`, `gpu.containerfile`.
-pub(super) fn is_dockerfile_name(name: &str) -> bool {
+pub(crate) fn is_dockerfile_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     ["dockerfile", "containerfile"].iter().any(|stem| {
         lower == *stem

@@ -34,8 +34,8 @@ use commands::{
     WORKSPACE_VARS, computed_installer, computed_script, heredoc_target, is_activation,
     is_lone_variable, is_positional, program_lookup, script_call,
 };
-pub(crate) use discovery::SKIP_DIRS;
 use discovery::{Kind, kind_of, walk_dir};
+pub(crate) use discovery::{SKIP_DIRS, is_dockerfile_name};
 use recipe_files::RecipeFile;
 use state::ScriptState;
 

@@ -66,12 +66,7 @@ pub fn run(settings: &AuditSettings) -> Result<ExitCode> {
     if !matches!(settings.format, AuditFormat::Text) {
         // The text report ends with this; the others say it on stderr, so
         // a machine-readable report never hides how little was read.
-        diag!(
-            "{} command{} read, {} not followed",
-            coverage.commands,
-            if coverage.commands == 1 { "" } else { "s" },
-            coverage.not_followed
-        );
+        diag!("{}", coverage.said());
         for e in &result.errors {
             diag!("error: {}:{}:{}: {}", e.path, e.line, e.column, e.message);
         }
