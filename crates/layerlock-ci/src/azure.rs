@@ -143,12 +143,7 @@ fn template(
     true
 }
 
-fn steps_of(
-    steps: &Node,
-    job: &str,
-    env: &BTreeMap<String, String>,
-    out: &mut Read,
-) {
+fn steps_of(steps: &Node, job: &str, env: &BTreeMap<String, String>, out: &mut Read) {
     for step in steps.items() {
         if template(step, Some(job), env, out) {
             continue;
@@ -318,7 +313,10 @@ mod tests {
             .collect();
         assert_eq!(
             templates,
-            [("ci/steps.yml", 12, Some("linux")), ("ci/jobs.yml", 15, None)]
+            [
+                ("ci/steps.yml", 12, Some("linux")),
+                ("ci/jobs.yml", 15, None)
+            ]
         );
         assert_eq!(read.notes.len(), 1);
         assert_eq!(read.notes[0].line, 16);

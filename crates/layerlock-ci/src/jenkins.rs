@@ -68,8 +68,7 @@ fn tokens(text: &str) -> Vec<(Tok, usize)> {
                 let start = (line, i + open - line_start + 1);
                 let mut value = String::new();
                 let mut k = i + open;
-                loop {
-                    let Some(&d) = chars.get(k) else { break };
+                while let Some(&d) = chars.get(k) {
                     if d == '\\' {
                         if let Some(&e) = chars.get(k + 1) {
                             match e {
@@ -294,8 +293,7 @@ impl Scanner {
         let mut found = None;
         let mut first = true;
         while let Some((tok, tok_line)) = toks.get(k) {
-            if (!paren && *tok_line != line) || punct(toks.get(k), ')') || punct(toks.get(k), '{')
-            {
+            if (!paren && *tok_line != line) || punct(toks.get(k), ')') || punct(toks.get(k), '{') {
                 break;
             }
             match tok {
@@ -460,8 +458,19 @@ mod tests {
     fn odd_text_never_panics() {
         let deep = "{".repeat(10_000);
         for text in [
-            "sh", "sh(", "sh '", "sh '''", "sh \"\"\"x", "/*", "'\\", "}}}}", "stage('x'",
-            "withEnv([", "environment { X = ", deep.as_str(), "sh script:",
+            "sh",
+            "sh(",
+            "sh '",
+            "sh '''",
+            "sh \"\"\"x",
+            "/*",
+            "'\\",
+            "}}}}",
+            "stage('x'",
+            "withEnv([",
+            "environment { X = ",
+            deep.as_str(),
+            "sh script:",
         ] {
             let _ = scripts(text);
         }

@@ -83,17 +83,20 @@ impl System {
             {
                 return true;
             }
-            [&b"steps"[..], b"jobs", b"runs", b"stages"].iter().any(|key| {
-                let unquoted = line.strip_prefix(*key);
-                let quoted = line
-                    .strip_prefix(b"\"")
-                    .or_else(|| line.strip_prefix(b"'"))
-                    .and_then(|l| l.strip_prefix(*key))
-                    .and_then(|l| l.strip_prefix(b"\"").or_else(|| l.strip_prefix(b"'")));
-                unquoted
-                    .or(quoted)
-                    .is_some_and(|rest| rest.trim_ascii_start().starts_with(b":"))
-            }) || line.starts_with(b"{")
+            [&b"steps"[..], b"jobs", b"runs", b"stages"]
+                .iter()
+                .any(|key| {
+                    let unquoted = line.strip_prefix(*key);
+                    let quoted = line
+                        .strip_prefix(b"\"")
+                        .or_else(|| line.strip_prefix(b"'"))
+                        .and_then(|l| l.strip_prefix(*key))
+                        .and_then(|l| l.strip_prefix(b"\"").or_else(|| l.strip_prefix(b"'")));
+                    unquoted
+                        .or(quoted)
+                        .is_some_and(|rest| rest.trim_ascii_start().starts_with(b":"))
+                })
+                || line.starts_with(b"{")
         })
     }
 

@@ -41,7 +41,10 @@ fn lower_word(chars: &[char], at: usize) -> (String, usize) {
         .find(|&i| chars[i].is_whitespace() || matches!(chars[i], '(' | ')' | '&' | '|' | '"'))
         .unwrap_or(chars.len());
     (
-        chars[at..end].iter().collect::<String>().to_ascii_lowercase(),
+        chars[at..end]
+            .iter()
+            .collect::<String>()
+            .to_ascii_lowercase(),
         end,
     )
 }
@@ -229,8 +232,7 @@ impl Line<'_> {
         let from = arg + usize::from(quoted);
         let stop = (from..self.chars.len())
             .find(|&i| {
-                (!quoted && matches!(self.chars[i], '&' | '|'))
-                    || (quoted && self.chars[i] == '"')
+                (!quoted && matches!(self.chars[i], '&' | '|')) || (quoted && self.chars[i] == '"')
             })
             .unwrap_or(self.chars.len());
         let eq = (from..stop).find(|&i| self.chars[i] == '=');
@@ -293,7 +295,7 @@ impl Line<'_> {
                     .find(|&i| chars[i].is_ascii_digit())
                     .filter(|&i| i - at <= 8);
                 match end {
-                    Some(end) if chars[at + 1..end].iter().any(|c| *c == 'p') => {
+                    Some(end) if chars[at + 1..end].contains(&'p') => {
                         self.out.push_str("${0%/*}/");
                         end + 1
                     }
@@ -495,8 +497,22 @@ mod tests {
     #[test]
     fn odd_text_never_panics() {
         for text in [
-            "%", "%~", "^", "\"", "if", "if not", "for", "set", "set \"", "call", "!x", "%~dp",
-            "if \"a\"==\"b\" echo", "set /a x=1", "(((", "^^^",
+            "%",
+            "%~",
+            "^",
+            "\"",
+            "if",
+            "if not",
+            "for",
+            "set",
+            "set \"",
+            "call",
+            "!x",
+            "%~dp",
+            "if \"a\"==\"b\" echo",
+            "set /a x=1",
+            "(((",
+            "^^^",
         ] {
             let _ = parse_as(text, Grammar::Cmd);
         }

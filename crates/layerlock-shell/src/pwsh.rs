@@ -97,7 +97,11 @@ fn words(command: &str, out: &mut String) -> bool {
                         .unwrap_or(chars.len());
                     let name: String = chars[i..end].iter().collect();
                     out.push_str("${");
-                    out.push_str(if name.is_empty() { "PWSH_UNKNOWN" } else { &name });
+                    out.push_str(if name.is_empty() {
+                        "PWSH_UNKNOWN"
+                    } else {
+                        &name
+                    });
                     out.push('}');
                     i = end;
                 } else {

@@ -614,8 +614,7 @@ impl<V: Visitor> Scanner<'_, V> {
                         notes = azure::notes_of(&file, read.notes);
                         let lines = layerlock_ci::SourceLines::new(&text);
                         let mut scripts = of_file(refined(read.scripts, &lines));
-                        let (more, more_notes) =
-                            self.azure_templates(path, &file, read.templates);
+                        let (more, more_notes) = self.azure_templates(path, &file, read.templates);
                         scripts.extend(more);
                         notes.extend(more_notes);
                         Ok(scripts)

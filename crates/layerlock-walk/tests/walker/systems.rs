@@ -12,7 +12,10 @@ fn a_circleci_job_runs_its_script() {
     let config = "version: 2.1\njobs:\n  test:\n    docker:\n      - image: cimg/python:3.12\n    steps:\n      - checkout\n      - run: ./ci/install.sh\n";
     let t = tree(&[(".circleci/config.yml", config), INSTALL]);
     let found = t.walk();
-    found.assert_reach("pip install foo", &["ci/install.sh:2 via .circleci/config.yml:8"]);
+    found.assert_reach(
+        "pip install foo",
+        &["ci/install.sh:2 via .circleci/config.yml:8"],
+    );
     assert_eq!(found.one("pip install foo").job.as_deref(), Some("test"));
 }
 
@@ -30,7 +33,10 @@ fn an_azure_job_runs_its_script() {
     let pipeline = "trigger: [main]\njobs:\n- job: linux\n  steps:\n  - script: ./ci/install.sh\n";
     let t = tree(&[("azure-pipelines.yml", pipeline), INSTALL]);
     let found = t.walk();
-    found.assert_reach("pip install foo", &["ci/install.sh:2 via azure-pipelines.yml:5"]);
+    found.assert_reach(
+        "pip install foo",
+        &["ci/install.sh:2 via azure-pipelines.yml:5"],
+    );
     assert_eq!(found.one("pip install foo").job.as_deref(), Some("linux"));
 }
 
@@ -38,7 +44,11 @@ fn an_azure_job_runs_its_script() {
 fn an_azure_steps_template_is_read_with_the_job_that_names_it() {
     let pipeline = "jobs:\n- job: linux\n  steps:\n  - template: ci/steps.yml\n";
     let steps = "parameters:\n- name: x\n  default: y\nsteps:\n- bash: |\n    ./ci/install.sh\n- template: steps.yml\n- template: missing.yml\n";
-    let t = tree(&[("azure-pipelines.yml", pipeline), ("ci/steps.yml", steps), INSTALL]);
+    let t = tree(&[
+        ("azure-pipelines.yml", pipeline),
+        ("ci/steps.yml", steps),
+        INSTALL,
+    ]);
     let found = t.walk();
     found.assert_reach("pip install foo", &["ci/install.sh:2 via ci/steps.yml:6"]);
     assert_eq!(found.one("pip install foo").job.as_deref(), Some("linux"));
@@ -59,7 +69,10 @@ fn an_appveyor_install_runs_its_script() {
 #[test]
 fn a_jenkinsfile_stage_runs_its_script() {
     let jenkinsfile = "pipeline {\n  agent any\n  stages {\n    stage('Deps') {\n      steps {\n        // sh 'pip install commented'\n        sh 'bash ci/x.sh'\n      }\n    }\n  }\n}\n";
-    let t = tree(&[("Jenkinsfile", jenkinsfile), ("ci/x.sh", "pip install foo\n")]);
+    let t = tree(&[
+        ("Jenkinsfile", jenkinsfile),
+        ("ci/x.sh", "pip install foo\n"),
+    ]);
     let found = t.walk();
     found.assert_reach("pip install foo", &["ci/x.sh:1 via Jenkinsfile:7"]);
     assert_eq!(found.one("pip install foo").job.as_deref(), Some("Deps"));
