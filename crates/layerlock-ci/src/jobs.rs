@@ -116,7 +116,12 @@ pub fn jobs(system: System, docs: &[Node]) -> Vec<Job> {
                 }
             }
             System::GithubActions => github_jobs(doc, &mut out),
-            System::Gitlab => {}
+            // Jobs of these systems are not compared (yet).
+            System::Gitlab
+            | System::CircleCi
+            | System::AzurePipelines
+            | System::AppVeyor
+            | System::Jenkins => {}
         }
     }
     if system == System::Gitlab {

@@ -213,6 +213,31 @@ impl Script {
     }
 }
 
+/// A part of a CI file whose commands are not in the file or the
+/// repository (a CircleCI orb, an Azure template of another repository):
+/// where, the text that names it, and why it was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub line: usize,
+    pub text: String,
+    pub why: String,
+}
+
+/// A text spread over the lines of its file from `line`, its first
+/// character at `column`: padded with spaces to that column, so that each
+/// line of it maps to the file one to one ([`Layout::Lines`] from column
+/// 1).
+pub(crate) fn at_columns(text: &str, line: usize, column: usize) -> (String, Layout) {
+    let mut padded = " ".repeat(column.saturating_sub(1));
+    padded.push_str(text);
+    (
+        padded,
+        Layout::Lines {
+            start: Pos { line, column: 1 },
+        },
+    )
+}
+
 /// A CI file that could be parsed only in part, or not at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError {

@@ -1,4 +1,5 @@
-//! The `yaml_ci` and `dockerfile` targets: CI files read by layerlock-ci,
+//! The `yaml_ci`, `jenkinsfile` and `dockerfile` targets: CI files read by
+//! layerlock-ci,
 //! then their scripts read by layerlock-shell and mapped back to the file,
 //! as the walker does.
 
@@ -13,6 +14,10 @@ const PATHS: &[&str] = &[
     ".buildkite/p.yaml",
     ".github/workflows/ci.yml",
     ".gitlab-ci.yml",
+    ".circleci/config.yml",
+    "azure-pipelines.yml",
+    "appveyor.yml",
+    "jjb/jobs.yaml",
 ];
 
 /// Image paths asked of every Dockerfile mount.
@@ -37,10 +42,24 @@ pub fn yaml_ci(data: &[u8]) {
             black_box((&job.id, job.id.value(), &job.label, job.line, &job.commands));
             black_box(job.map_strings(|s| s.replace("install", "check")));
         }
+        for note in system.notes(&docs) {
+            black_box((note.line, note.text, note.why));
+        }
+        for template in layerlock_ci::azure::read(&docs, Some("job")).templates {
+            black_box((template.path, template.line, template.job, template.env));
+        }
         for script in system.scripts(&docs) {
             let layout = script.layout.clone().refine(&script.text, &lines);
             use_script(&Script { layout, ..script });
         }
+    }
+}
+
+/// A Jenkinsfile, through the bounded Groovy scanner.
+pub fn jenkinsfile(data: &[u8]) {
+    let text = crate::text(data);
+    for script in layerlock_ci::jenkins::scripts(&text) {
+        use_script(&script);
     }
 }
 

@@ -13,11 +13,11 @@ mod requirements;
 mod shell;
 mod structured;
 
-pub use ci::{dockerfile, recipes, yaml_ci};
+pub use ci::{dockerfile, jenkinsfile, recipes, yaml_ci};
 pub use history::{python_source, test_report};
 pub use index::{page_lines, sdist_archive, simple_html, simple_json, wheel_zip};
 pub use requirements::{pylock, requirements};
-pub use shell::shell;
+pub use shell::{cmd, shell};
 pub use structured::{pylock_markers, yaml_aliases};
 
 /// A fuzz target: any bytes in, nothing out, no panic.
@@ -35,6 +35,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("page_lines", page_lines),
     ("yaml_ci", yaml_ci),
     ("shell", shell),
+    ("cmd", cmd),
+    ("jenkinsfile", jenkinsfile),
     ("dockerfile", dockerfile),
     ("recipes", recipes),
     ("test_report", test_report),

@@ -4,12 +4,24 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use layerlock_shell::{Script, parse, shell_run};
+use layerlock_shell::{Grammar, Script, parse, parse_as, shell_run};
 
 pub fn shell(data: &[u8]) {
     match parse(&crate::text(data)) {
         Ok(script) => use_script(&script),
         Err(error) => crate::render_error(&error),
+    }
+}
+
+/// Batch and PowerShell text, read through the POSIX text each is
+/// rewritten to.
+pub fn cmd(data: &[u8]) {
+    let text = crate::text(data);
+    for grammar in [Grammar::Cmd, Grammar::Pwsh] {
+        match parse_as(&text, grammar) {
+            Ok(script) => use_script(&script),
+            Err(error) => crate::render_error(&error),
+        }
     }
 }
 

@@ -10,6 +10,11 @@ pub enum Grammar {
     #[default]
     Bash,
     Posix,
+    /// Windows `cmd.exe` batch text, read as the POSIX text it is
+    /// rewritten to line for line (`cmd.rs`).
+    Cmd,
+    /// PowerShell text: its command lines, read as POSIX text (`pwsh.rs`).
+    Pwsh,
 }
 
 impl Grammar {
@@ -20,6 +25,8 @@ impl Grammar {
         match name {
             "sh" | "dash" | "ash" | "posh" => Some(Self::Posix),
             "bash" | "zsh" | "ksh" | "mksh" => Some(Self::Bash),
+            "cmd" | "cmd.exe" => Some(Self::Cmd),
+            "pwsh" | "powershell" | "pwsh.exe" | "powershell.exe" => Some(Self::Pwsh),
             _ => None,
         }
     }

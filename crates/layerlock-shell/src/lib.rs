@@ -7,6 +7,7 @@
 
 mod ansi_c;
 mod assignment;
+mod cmd;
 mod command;
 mod compound;
 mod cursor;
@@ -15,6 +16,7 @@ mod expansion;
 mod grammar;
 mod heredoc;
 mod parser;
+mod pwsh;
 mod quote;
 mod redirect;
 mod script;

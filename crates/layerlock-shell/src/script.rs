@@ -23,6 +23,20 @@ pub fn parse(text: &str) -> Result<Script, ShellError> {
 /// `((` opens two subshells). Shell strings inside it (`sh -c '…'`) are
 /// read with the grammar of the shell they are given to.
 pub fn parse_as(text: &str, grammar: Grammar) -> Result<Script, ShellError> {
+    // Windows shells are read through the POSIX text they come to, line
+    // for line.
+    let translated;
+    let (text, grammar) = match grammar {
+        Grammar::Cmd => {
+            translated = crate::cmd::to_posix(text);
+            (translated.as_str(), Grammar::Posix)
+        }
+        Grammar::Pwsh => {
+            translated = crate::pwsh::to_posix(text);
+            (translated.as_str(), Grammar::Posix)
+        }
+        other => (text, other),
+    };
     let lines = LineMap::new(text);
     let src = Source::root(text);
     let mut functions = Vec::new();

@@ -1,6 +1,5 @@
 //! CI systems the walk does not read. A repository whose jobs are defined
-//! in a `Jenkinsfile` or `.circleci/config.yml` runs installs the walk
-//! never sees; the audit names each such file (a `ci-not-read` finding that
+//! in a `.travis.yml` or `.drone.yml` runs installs the walk never sees; the audit names each such file (a `ci-not-read` finding that
 //! fails it until allowlisted), so that never passes in silence.
 
 use std::path::Path;
@@ -26,22 +25,15 @@ fn uses_pre_commit_ci(path: &Path) -> bool {
 /// The CI system a file configures, by its path relative to the scanned
 /// directory, when the walk does not model that system.
 pub fn system_of(relative: &str) -> Option<&'static str> {
-    let name = relative.rsplit('/').next().unwrap_or(relative);
-    let lower = name.to_ascii_lowercase();
-    if lower == "jenkinsfile" || lower.starts_with("jenkinsfile.") {
-        return Some("Jenkins");
-    }
+    // Jenkins, CircleCI, Azure Pipelines and AppVeyor are read
+    // (`layerlock_ci::System`).
     let by_path: &[(&str, &str)] = &[
-        (".circleci/config.yml", "CircleCI"),
-        (".circleci/config.yaml", "CircleCI"),
         (".travis.yml", "Travis CI"),
         (".drone.yml", "Drone"),
         (".woodpecker.yml", "Woodpecker"),
         (".woodpecker.yaml", "Woodpecker"),
         ("bitbucket-pipelines.yml", "Bitbucket Pipelines"),
         (".cirrus.yml", "Cirrus CI"),
-        (".appveyor.yml", "AppVeyor"),
-        ("appveyor.yml", "AppVeyor"),
         (".semaphore/semaphore.yml", "Semaphore"),
         ("cloudbuild.yaml", "Google Cloud Build"),
         ("cloudbuild.yml", "Google Cloud Build"),
@@ -56,21 +48,11 @@ pub fn system_of(relative: &str) -> Option<&'static str> {
             .strip_prefix(dir)
             .is_some_and(|rest| rest.ends_with(".yml") || rest.ends_with(".yaml"))
     };
-    if (lower.starts_with("azure-pipelines")
-        && (lower.ends_with(".yml") || lower.ends_with(".yaml")))
-        || in_dir(".azure-pipelines/")
-        || in_dir(".azure/")
-    {
-        return Some("Azure Pipelines");
-    }
     if in_dir(".woodpecker/") {
         return Some("Woodpecker");
     }
     if in_dir(".tekton/") {
         return Some("Tekton");
-    }
-    if in_dir(".circleci/") {
-        return Some("CircleCI");
     }
     None
 }
@@ -138,20 +120,19 @@ mod tests {
     #[test]
     fn the_files_of_systems_the_walk_does_not_read_are_known() {
         for (path, system) in [
-            ("Jenkinsfile", "Jenkins"),
-            ("ci/Jenkinsfile.gpu", "Jenkins"),
-            (".circleci/config.yml", "CircleCI"),
-            ("azure-pipelines.yml", "Azure Pipelines"),
-            ("ci/azure-pipelines-wheels.yaml", "Azure Pipelines"),
-            (".azure-pipelines/linux.yml", "Azure Pipelines"),
-            (".appveyor.yml", "AppVeyor"),
             (".travis.yml", "Travis CI"),
+            (".drone.yml", "Drone"),
             (".woodpecker/test.yml", "Woodpecker"),
             (".tekton/pr.yaml", "Tekton"),
         ] {
             assert_eq!(system_of(path), Some(system), "{path}");
         }
         for path in [
+            "Jenkinsfile",
+            "ci/Jenkinsfile.gpu",
+            ".circleci/config.yml",
+            "azure-pipelines.yml",
+            ".appveyor.yml",
             ".github/workflows/ci.yml",
             ".gitlab-ci.yml",
             ".buildkite/pipeline.yml",
@@ -170,15 +151,16 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x").unwrap();
         };
+        write(".travis.yml");
+        write(".woodpecker/ci.yml");
         write("Jenkinsfile");
-        write(".circleci/config.yml");
         write("node_modules/x/.travis.yml");
-        write("a/b/c/d/e/Jenkinsfile");
+        write("a/b/c/d/e/.drone.yml");
         assert_eq!(
             unread_ci_files(dir.path()),
             [
-                (".circleci/config.yml".to_string(), "CircleCI"),
-                ("Jenkinsfile".to_string(), "Jenkins")
+                (".travis.yml".to_string(), "Travis CI"),
+                (".woodpecker/ci.yml".to_string(), "Woodpecker")
             ]
         );
     }

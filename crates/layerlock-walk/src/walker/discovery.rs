@@ -1,5 +1,5 @@
 //! Which files of a tree the walk reads, and as what: YAML CI files,
-//! Dockerfiles by any of their names, shell scripts named on the command
+//! Jenkinsfiles, Dockerfiles by any of their names, shell scripts named on the command
 //! line.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +17,8 @@ pub(crate) const SKIP_DIRS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
     Yaml,
+    /// A Jenkinsfile (Groovy), found by its name.
+    Jenkinsfile,
     Dockerfile,
     Shell,
 }
@@ -25,6 +27,9 @@ pub(super) fn kind_of(path: &Path, explicit: bool) -> Option<Kind> {
     let name = path.file_name()?.to_str()?;
     if name.ends_with(".yml") || name.ends_with(".yaml") {
         return Some(Kind::Yaml);
+    }
+    if layerlock_ci::is_jenkinsfile(name) {
+        return Some(Kind::Jenkinsfile);
     }
     if is_dockerfile_name(name) {
         return Some(Kind::Dockerfile);

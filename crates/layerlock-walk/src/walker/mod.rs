@@ -23,6 +23,7 @@ use layerlock_ci::{Layout, Phase, Script, System, yaml};
 use layerlock_lock::RequirementsFile;
 use layerlock_shell::{Context, Grammar, ShellRun};
 
+mod azure;
 mod commands;
 mod discovery;
 mod docker;
@@ -572,6 +573,7 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         let scripts = match kind {
             Kind::Dockerfile => dockerfile::scripts(&text).map(of_file),
+            Kind::Jenkinsfile => Ok(of_file(layerlock_ci::jenkins::scripts(&text))),
             Kind::Shell => Ok(vec![Script::job_time(
                 text.clone(),
                 Layout::Lines {
@@ -607,7 +609,18 @@ impl<V: Visitor> Scanner<'_, V> {
                         notes = read.notes;
                         Ok(read.scripts)
                     }
+                    Some(System::AzurePipelines) => {
+                        let read = layerlock_ci::azure::read(&docs, None);
+                        notes = azure::notes_of(&file, read.notes);
+                        let lines = layerlock_ci::SourceLines::new(&text);
+                        let mut scripts = of_file(refined(read.scripts, &lines));
+                        let (more, more_notes) = self.azure_templates(path, &file, read.templates);
+                        scripts.extend(more);
+                        notes.extend(more_notes);
+                        Ok(scripts)
+                    }
                     Some(system) => {
+                        notes = azure::notes_of(&file, system.notes(&docs));
                         let lines = layerlock_ci::SourceLines::new(&text);
                         Ok(of_file(
                             system
@@ -1508,6 +1521,12 @@ impl<V: Visitor> Scanner<'_, V> {
         if let Some(named) = context.shell {
             return named;
         }
+        // cmd runs a batch file whatever the caller is.
+        let extension = context.script.extension().and_then(|e| e.to_str());
+        if extension.is_some_and(|e| e.eq_ignore_ascii_case("bat") || e.eq_ignore_ascii_case("cmd"))
+        {
+            return Grammar::Cmd;
+        }
         let shebang = *self
             .shebangs
             .entry(context.script.clone())
@@ -1602,6 +1621,17 @@ fn runner_functions(parsed: &layerlock_shell::Script) -> Runners {
         }
     }
     out
+}
+
+/// Scripts with their folded text found back in the file's lines.
+fn refined(scripts: Vec<Script>, lines: &layerlock_ci::SourceLines<'_>) -> Vec<Script> {
+    scripts
+        .into_iter()
+        .map(|mut script| {
+            script.layout = script.layout.refine(&script.text, lines);
+            script
+        })
+        .collect()
 }
 
 /// The grammar a text is read with: its shebang's, else that of the shell

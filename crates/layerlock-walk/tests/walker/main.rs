@@ -11,6 +11,7 @@ mod images;
 mod limits;
 mod recipes;
 mod scripts;
+mod systems;
 
 /// The workflow most tests start from.
 const WF: &str = ".github/workflows/ci.yml";
