@@ -14,9 +14,8 @@ use crate::rules::RuleId;
 /// The `unexplained-install` findings for the census's `hits`, given what
 /// the audit found.
 pub fn unexplained(hits: &[Hit], findings: &[Finding]) -> Vec<Finding> {
-    // Every line a finding's command covers, and every hop of its path.
+    // Every line a finding's command covers.
     let mut seen: HashSet<(&str, usize)> = HashSet::new();
-    let mut hops: HashSet<String> = HashSet::new();
     // A file audit does not read is named as a whole: each of its
     // installs is still listed.
     for f in findings.iter().filter(|f| f.rule != RuleId::CiNotRead) {
@@ -25,21 +24,10 @@ pub fn unexplained(hits: &[Hit], findings: &[Finding]) -> Vec<Finding> {
             seen.insert((&f.location.path, line));
         }
     }
-    for f in findings {
-        for hop in f.via.iter() {
-            if hops.len() > 100_000 {
-                break;
-            }
-            hops.insert(hop.to_string());
-        }
-    }
     let mut by_path: HashMap<&str, Rc<str>> = HashMap::new();
     let mut out = Vec::new();
     for hit in hits {
-        if hit.look_alike.is_some()
-            || seen.contains(&(hit.path.as_str(), hit.line))
-            || hops.contains(&format!("{}:{}", hit.path, hit.line))
-        {
+        if hit.look_alike.is_some() || seen.contains(&(hit.path.as_str(), hit.line)) {
             continue;
         }
         let path = by_path
@@ -78,6 +66,11 @@ fn reason(hit: &Hit) -> (Severity, String) {
         Origin::Named(at) => (
             Severity::Low,
             format!("a script named at {at} that no CI path the walk followed reaches"),
+        ),
+        Origin::Unread if hit.path.ends_with("pyproject.toml") || hit.path.ends_with("pixi.toml") => (
+            Severity::Medium,
+            "a task a runner defines (pixi, hatch, poe): audit does not read runners' tasks yet"
+                .to_string(),
         ),
         Origin::Unread => (
             Severity::Low,

@@ -114,8 +114,14 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
     hits
 }
 
+/// A path with `/` between its parts, however it was written (`a\\b`,
+/// Groovy's `a\\\\b`, `a//b`).
 fn slash(path: &str) -> String {
-    path.replace('\\', "/")
+    let mut out = path.replace('\\', "/");
+    while out.contains("//") {
+        out = out.replace("//", "/");
+    }
+    out
 }
 
 /// A file's text, read bounded and only inside the root; `None` for a
@@ -244,11 +250,23 @@ fn origin_of(relative: &str) -> Option<Origin> {
             || relative.starts_with(".buildkite/")
             || relative.contains("/.buildkite/")
             || lower.contains("gitlab-ci"));
+    let modelled = layerlock_ci::System::from_path(relative).is_some()
+        || lower == "jenkinsfile"
+        || lower.starts_with("jenkinsfile.");
+    // pyproject.toml and pixi.toml hold tasks runners run (pixi, hatch,
+    // poe).
     let recipe = matches!(
         lower.as_str(),
-        "makefile" | "gnumakefile" | "justfile" | ".justfile" | "tox.ini" | "noxfile.py"
+        "makefile"
+            | "gnumakefile"
+            | "justfile"
+            | ".justfile"
+            | "tox.ini"
+            | "noxfile.py"
+            | "pyproject.toml"
+            | "pixi.toml"
     ) || lower.ends_with(".mk");
-    (ci_yaml || recipe || is_dockerfile_name(name)).then_some(Origin::Unread)
+    (ci_yaml || modelled || recipe || is_dockerfile_name(name)).then_some(Origin::Unread)
 }
 
 fn look(
@@ -315,11 +333,23 @@ fn install_looking(path: &str, line: &str) -> Option<Option<&'static str>> {
         .collect();
     let at = install_at(&words)?;
     let before = &words[..at];
-    let look_alike = if before
-        .iter()
-        .any(|w| matches!(*w, "echo" | "printf" | "print"))
-    {
+    let printers = [
+        "echo",
+        "printf",
+        "print",
+        "console.log",
+        "core.info",
+        "core.notice",
+        "puts",
+    ];
+    let assigned = trimmed
+        .split_whitespace()
+        .take_while(|w| !w.contains("install"))
+        .any(|w| w.contains("=\"") || w.contains("='"));
+    let look_alike = if before.iter().any(|w| printers.contains(w)) {
         Some("printed, not run")
+    } else if assigned {
+        Some("a command line assigned to a variable; it runs where the variable is used")
     } else if before
         .first()
         .is_some_and(|w| matches!(*w, "-" | "name:" | "description:" | "label:" | "title:"))
@@ -437,6 +467,13 @@ mod tests {
         );
         assert_eq!(install_looking("ci/x.bat", "rem pip install x"), None);
         assert_eq!(looks("ask: 'how (pip install, or conda)'"), None);
+        for line in [
+            "ARG PIP=\"python3 -m pip install --no-cache-dir\"",
+            "console.log('pip install x')",
+            "CMD=\"python -m pip install numpy\"",
+        ] {
+            assert!(looks(line).is_some_and(|l| l.is_some()), "{line}");
+        }
     }
 
     #[test]
@@ -472,7 +509,7 @@ mod tests {
             "steps:\n  - run: bash ci/a.sh\n",
         );
         write("ci/a.sh", "pip install x\n");
-        write("Jenkinsfile", "sh 'pip install y'\n");
+        write(".travis.yml", "script:\n  - pip install y\n");
         write("docs/other.sh", "pip install z\n");
         let hits = census(&root, std::slice::from_ref(&root), &BTreeSet::new());
         let got: Vec<(&str, usize, &Origin)> = hits
@@ -482,7 +519,7 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("Jenkinsfile", 1, &Origin::Unmodelled("Jenkins")),
+                (".travis.yml", 2, &Origin::Unmodelled("Travis CI")),
                 (
                     "ci/a.sh",
                     1,

@@ -195,6 +195,17 @@ impl ScriptState {
             && let Some(earlier) = word.variables.iter().find_map(|v| self.made_from.get(v))
         {
             self.made_from.insert(name.to_string(), earlier.clone());
+        } else if !from_arguments
+            && let Some(text) = word
+                .variables
+                .iter()
+                .find_map(|v| self.vars.values.get(v).filter(|text| text.contains(' ')))
+        {
+            // `CMD="${CMD} patsy ${BLAS}"` with BLAS unknown: the known
+            // command line with the rest known only at run time. Dropped
+            // if the whole value turns out known.
+            self.made_from
+                .insert(name.to_string(), (text.clone(), line, word.raw.clone()));
         }
         let Some(from) = word
             .variables
