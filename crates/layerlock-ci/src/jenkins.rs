@@ -136,7 +136,12 @@ struct Block {
     dir: Option<String>,
     /// An `environment { }` block: its assignments are its parent's.
     environment: bool,
+    /// Inside `def NAME(a, b) { … }`: the function and its parameters.
+    function: Option<(String, Vec<String>)>,
 }
+
+/// How many calls of one function are read: each is a run of its steps.
+const MAX_CALLS: usize = 16;
 
 struct Scanner {
     toks: Vec<(Tok, usize)>,
@@ -145,6 +150,8 @@ struct Scanner {
     beyond: usize,
     pending: Block,
     out: Vec<Script>,
+    /// Each function's calls with literal arguments (`f('pytorch')`).
+    calls: BTreeMap<String, Vec<Vec<String>>>,
 }
 
 fn punct(tok: Option<&(Tok, usize)>, c: char) -> bool {
@@ -209,6 +216,7 @@ impl Scanner {
                         i + 1
                     }
                     "withEnv" => self.with_env(toks, i + 1),
+                    "def" => self.def(toks, i + 1),
                     _ if punct(at(i + 1), ':') && punct(at(i + 2), '{') => {
                         self.pending.label = Some(word);
                         i + 2
@@ -248,6 +256,7 @@ impl Scanner {
             env,
             dir: pending.dir.or(parent.dir),
             environment: pending.environment,
+            function: pending.function.or(parent.function),
         });
     }
 
@@ -279,6 +288,61 @@ impl Scanner {
             i += 1;
         }
         i
+    }
+
+    /// `def NAME(a, b) {` (parameters may be typed: `String a`): the
+    /// next block is the function's.
+    fn def(&mut self, toks: &[(Tok, usize)], i: usize) -> usize {
+        let Some((Tok::Ident(name), _)) = toks.get(i) else {
+            return i;
+        };
+        if !punct(toks.get(i + 1), '(') {
+            return i + 1;
+        }
+        let mut params = Vec::new();
+        let mut k = i + 2;
+        while let Some((tok, _)) = toks.get(k) {
+            match tok {
+                Tok::Punct(')') => break,
+                // The last name before a `,` or `)` is the parameter's.
+                Tok::Ident(p) if punct(toks.get(k + 1), ',') || punct(toks.get(k + 1), ')') => {
+                    params.push(p.clone());
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        if punct(toks.get(k + 1), '{') {
+            self.pending.function = Some((name.clone(), params));
+        }
+        k + 1
+    }
+
+    /// The runs of a step: one, or inside a function one per call with
+    /// literal arguments, its parameters set to them.
+    fn runs(&self) -> Vec<(Option<String>, BTreeMap<String, String>)> {
+        let block = self.top();
+        let Some((name, params)) = &block.function else {
+            return vec![(block.label.clone(), block.env.clone())];
+        };
+        let calls = self.calls.get(name).map(Vec::as_slice).unwrap_or_default();
+        if calls.is_empty() {
+            return vec![(block.label.clone(), block.env.clone())];
+        }
+        calls
+            .iter()
+            .map(|args| {
+                let mut env = block.env.clone();
+                for (param, value) in params.iter().zip(args) {
+                    env.insert(param.clone(), value.clone());
+                }
+                let job = block
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| format!("{name}('{}')", args.join("', '")));
+                (Some(job), env)
+            })
+            .collect()
     }
 
     /// A step at `i`: its script is the string right after it (in
@@ -340,24 +404,24 @@ impl Scanner {
             None => (text, *line, *column),
         };
         let (text, layout) = at_columns(&text, line, column);
-        let block = self.top();
-        self.out.push(Script {
-            text,
-            layout,
-            job: block.label.clone(),
-            phase: Phase::JobTime,
-            env: block.env.clone(),
-            working_dir: block.dir.clone(),
-            mounts: Vec::new(),
-            shell: Some(
-                match word {
-                    "sh" => "sh",
-                    "bat" => "cmd",
-                    _ => "pwsh",
-                }
-                .to_string(),
-            ),
-        });
+        let shell = match word {
+            "sh" => "sh",
+            "bat" => "cmd",
+            _ => "pwsh",
+        };
+        let dir = self.top().dir.clone();
+        for (job, env) in self.runs() {
+            self.out.push(Script {
+                text: text.clone(),
+                layout: layout.clone(),
+                job,
+                phase: Phase::JobTime,
+                env,
+                working_dir: dir.clone(),
+                mounts: Vec::new(),
+                shell: Some(shell.to_string()),
+            });
+        }
         at + 1
     }
 }
@@ -367,14 +431,50 @@ fn interpolation(text: &str) -> String {
     text.replace("${env.", "${").replace("${params.", "${")
 }
 
+/// Every call `NAME('a', "b")` whose arguments are all literal strings,
+/// by name (at most [`MAX_CALLS`] distinct ones each); a `def` is no call.
+fn calls(toks: &[(Tok, usize)]) -> BTreeMap<String, Vec<Vec<String>>> {
+    let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for i in 0..toks.len() {
+        let Some((Tok::Ident(name), _)) = toks.get(i) else {
+            continue;
+        };
+        let defined = matches!(toks.get(i.wrapping_sub(1)), Some((Tok::Ident(d), _)) if d == "def");
+        if defined || !punct(toks.get(i + 1), '(') {
+            continue;
+        }
+        let mut args = Vec::new();
+        let mut k = i + 2;
+        let literal = loop {
+            match toks.get(k) {
+                Some((Tok::Str { value, .. }, _)) if !value.contains('$') => {
+                    args.push(value.clone());
+                }
+                Some((Tok::Punct(','), _)) => {}
+                Some((Tok::Punct(')'), _)) => break !args.is_empty(),
+                _ => break false,
+            }
+            k += 1;
+        };
+        let seen = out.entry(name.clone()).or_default();
+        if literal && seen.len() < MAX_CALLS && !seen.contains(&args) {
+            seen.push(args);
+        }
+    }
+    out
+}
+
 /// Every shell step of a Jenkinsfile.
 pub fn scripts(text: &str) -> Vec<Script> {
+    let toks = tokens(text);
+    let calls = calls(&toks);
     let mut scanner = Scanner {
-        toks: tokens(text),
+        toks,
         stack: Vec::new(),
         beyond: 0,
         pending: Block::default(),
         out: Vec::new(),
+        calls,
     };
     scanner.scan();
     scanner.out
@@ -451,6 +551,22 @@ mod tests {
         assert_eq!(
             got[1],
             (Some("windows".into()), "pip install b".into(), 7, 23)
+        );
+    }
+
+    #[test]
+    fn a_function_runs_its_steps_once_for_each_call() {
+        let text = "def unit(backend, dev) {\n  sh \"bash ci/${backend}_${dev}.sh\"\n}\nstage('a') { unit('torch', 'cpu') }\nstage('b') { unit('mx', 'gpu') }\n";
+        let runs: Vec<(Option<String>, Option<String>)> = scripts(text)
+            .into_iter()
+            .map(|s| (s.job, s.env.get("backend").cloned()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                (Some("unit('torch', 'cpu')".into()), Some("torch".into())),
+                (Some("unit('mx', 'gpu')".into()), Some("mx".into())),
+            ]
         );
     }
 

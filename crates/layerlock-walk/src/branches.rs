@@ -52,6 +52,15 @@ impl Branches {
     }
 
     /// `name` was set by `command` from `before` to `after`.
+    /// The values an earlier `if` may have left a variable with, when it
+    /// left it with several.
+    pub(crate) fn alternatives(&self, name: &str) -> Vec<Value> {
+        self.vars
+            .get(name)
+            .map(|b| b.values(&self.ifs))
+            .unwrap_or_default()
+    }
+
     pub(crate) fn assigned(&mut self, name: &str, command: &Command, before: Value, after: Value) {
         let (line, column) = (command.line, command.column);
         let around: Vec<&If> = self

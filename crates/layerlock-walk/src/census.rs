@@ -85,6 +85,14 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
             texts.insert(path.clone(), text);
         }
         fresh.clear();
+        let named: Vec<(String, String)> = named
+            .into_iter()
+            .flat_map(|(name, at)| {
+                matching(root, &name)
+                    .into_iter()
+                    .map(move |path| (path, at.clone()))
+            })
+            .collect();
         for (candidate, at) in named {
             if !files.contains_key(&candidate) && root.join(&candidate).is_file() {
                 files.insert(candidate.clone(), Origin::Named(at));
@@ -135,13 +143,94 @@ fn text_of(root: &Path, path: &str) -> Option<String> {
 }
 
 /// A script named as written, as a path relative to the root (most CI
-/// runs from there); `None` for one outside it or known only at run time.
+/// runs from there); `None` for one outside it.
 fn from_root(name: &str) -> Option<String> {
     let name = name.trim_start_matches("./");
-    if name.starts_with('/') || name.contains("..") || name.contains('$') {
+    if name.starts_with('/') || name.contains("..") {
         return None;
     }
     Some(name.to_string())
+}
+
+/// The files a named script can be: itself, or for a name with a value
+/// known only at run time in its file name (`task_${backend}_test.sh`)
+/// every file of its directory that fits the rest, at most 50.
+fn matching(root: &Path, name: &str) -> Vec<String> {
+    if !name.contains('$') {
+        return vec![name.to_string()];
+    }
+    let (dir, file) = name.rsplit_once('/').unwrap_or(("", name));
+    if dir.contains('$') {
+        return Vec::new();
+    }
+    let pieces = literal_pieces(file);
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .take(ENTRIES)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|candidate| fits(candidate, &pieces))
+        .map(|candidate| {
+            if dir.is_empty() {
+                candidate
+            } else {
+                format!("{dir}/{candidate}")
+            }
+        })
+        .collect();
+    out.sort();
+    out.truncate(50);
+    out
+}
+
+/// A file name cut at its expansions (`a_${x}_b.sh` → `a_`, `_b.sh`).
+fn literal_pieces(file: &str) -> Vec<String> {
+    let mut pieces = vec![String::new()];
+    let mut chars = file.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            if let Some(p) = pieces.last_mut() {
+                p.push(c);
+            }
+            continue;
+        }
+        if chars.peek() == Some(&'{') {
+            for c in chars.by_ref() {
+                if c == '}' {
+                    break;
+                }
+            }
+        } else {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+            {
+                chars.next();
+            }
+        }
+        pieces.push(String::new());
+    }
+    pieces
+}
+
+/// Whether `name` is the pieces in order with anything between them.
+fn fits(name: &str, pieces: &[String]) -> bool {
+    let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else {
+        return false;
+    };
+    if !name.starts_with(first.as_str()) || !name.ends_with(last.as_str()) {
+        return false;
+    }
+    let mut rest = &name[first.len()..];
+    for piece in &pieces[1..pieces.len() - 1] {
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len()
 }
 
 /// Every token of `text` that names a script by path (`ci/x.sh`,
@@ -368,7 +457,7 @@ fn install_looking(path: &str, line: &str) -> Option<Option<&'static str>> {
         })
     {
         Some("a step's name, not a command")
-    } else if words.iter().any(|w| *w == "--dry-run") {
+    } else if words.contains(&"--dry-run") {
         Some("a dry run")
     } else {
         None
@@ -511,6 +600,11 @@ mod tests {
         write("ci/a.sh", "pip install x\n");
         write(".travis.yml", "script:\n  - pip install y\n");
         write("docs/other.sh", "pip install z\n");
+        write(
+            ".github/workflows/b.yml",
+            "steps:\n  - run: bash ci/t_${B}.sh\n",
+        );
+        write("ci/t_gpu.sh", "pip install g\n");
         let hits = census(&root, std::slice::from_ref(&root), &BTreeSet::new());
         let got: Vec<(&str, usize, &Origin)> = hits
             .iter()
@@ -524,6 +618,11 @@ mod tests {
                     "ci/a.sh",
                     1,
                     &Origin::Named(".github/workflows/ci.yml:2".into())
+                ),
+                (
+                    "ci/t_gpu.sh",
+                    1,
+                    &Origin::Named(".github/workflows/b.yml:2".into())
                 ),
             ]
         );

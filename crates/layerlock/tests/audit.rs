@@ -335,27 +335,34 @@ fn a_bad_path_map_names_the_flag_or_the_config_table() {
 #[test]
 fn ci_systems_not_read_are_named_never_skipped_in_silence() {
     let work = Work::new();
-    work.write(
-        "Jenkinsfile",
-        "pipeline { stages { stage('t') { steps { sh 'pip install x' } } } }\n",
-    );
+    work.write(".travis.yml", "script:\n  - pip install x\n");
     let (code, stdout, stderr) = run(work.layerlock(&["audit", "."]));
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains("Jenkinsfile:1:1: medium ci-not-read"),
+        stdout.contains(".travis.yml:1:1: medium ci-not-read"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("a Jenkins file: audit does not read Jenkins yet"),
+        stdout.contains("a Travis CI file: audit does not read Travis CI yet"),
         "{stdout}"
     );
-    assert!(stdout.trim_end().ends_with("1 not followed"), "{stdout}");
+    // The census lists its install too, at its own line.
+    assert!(
+        stdout.contains(".travis.yml:2:1: medium unexplained-install"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("1 not followed, 1 unexplained install"),
+        "{stdout}"
+    );
     // Beside a GitHub workflow it is named too.
     work.write(
         ".github/workflows/ci.yml",
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo hi\n",
     );
-    work.write(".circleci/config.yml", "version: 2.1\n");
+    work.write(".drone.yml", "kind: pipeline\n");
     let (code, stdout, _) = run(work.layerlock(&["audit", ".", "--format", "json"]));
     assert_eq!(code, 1, "{stdout}");
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -366,7 +373,8 @@ fn ci_systems_not_read_are_named_never_skipped_in_silence() {
         .filter(|f| f["rule"] == "ci-not-read")
         .map(|f| f["path"].as_str().unwrap())
         .collect();
-    assert_eq!(unread, [".circleci/config.yml", "Jenkinsfile"]);
+    assert_eq!(unread, [".drone.yml", ".travis.yml"]);
+    assert_eq!(report["summary"]["unexplained"], 1, "{report:#}");
 }
 
 /// A baseline of today's findings keeps them out of the next report, and

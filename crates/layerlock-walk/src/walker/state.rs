@@ -169,7 +169,15 @@ impl ScriptState {
         } else {
             Vec::new()
         };
-        self.made_from.remove(name);
+        // `CMD="$CMD scipy"` reads what CMD was made from before.
+        let own = self.made_from.remove(name);
+        let made = |v: &String| {
+            if v == name {
+                own.clone()
+            } else {
+                self.made_from.get(v).cloned()
+            }
+        };
         // Made from the arguments: they are run as the caller wrote them
         // (`runs_an_argument`).
         let from_arguments = self.called
@@ -186,26 +194,21 @@ impl ScriptState {
                     .get(v)
                     .filter(|text| text.contains(' '))
                     .map(|text| (text.clone(), line, step.clone()))
-                    .or_else(|| self.made_from.get(v).cloned())
+                    .or_else(|| made(v))
             });
             if let Some(known) = known {
                 self.made_from.insert(name.to_string(), known);
             }
+        } else if !from_arguments && let Some(earlier) = word.variables.iter().find_map(made) {
+            self.made_from.insert(name.to_string(), earlier);
         } else if !from_arguments
-            && let Some(earlier) = word.variables.iter().find_map(|v| self.made_from.get(v))
-        {
-            self.made_from.insert(name.to_string(), earlier.clone());
-        } else if !from_arguments
-            && let Some(text) = word
-                .variables
-                .iter()
-                .find_map(|v| self.vars.values.get(v).filter(|text| text.contains(' ')))
+            && let Some(text) = word.variables.iter().find_map(|v| self.command_line_in(v))
         {
             // `CMD="${CMD} patsy ${BLAS}"` with BLAS unknown: the known
             // command line with the rest known only at run time. Dropped
             // if the whole value turns out known.
             self.made_from
-                .insert(name.to_string(), (text.clone(), line, word.raw.clone()));
+                .insert(name.to_string(), (text, line, word.raw.clone()));
         }
         let Some(from) = word
             .variables
@@ -222,6 +225,21 @@ impl ScriptState {
         } else if let Some(earlier) = self.transformed.get(&from).cloned() {
             self.transformed.insert(name.to_string(), earlier);
         }
+    }
+
+    /// A command line (a value with a space) a variable holds now, or
+    /// holds after one of the arms of an earlier `if`.
+    fn command_line_in(&self, name: &str) -> Option<String> {
+        let line = |v: &String| v.contains(' ').then(|| v.clone());
+        self.vars.values.get(name).and_then(line).or_else(|| {
+            self.branches
+                .alternatives(name)
+                .into_iter()
+                .find_map(|value| match value {
+                    Value::Scalar(v) => line(&v),
+                    _ => None,
+                })
+        })
     }
 
     /// The transformation a command's variables went through, if any of

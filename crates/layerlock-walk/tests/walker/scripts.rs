@@ -657,3 +657,17 @@ fn a_known_string_changed_by_a_step_not_run_reaches_eval_through_it() {
         )],
     );
 }
+
+#[test]
+fn a_command_line_built_up_in_branches_reaches_eval() {
+    let script = "if [[ $C == true ]]; then\n  CMD=\"conda install numpy\"\nelse\n  CMD=\"python -m pip install numpy\"\nfi\nif [[ -n ${V} ]]; then CMD=\"$CMD==${V}\"; fi;\nCMD=\"$CMD scipy\"\nCMD=\"${CMD} patsy ${BLAS}\"\neval $CMD\n";
+    let t = step_and("bash ci/a.sh", &[("ci/a.sh", script)]);
+    let found = t.walk();
+    found.assert_reach(
+        "python -m pip install numpy",
+        // The first step that left the known text behind is named.
+        &[&format!(
+            "ci/a.sh:9 via {STEP} > ci/a.sh:6 (changed by `\"$CMD==${{V}}\"`)"
+        )],
+    );
+}

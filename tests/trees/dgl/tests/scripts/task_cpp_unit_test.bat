@@ -1,0 +1,6 @@
+@ECHO OFF
+SETLOCAL EnableDelayedExpansion
+
+PUSHD build
+runUnitTests.exe || EXIT /B 1
+POPD

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+
+pushd statsmodels.github.io
+echo "Pushing"
+git push
+popd
+
