@@ -76,6 +76,10 @@ fn reason(hit: &Hit) -> (Severity, String) {
             Severity::Low,
             "a file no CI path the walk followed reaches".to_string(),
         ),
+        _ if text.contains("GITHUB_ENV") => (
+            Severity::Medium,
+            "a value written to $GITHUB_ENV for later steps, which audit does not carry from a script".to_string(),
+        ),
         Origin::Read if text.contains("eval ") || text.contains("-c \"$") => (
             Severity::Medium,
             "it runs only through an eval or shell string of a run-time value".to_string(),

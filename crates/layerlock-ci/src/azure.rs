@@ -16,6 +16,31 @@ use crate::yaml::Node;
 /// The job name Azure gives steps that no `job:` holds.
 pub const DEFAULT_JOB: &str = "Job";
 
+/// A list's items, with those of its conditional insertions
+/// (`- ${{ if eq(parameters.shell, 'cmd') }}:` holding a list) in their
+/// place: which arm runs depends on parameters, so every arm is read.
+fn inserted(list: &Node) -> Vec<&Node> {
+    let mut out = Vec::new();
+    insert_items(list, 0, &mut out);
+    out
+}
+
+fn insert_items<'a>(list: &'a Node, depth: usize, out: &mut Vec<&'a Node>) {
+    for item in list.items() {
+        match item.entries() {
+            [(key, value)]
+                if depth < 8
+                    && key
+                        .as_str()
+                        .is_some_and(|k| k.trim_start().starts_with("${{")) =>
+            {
+                insert_items(value, depth + 1, out);
+            }
+            _ => out.push(item),
+        }
+    }
+}
+
 /// A `- template:` entry of a steps, jobs or stages list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
@@ -67,7 +92,7 @@ pub fn read(docs: &[Node], job: Option<&str>) -> Read {
 }
 
 fn stages(doc: &Node, env: &BTreeMap<String, String>, job: Option<&str>, out: &mut Read) {
-    for stage in doc.get("stages").map(Node::items).unwrap_or_default() {
+    for stage in doc.get("stages").map(inserted).unwrap_or_default() {
         if template(stage, None, env, out) {
             continue;
         }
@@ -82,7 +107,7 @@ fn stages(doc: &Node, env: &BTreeMap<String, String>, job: Option<&str>, out: &m
 }
 
 fn jobs(parent: &Node, env: &BTreeMap<String, String>, out: &mut Read) {
-    for job in parent.get("jobs").map(Node::items).unwrap_or_default() {
+    for job in parent.get("jobs").map(inserted).unwrap_or_default() {
         if template(job, None, env, out) {
             continue;
         }
@@ -144,7 +169,7 @@ fn template(
 }
 
 fn steps_of(steps: &Node, job: &str, env: &BTreeMap<String, String>, out: &mut Read) {
-    for step in steps.items() {
+    for step in inserted(steps) {
         if template(step, Some(job), env, out) {
             continue;
         }
@@ -294,6 +319,14 @@ mod tests {
         assert_eq!(read.scripts[1].working_dir.as_deref(), Some("sub"));
         assert_eq!(read.scripts[1].shell.as_deref(), Some("bash"));
         assert_eq!(read.scripts[2].shell.as_deref(), Some("pwsh"));
+    }
+
+    #[test]
+    fn every_arm_of_a_conditional_insertion_is_read() {
+        let text = "steps:\n- ${{ if eq(parameters.shell, 'unix') }}:\n    - script: ./ci/get.sh\n- ${{ if eq(parameters.shell, 'cmd') }}:\n    - script: |\n        py -3.10 -m pip install requests\n";
+        let docs = crate::yaml::parse(text).unwrap();
+        let lines: Vec<String> = scripts_in(&docs).into_iter().map(|s| s.text).collect();
+        assert_eq!(lines, ["./ci/get.sh", "py -3.10 -m pip install requests\n"]);
     }
 
     #[test]

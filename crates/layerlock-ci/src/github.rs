@@ -34,7 +34,10 @@ fn steps(
     outer: &[Option<&Node>],
     out: &mut Vec<Script>,
 ) {
+    // What earlier steps wrote to `$GITHUB_ENV` holds for the later ones.
+    let mut shared = env.clone();
     for step in steps.items() {
+        let env = &shared.clone();
         for setting in tool_settings(step, outer) {
             let mut env = env.clone();
             env_of(step.get("env"), &mut env);
@@ -89,6 +92,31 @@ fn steps(
                     .and_then(|s| s.split_whitespace().next())
                     .map(str::to_string),
             });
+            exported(value, &mut shared);
+        }
+    }
+}
+
+/// `echo "NAME=value" >> "$GITHUB_ENV"` lines of a step with a literal
+/// value: the later steps of the job see NAME.
+fn exported(text: &str, env: &mut BTreeMap<String, String>) {
+    for line in text.lines() {
+        let Some((command, target)) = line.split_once(">>") else {
+            continue;
+        };
+        if !target.contains("GITHUB_ENV") {
+            continue;
+        }
+        let Some(rest) = command.trim().strip_prefix("echo ") else {
+            continue;
+        };
+        let assignment = rest.trim().trim_matches(|c| c == '"' || c == '\'');
+        if let Some((name, value)) = assignment.split_once('=')
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !value.contains(['$', '`', '"', '\''])
+        {
+            env.insert(name.to_string(), value.to_string());
         }
     }
 }
@@ -431,23 +459,71 @@ fn matrix_combinations(job: &Node) -> Vec<BTreeMap<String, String>> {
     out
 }
 
-/// A copy of `node` with every `${{ matrix.KEY }}` of `combo` filled in.
-fn with_matrix(node: &Node, combo: &BTreeMap<String, String>) -> Node {
+/// Where each literal value of a job's matrix is written, by key and
+/// value (the first place): a value that is the whole of a setting is
+/// reported there, where its commands are.
+type Written = BTreeMap<(String, String), Node>;
+
+fn matrix_places(job: &Node) -> Written {
+    let mut out = Written::new();
+    let Some(matrix) = job.get("strategy").and_then(|s| s.get("matrix")) else {
+        return out;
+    };
+    let mut keep = |key: &Node, value: &Node| {
+        if let (Some(k), Some(v)) = (key.as_str(), value.as_str()) {
+            out.entry((k.to_string(), v.to_string()))
+                .or_insert_with(|| value.clone());
+        }
+    };
+    for (key, values) in matrix.entries() {
+        for value in values.items() {
+            keep(key, value);
+        }
+    }
+    for entry in matrix.get("include").map(Node::items).unwrap_or_default() {
+        for (key, value) in entry.entries() {
+            keep(key, value);
+        }
+    }
+    out
+}
+
+/// A copy of `node` with every `${{ matrix.KEY }}` of `combo` filled in;
+/// a scalar that is one such expression becomes the value as written in
+/// the matrix, at its place.
+fn with_matrix(node: &Node, combo: &BTreeMap<String, String>, written: &Written) -> Node {
     match node {
-        Node::Scalar { value, pos, style } if value.contains("matrix.") => Node::Scalar {
-            value: fill_matrix(value, combo),
-            pos: *pos,
-            style: *style,
-        },
+        Node::Scalar { value, pos, style } if value.contains("matrix.") => {
+            let whole = value
+                .trim()
+                .strip_prefix("${{")
+                .and_then(|v| v.strip_suffix("}}"))
+                .and_then(|v| v.trim().strip_prefix("matrix."))
+                .filter(|k| !k.contains(|c: char| c.is_whitespace() || "(|&".contains(c)));
+            if let Some(key) = whole
+                && let Some(v) = combo.get(key)
+                && let Some(place) = written.get(&(key.to_string(), v.clone()))
+            {
+                return place.clone();
+            }
+            Node::Scalar {
+                value: fill_matrix(value, combo),
+                pos: *pos,
+                style: *style,
+            }
+        }
         Node::Scalar { .. } => node.clone(),
         Node::Seq { items, pos } => Node::Seq {
-            items: items.iter().map(|i| with_matrix(i, combo)).collect(),
+            items: items
+                .iter()
+                .map(|i| with_matrix(i, combo, written))
+                .collect(),
             pos: *pos,
         },
         Node::Map { entries, pos } => Node::Map {
             entries: entries
                 .iter()
-                .map(|(k, v)| (k.clone(), with_matrix(v, combo)))
+                .map(|(k, v)| (k.clone(), with_matrix(v, combo, written)))
                 .collect(),
             pos: *pos,
         },
@@ -493,7 +569,11 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
                 // A literal matrix: the job once for each combination, its
                 // `${{ matrix.* }}` filled in (the same script once).
                 let combos = matrix_combinations(job);
-                let copies: Vec<Node> = combos.iter().map(|c| with_matrix(job, c)).collect();
+                let written = matrix_places(job);
+                let copies: Vec<Node> = combos
+                    .iter()
+                    .map(|c| with_matrix(job, c, &written))
+                    .collect();
                 let jobs: Vec<&Node> = if copies.is_empty() {
                     vec![job]
                 } else {
@@ -526,6 +606,34 @@ pub fn scripts_in(docs: &[Node]) -> Vec<Script> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_setting_that_is_a_matrix_value_is_read_where_the_value_is() {
+        let text = "on: push\njobs:\n  w:\n    strategy:\n      matrix:\n        include:\n          - before: pip install numpy==1.25.0\n          - before: pip install numpy==2.0.0\n    steps:\n      - uses: pypa/cibuildwheel@v3\n        env:\n          CIBW_BEFORE_BUILD: ${{ matrix.before }}\n";
+        let found: Vec<(String, usize)> = scripts(text)
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.text.clone(), s.layout.map(1, 1).line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("pip install numpy==1.25.0".to_string(), 7),
+                ("pip install numpy==2.0.0".to_string(), 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_step_writes_to_github_env_later_steps_see() {
+        let text = "on: push\njobs:\n  t:\n    steps:\n      - run: echo \"PY=python3.12\" >> \"$GITHUB_ENV\"\n      - run: $PY -m pip install x\n";
+        let envs: Vec<Option<String>> = scripts(text)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.env.get("PY").cloned())
+            .collect();
+        assert_eq!(envs, [None, Some("python3.12".to_string())]);
+    }
 
     #[test]
     fn tool_settings_that_install_are_scripts_at_their_line() {

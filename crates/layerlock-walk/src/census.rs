@@ -112,7 +112,7 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
                 hits.push(Hit {
                     path: path.clone(),
                     line: i + 1,
-                    text: line.trim().chars().take(200).collect(),
+                    text: line.trim().chars().take(1000).collect(),
                     origin: origin.clone(),
                     look_alike: printed.or(look_alike),
                 });
@@ -339,7 +339,10 @@ fn origin_of(relative: &str) -> Option<Origin> {
             || relative.starts_with(".buildkite/")
             || relative.contains("/.buildkite/")
             || lower.contains("gitlab-ci"));
-    let modelled = layerlock_ci::System::from_path(relative).is_some()
+    // A modelled system's configuration files; a script kept beside them
+    // is in the census only when something names it.
+    let config = lower.ends_with(".yml") || lower.ends_with(".yaml");
+    let modelled = (config && layerlock_ci::System::from_path(relative).is_some())
         || lower == "jenkinsfile"
         || lower.starts_with("jenkinsfile.");
     // pyproject.toml and pixi.toml hold tasks runners run (pixi, hatch,
@@ -416,7 +419,7 @@ fn install_looking(path: &str, line: &str) -> Option<Option<&'static str>> {
         return None;
     }
     let words: Vec<&str> = trimmed
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`'))
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '='))
         .map(|w| w.trim_matches(|c| matches!(c, '"' | '\'' | '[' | ']')))
         .filter(|w| !w.is_empty())
         .collect();
@@ -435,7 +438,10 @@ fn install_looking(path: &str, line: &str) -> Option<Option<&'static str>> {
         .split_whitespace()
         .take_while(|w| !w.contains("install"))
         .any(|w| w.contains("=\"") || w.contains("='"));
-    let look_alike = if before.iter().any(|w| printers.contains(w)) {
+    // `echo "X=pip install y" >> "$GITHUB_ENV"` or `> run.sh`: written
+    // where something may run it, not only printed.
+    let redirected = trimmed.contains(">>") || trimmed.contains("> ") || trimmed.contains("| tee ");
+    let look_alike = if before.iter().any(|w| printers.contains(w)) && !redirected {
         Some("printed, not run")
     } else if assigned {
         Some("a command line assigned to a variable; it runs where the variable is used")
@@ -556,6 +562,10 @@ mod tests {
         );
         assert_eq!(install_looking("ci/x.bat", "rem pip install x"), None);
         assert_eq!(looks("ask: 'how (pip install, or conda)'"), None);
+        assert_eq!(
+            looks("echo \"CIBW_BEFORE_BUILD=pip install x\" >> $GITHUB_ENV"),
+            Some(None)
+        );
         for line in [
             "ARG PIP=\"python3 -m pip install --no-cache-dir\"",
             "console.log('pip install x')",

@@ -13,7 +13,8 @@ pub fn program(arg: &Arg) -> Option<&str> {
         // `$VENV/bin/pip`, `"$(brew --prefix x)/bin/python3"`: a computed
         // directory, but the program's own name is written.
         let raw = arg.raw.trim_matches('"');
-        let (dir, name) = raw.rsplit_once('/')?;
+        let (dir, name) = raw.rsplit_once(['/', '\\'])?;
+        let name = without_exe(name);
         return (!dir.is_empty()
             && !name.is_empty()
             && name
@@ -21,7 +22,19 @@ pub fn program(arg: &Arg) -> Option<&str> {
                 .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
         .then_some(name);
     };
-    Some(value.rsplit('/').next().unwrap_or(value))
+    // `C:\Python311\python.exe` too.
+    Some(without_exe(
+        value.rsplit(['/', '\\']).next().unwrap_or(value),
+    ))
+}
+
+/// A Windows program's name without `.exe`.
+fn without_exe(name: &str) -> &str {
+    let cut = name.len().saturating_sub(4);
+    match name.get(cut..) {
+        Some(ext) if ext.eq_ignore_ascii_case(".exe") => &name[..cut],
+        _ => name,
+    }
 }
 
 /// `python`, `python3.12`, `pypy3.11`, and Windows' `py` launcher: a

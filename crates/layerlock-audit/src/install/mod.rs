@@ -570,6 +570,17 @@ pub fn classify(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
     worse(found, own)
 }
 
+/// `"$PY" -m pip install x`, `python${V} -m pip …`: a program known only
+/// at run time that runs pip as a module is an interpreter.
+fn interpreter_in_variable(args: &[Arg]) -> Option<&'static str> {
+    let first = args.first()?;
+    let module = match (args.get(1)?.value.as_deref()?, args.get(2)) {
+        ("-m", Some(next)) => next.value.as_deref()?,
+        (attached, _) => attached.strip_prefix("-m")?,
+    };
+    (first.value.is_none() && is_pip(module)).then_some("python")
+}
+
 /// `… | xargs pip install`: the requirements come from xargs's input, so
 /// what is installed is known only at run time. `fed` is the command as
 /// written, `args` what runs once wrappers are stripped.
@@ -599,7 +610,7 @@ fn worse(a: Option<Install>, b: Option<Install>) -> Option<Install> {
 
 /// One command, wrappers stripped.
 fn classify_command(args: &[Arg], files: &dyn RequirementFiles) -> Option<Install> {
-    let first = program(args.first()?)?;
+    let first = program(args.first()?).or_else(|| interpreter_in_variable(args))?;
     if let Some(found) = projects::classify(first, args, files) {
         return found;
     }
@@ -1050,6 +1061,13 @@ mod tests {
         assert_eq!(class("pip install pkg==${VERSION}"), Some(Class::RunTime));
         assert_eq!(class("pip install $WHEEL"), Some(Class::RunTime));
         assert_eq!(class("xargs pip install"), Some(Class::RunTime));
+        assert_eq!(class("\"$PY\" -m pip install x"), Some(Class::Unpinned));
+        assert_eq!(class("python${V} -mpip install x==1"), Some(Class::Pinned));
+        assert_eq!(
+            class("C:\\Python311\\python.exe -m pip install x"),
+            Some(Class::Unpinned)
+        );
+        assert_eq!(class("\"$PY\" -m pytest"), None);
         assert_eq!(class("xargs -r pip install"), Some(Class::RunTime));
         assert_eq!(class("xargs rm -f"), None);
         assert_eq!(class("pip install -r $REQS"), Some(Class::RunTime));
