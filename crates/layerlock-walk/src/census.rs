@@ -78,8 +78,21 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
                 continue;
             };
             for (line, name) in named_scripts(&text) {
+                let at = format!("{path}:{line}");
+                // `${SCRIPT_DIR}/x.sh`: a directory known only at run time
+                // is most often the naming script's own.
+                if let Some((dir, file)) = name.rsplit_once('/')
+                    && dir.contains('$')
+                    && !file.contains('$')
+                {
+                    let own = path
+                        .rsplit_once('/')
+                        .map_or(String::new(), |(d, _)| format!("{d}/"));
+                    named.push((format!("{own}{file}"), at));
+                    continue;
+                }
                 if let Some(name) = from_root(&name) {
-                    named.push((name, format!("{path}:{line}")));
+                    named.push((name, at));
                 }
             }
             texts.insert(path.clone(), text);
@@ -615,6 +628,12 @@ mod tests {
             "steps:\n  - run: bash ci/t_${B}.sh\n",
         );
         write("ci/t_gpu.sh", "pip install g\n");
+        write("tools/deps.sh", "${SCRIPT_DIR}/pre.sh\n");
+        write("tools/pre.sh", "pip install p\n");
+        write(
+            ".github/workflows/c.yml",
+            "steps:\n  - run: bash tools/deps.sh\n",
+        );
         let hits = census(&root, std::slice::from_ref(&root), &BTreeSet::new());
         let got: Vec<(&str, usize, &Origin)> = hits
             .iter()
@@ -634,6 +653,7 @@ mod tests {
                     1,
                     &Origin::Named(".github/workflows/b.yml:2".into())
                 ),
+                ("tools/pre.sh", 1, &Origin::Named("tools/deps.sh:1".into())),
             ]
         );
     }

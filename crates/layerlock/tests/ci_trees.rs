@@ -220,17 +220,23 @@ fn figures(name: &str) -> Figures {
     }
 }
 
-/// Four public trees measured for issue 40, each with its truth beside it
+/// Seven public trees measured for issue 40, each with its truth beside it
 /// (`tests/trees/NAME.audit.tsv`, written by hand before any run; notes in
 /// `NAME.notes.md`). No figure may fall below today's.
 #[test]
 fn the_repositorys_own_real_trees_hold_their_figures() {
     // (name, installs, exact, silent, false, unexplained) as of today.
-    let today: [(&str, usize, usize, usize, usize, u64); 4] = [
+    let today: [(&str, usize, usize, usize, usize, u64); 7] = [
         ("statsmodels", 22, 22, 0, 2, 0),
         ("h5py", 16, 15, 0, 11, 1),
         ("networkx", 22, 20, 0, 0, 2),
         ("dgl", 9, 9, 0, 8, 0),
+        // Measured once, with no change made for them (the census's
+        // `${SCRIPT_DIR}` reading came after, turning mne-python's 4
+        // silent misses into named ones).
+        ("migraphx", 20, 19, 0, 7, 1),
+        ("scikit-image", 25, 25, 0, 0, 0),
+        ("mne-python", 29, 25, 0, 0, 4),
     ];
     let mut fallen = Vec::new();
     for (name, installs, exact, silent, false_found, unexplained) in today {
