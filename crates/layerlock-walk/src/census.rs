@@ -13,11 +13,9 @@ use crate::read::read_bounded;
 use crate::systems::system_of;
 use crate::walker::is_dockerfile_name;
 
-/// How deep below the root files are looked for, how many directory
-/// entries are read at most, and how many rounds of "a script names a
-/// script" are followed: bounds on a hostile tree.
+/// How deep below the root files are looked for, and how many rounds of
+/// "a script names a script" are followed: bounds on a hostile tree.
 const DEPTH: usize = 8;
-const ENTRIES: usize = 200_000;
 const ROUNDS: usize = 3;
 
 /// Why a file is in the census.
@@ -53,7 +51,6 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
     let mut files: BTreeMap<String, Origin> = BTreeMap::new();
     for target in targets {
         if target.is_dir() {
-            let mut budget = ENTRIES;
             let prefix = target
                 .strip_prefix(root)
                 .map(|p| slash(&p.to_string_lossy()))
@@ -63,7 +60,11 @@ pub fn census(root: &Path, targets: &[std::path::PathBuf], read: &BTreeSet<Strin
             } else {
                 format!("{prefix}/")
             };
-            look(target, &prefix, 0, &mut budget, &mut files);
+            crate::systems::each_file(target, DEPTH, &mut |relative, _| {
+                if let Some(origin) = origin_of(relative) {
+                    files.insert(format!("{prefix}{relative}"), origin);
+                }
+            });
         }
     }
     for path in read {
@@ -182,7 +183,7 @@ fn matching(root: &Path, name: &str) -> Vec<String> {
     };
     let mut out: Vec<String> = entries
         .filter_map(Result::ok)
-        .take(ENTRIES)
+        .take(10_000)
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|candidate| fits(candidate, &pieces))
         .map(|candidate| {
@@ -372,49 +373,6 @@ fn origin_of(relative: &str) -> Option<Origin> {
             | "pixi.toml"
     ) || lower.ends_with(".mk");
     (ci_yaml || modelled || recipe || is_dockerfile_name(name)).then_some(Origin::Unread)
-}
-
-fn look(
-    dir: &Path,
-    prefix: &str,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut BTreeMap<String, Origin>,
-) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let relative = format!("{prefix}{name}");
-        // The entry's own type: a symlink is never followed.
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            let skipped =
-                crate::walker::SKIP_DIRS.contains(&name.as_str()) || name == "site-packages";
-            if depth + 1 < DEPTH && !skipped {
-                look(
-                    &entry.path(),
-                    &format!("{relative}/"),
-                    depth + 1,
-                    budget,
-                    out,
-                );
-            }
-        } else if kind.is_file()
-            && let Some(origin) = origin_of(&relative)
-        {
-            out.insert(relative, origin);
-        }
-    }
 }
 
 /// Whether a line looks like an install: `None` when it does not,

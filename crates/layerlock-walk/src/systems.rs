@@ -62,10 +62,24 @@ pub fn system_of(relative: &str) -> Option<&'static str> {
 /// `(path relative to dir, system)`, sorted.
 pub fn unread_ci_files(dir: &Path) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
-    let mut budget = ENTRIES;
-    look(dir, "", 0, &mut budget, &mut out);
+    each_file(dir, DEPTH, &mut |relative, path| {
+        if let Some(system) = system_of(relative)
+            && (system != PRE_COMMIT_CI || uses_pre_commit_ci(path))
+        {
+            out.push((relative.to_string(), system));
+        }
+    });
     out.sort();
     out
+}
+
+/// Each regular file below `dir`, at most `depth` levels down and
+/// [`ENTRIES`] directory entries in all, with its path relative to `dir`;
+/// the walk's skipped folders and installed packages are not entered, and
+/// no symlink is followed.
+pub(crate) fn each_file(dir: &Path, depth: usize, visit: &mut dyn FnMut(&str, &Path)) {
+    let mut budget = ENTRIES;
+    look(dir, "", depth, &mut budget, visit);
 }
 
 fn look(
@@ -73,7 +87,7 @@ fn look(
     prefix: &str,
     depth: usize,
     budget: &mut usize,
-    out: &mut Vec<(String, &'static str)>,
+    visit: &mut dyn FnMut(&str, &Path),
 ) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -92,23 +106,19 @@ fn look(
             continue;
         };
         if kind.is_dir() {
-            // The walk's own skips, and installed packages.
             let skipped =
                 crate::walker::SKIP_DIRS.contains(&name.as_str()) || name == "site-packages";
-            if depth + 1 < DEPTH && !skipped {
+            if depth > 1 && !skipped {
                 look(
                     &entry.path(),
                     &format!("{relative}/"),
-                    depth + 1,
+                    depth - 1,
                     budget,
-                    out,
+                    visit,
                 );
             }
-        } else if kind.is_file()
-            && let Some(system) = system_of(&relative)
-            && (system != PRE_COMMIT_CI || uses_pre_commit_ci(&entry.path()))
-        {
-            out.push((relative, system));
+        } else if kind.is_file() {
+            visit(&relative, &entry.path());
         }
     }
 }

@@ -814,8 +814,7 @@ impl<V: Visitor> Scanner<'_, V> {
         }
         if state.runs_an_argument(command, args, inner) && self.within_chain(run) {
             let lines: Vec<Arg> = state.command_arguments().cloned().collect();
-            // Changed on the way by a step not run: the installs of the
-            // text it was made from are reported, through that step.
+            // Changed by a step not run: reported through that step.
             let step = state
                 .transformation(command)
                 .map(|(line, step)| format!("{}:{line} (changed by `{step}`)", run.file));
@@ -1238,23 +1237,11 @@ impl<V: Visitor> Scanner<'_, V> {
             .and_then(|arg| in_caller(run, arg, location))
             .unwrap_or_else(|| {
                 let column = if is_eval {
-                    args.get(1)
-                        .and_then(|a| a.at)
-                        .map_or(location.column, |(_, c)| c)
+                    eval_column(args, location)
                 } else {
                     location.column
                 };
-                Written {
-                    file: location.path.clone(),
-                    layout: Layout::Folded {
-                        start: yaml::Pos {
-                            line: location.line,
-                            column,
-                        },
-                    },
-                    outer: Vec::new(),
-                    via: run.via.clone(),
-                }
+                Written::here(location, column, run.via.clone())
             });
         // `sh -c "$cmd"` is read as sh reads it; `eval` as the script's
         // own shell does.
@@ -1285,21 +1272,7 @@ impl<V: Visitor> Scanner<'_, V> {
         };
         let mut via = run.via.clone();
         via.push(format!("{}:{line} (changed by `{step}`)", run.file));
-        let column = args
-            .get(1)
-            .and_then(|a| a.at)
-            .map_or(location.column, |(_, c)| c);
-        let written = Written {
-            file: location.path.clone(),
-            layout: Layout::Folded {
-                start: yaml::Pos {
-                    line: location.line,
-                    column,
-                },
-            },
-            outer: Vec::new(),
-            via,
-        };
+        let written = Written::here(location, eval_column(args, location), via);
         let text = text.clone();
         self.run_string(
             run,
@@ -1679,6 +1652,30 @@ struct Written {
 /// line and column through the caller's own layout, so a string spread over
 /// folded YAML lines is reported on the line it is on), run by the command
 /// at `location`.
+/// Where the string `eval` runs starts: its first argument.
+fn eval_column(args: &[Arg], location: &Location) -> usize {
+    args.get(1)
+        .and_then(|a| a.at)
+        .map_or(location.column, |(_, c)| c)
+}
+
+impl Written {
+    /// A string written at `location` (from `column` on its line).
+    fn here(location: &Location, column: usize, via: Hops) -> Self {
+        Self {
+            file: location.path.clone(),
+            layout: Layout::Folded {
+                start: yaml::Pos {
+                    line: location.line,
+                    column,
+                },
+            },
+            outer: Vec::new(),
+            via,
+        }
+    }
+}
+
 fn in_caller(run: &Run<'_>, arg: &Arg, location: &Location) -> Option<Written> {
     let (line, column) = arg.script_at?;
     let site = run.call_site.as_ref()?;
