@@ -1,0 +1,7 @@
+//! `layerlock graph`: an image's stage graph as a picture (SVG drawn here,
+//! DOT for Graphviz, JSON for tools), annotated with what layerlock knows:
+//! which stage installs what and how pinned, which targets CI builds.
+
+pub mod model;
+
+pub use model::{Edge, EdgeKind, Graph, Node, NodeKind, Note, Tone};
