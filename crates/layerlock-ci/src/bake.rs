@@ -17,6 +17,11 @@ pub struct Target {
     pub dockerfile: Option<String>,
     /// The build context, relative to the file; `None` when it is computed.
     pub context: Option<String>,
+    /// The Dockerfile stage it builds (`target =` in bake, `build:
+    /// target:` in Compose) as written; `None` builds the last stage.
+    pub stage: Option<String>,
+    /// The bake targets it `inherits` from, in order.
+    pub inherits: Vec<String>,
     /// Where the target is defined.
     pub line: usize,
 }
@@ -114,10 +119,16 @@ fn compose(text: &str) -> Result<BuildFile, ModelError> {
                         .map_or(Some("Dockerfile".to_string()), |_| field("dockerfile")),
                 ),
             };
+            let stage = build
+                .get("target")
+                .and_then(|t| t.as_str())
+                .map(str::to_string);
             file.targets.push(Target {
                 name: name.to_string(),
                 dockerfile,
                 context,
+                stage,
+                inherits: Vec::new(),
                 line: build.pos().line,
             });
         }
@@ -154,6 +165,15 @@ fn json(text: &str) -> Result<BuildFile, ModelError> {
                 dockerfile: field("dockerfile")
                     .map_or(Some("Dockerfile".into()), |v| interpolate(v, &vars)),
                 context: field("context").map_or(Some(".".into()), |v| interpolate(v, &vars)),
+                stage: field("target")
+                    .map(|v| interpolate(v, &vars).unwrap_or_else(|| v.to_string())),
+                inherits: body
+                    .get("inherits")
+                    .and_then(|t| t.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect(),
                 line: 1,
             });
         }
@@ -230,6 +250,12 @@ fn hcl(text: &str) -> BuildFile {
                     name,
                     dockerfile: field("dockerfile", "Dockerfile"),
                     context: field("context", "."),
+                    stage: match attribute(block, "target", &targets, 0) {
+                        Some(Value::Str(v)) => Some(interpolate(&v, &vars).unwrap_or(v)),
+                        Some(_) => Some("${…}".to_string()),
+                        None => None,
+                    },
+                    inherits: block.lists.get("inherits").cloned().unwrap_or_default(),
                     line: block.line,
                 });
             }

@@ -11,7 +11,11 @@
 //! --from=<stage>` of what that stage copied), `RUN --mount=type=bind`, and
 //! `WORKDIR`. `ARG`/`ENV` literals are kept for `$VAR` in commands.
 
+mod stages;
+
 use std::collections::BTreeMap;
+
+pub use stages::{ImageRef, Source, StageInfo, Stages, Use, UseKind, stages};
 
 use crate::script::{Layout, ModelError, Phase, Script, quote};
 use crate::yaml::Pos;

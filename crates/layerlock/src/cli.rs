@@ -49,10 +49,39 @@ pub enum Command {
     /// Explain test failures of jobs that were dark: the commits that landed
     /// meanwhile on what the failing tests read.
     Triage(TriageArgs),
+    /// Draw the stage graph of Dockerfiles (or bake/Compose files' targets),
+    /// marked with what each stage installs and which stages CI builds.
+    Graph(GraphArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
     /// Print the man page, or write one page per command into a directory.
     Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// Dockerfiles, or bake/Compose files whose targets to draw.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the picture to FILE (else to standard output).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Default: from -o's extension (.svg, .dot, .json), else svg.
+    #[arg(long, value_enum)]
+    pub format: Option<GraphFormat>,
+    /// Exit 1 when -o's FILE is not what would be drawn now (pre-commit).
+    #[arg(long, requires = "output")]
+    pub check: bool,
+    /// The repository whose CI says what is built and installed.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum GraphFormat {
+    Svg,
+    Dot,
+    Json,
 }
 
 #[derive(Args, Debug)]

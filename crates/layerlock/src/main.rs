@@ -78,6 +78,7 @@ fn run(cli: &Cli, env: &Environment) -> anyhow::Result<ExitCode> {
             let config = Config::find(args.config.as_deref(), &env.cwd)?;
             commands::triage::run(&TriageSettings::resolve(args, config.as_ref(), env)?)
         }
+        Command::Graph(args) => commands::graph::run(args, env),
         Command::Completions(args) => commands::docs::completions(args),
         Command::Man(args) => commands::docs::man(args),
         Command::Audit(args) if args.list_rules => {

@@ -91,7 +91,11 @@ impl<V: Visitor> Scanner<'_, V> {
                     let path = self.place_path(place, c).join("Dockerfile");
                     match written.get(&path) {
                         Some(found) => found.clone(),
-                        None => return,
+                        None => {
+                            let file = format!("{}/Dockerfile", c.trim_end_matches('/'));
+                            self.built_dockerfile(&build, &file, place);
+                            return;
+                        }
                     }
                 }
                 _ => return,
@@ -155,6 +159,8 @@ impl<V: Visitor> Scanner<'_, V> {
         let Some(real) = confined_file(&self.place_path(place, file), &self.options.root) else {
             return;
         };
+        let shown = self.relative(&real);
+        self.result.builds.insert((shown, build.target.clone()));
         if !self.built.iter().any(|(p, _)| *p == real) {
             self.built.push((real, context));
         }
@@ -167,6 +173,8 @@ pub(super) struct DockerBuild {
     file: Option<String>,
     /// The context operand (`-` for a Dockerfile on standard input).
     context: Option<String>,
+    /// `--target STAGE`: the stage built (else the last).
+    target: Option<String>,
 }
 
 /// `docker build`, `docker buildx build`, `docker image build`, `podman
@@ -216,6 +224,7 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
     let mut build = DockerBuild {
         file: None,
         context: None,
+        target: None,
     };
     let mut i = start;
     while let Some(w) = words.get(i) {
@@ -229,6 +238,11 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
             .filter(|f| !f.is_empty() && !w.starts_with("--"))
         {
             build.file = Some(f.to_string());
+        } else if let Some(t) = w.strip_prefix("--target=") {
+            build.target = Some(t.to_string());
+        } else if *w == "--target" {
+            build.target = words.get(i + 1).map(|s| s.to_string());
+            i += 1;
         } else if w.starts_with('-') && *w != "-" {
             if VALUE.contains(w) {
                 i += 1;
@@ -442,7 +456,16 @@ impl<V: Visitor> Scanner<'_, V> {
                     continue;
                 }
             };
-            let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+            // A bake file's contexts are relative to where bake runs (a
+            // Compose file's to the file itself).
+            let dir = if shown.ends_with(".hcl") || shown.ends_with(".json") {
+                place
+                    .cwd
+                    .clone()
+                    .unwrap_or_else(|| self.options.root.clone())
+            } else {
+                real.parent().map(Path::to_path_buf).unwrap_or_default()
+            };
             // A target known only at run time may be any of them.
             let selected = if build.any_target {
                 model.targets.iter().collect()
@@ -460,6 +483,10 @@ impl<V: Visitor> Scanner<'_, V> {
                 };
                 let context = crate::paths::normalize(&dir.join(context));
                 let file = crate::paths::normalize(&context.join(dockerfile));
+                if let Some(real) = confined_file(&file, &self.options.root) {
+                    let shown = self.relative(&real);
+                    self.result.builds.insert((shown, target.stage.clone()));
+                }
                 match confined_file(&file, &self.options.root) {
                     Some(file) if !self.built.iter().any(|(p, _)| *p == file) => {
                         let context = (context.is_dir() && context.starts_with(&self.options.root))

@@ -137,6 +137,10 @@ pub struct Walked {
     /// Commands read: each command of each script, once for every context
     /// it was analysed in.
     pub commands: usize,
+    /// The Dockerfiles CI builds (relative to the root), each with the
+    /// stage it builds as written (`--target`, a bake or Compose
+    /// `target`); `None` is the last stage.
+    pub builds: BTreeSet<(String, Option<String>)>,
 }
 
 /// What the walker reports to whoever drives it: every command (with where

@@ -7,6 +7,7 @@ pub mod cooldown;
 pub mod covers;
 pub mod diff;
 pub mod docs;
+pub mod graph;
 pub mod install;
 pub mod steps;
 pub mod tether;
