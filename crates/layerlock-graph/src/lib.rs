@@ -2,6 +2,7 @@
 //! DOT for Graphviz, JSON for tools), annotated with what layerlock knows:
 //! which stage installs what and how pinned, which targets CI builds.
 
+pub mod layout;
 pub mod model;
 
 pub use model::{Edge, EdgeKind, Graph, Node, NodeKind, Note, Tone};
