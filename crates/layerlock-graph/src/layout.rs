@@ -70,6 +70,8 @@ pub struct EdgePath {
     /// From the source box's bottom to the target box's top (the other
     /// way round when `reversed`), with two points in every layer the edge
     /// passes through, so it runs straight down past the boxes there.
+    /// Between two points of different x the edge only ever crosses the
+    /// gap between two layers, where there are no boxes.
     pub points: Vec<(i64, i64)>,
     /// The edge closed a cycle, so the layout ran it upwards: it leaves
     /// its source's top and enters its target's bottom.
@@ -188,6 +190,12 @@ fn routes(g: &Layered, nodes: &[NodeBox], xs: &[i64], bands: &[(i64, i64)]) -> V
             let (top, bottom) = (chain.vertices[0], chain.vertices[chain.vertices.len() - 1]);
             let start = (ports.out[c], nodes[top].y + nodes[top].height);
             let mut points = vec![start];
+            // Down to the band's bottom first: a bend starting higher up,
+            // beside a taller box in the same layer, could cut through it.
+            let (band_top, tall) = bands[g.layer[top]];
+            if start.1 < band_top + tall {
+                points.push((start.0, band_top + tall));
+            }
             for &d in &chain.vertices[1..chain.vertices.len() - 1] {
                 let (band_top, tall) = bands[g.layer[d]];
                 points.push((xs[d], band_top));

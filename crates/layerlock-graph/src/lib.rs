@@ -4,5 +4,7 @@
 
 pub mod layout;
 pub mod model;
+pub mod svg;
 
 pub use model::{Edge, EdgeKind, Graph, Node, NodeKind, Note, Tone};
+pub use svg::svg;

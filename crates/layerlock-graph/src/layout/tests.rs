@@ -105,3 +105,32 @@ fn an_empty_graph_lays_out_empty() {
     let l = layout(&graph(&[], &[]));
     assert_eq!((l.width, l.height, l.layers), (0, 0, 0));
 }
+
+#[test]
+fn edges_bend_only_between_layers() {
+    // b is taller than a, its neighbour; a's edge to c must not bend
+    // beside b.
+    let mut g = graph(
+        &["r", "a", "b", "c", "d"],
+        &[(0, 1), (0, 2), (1, 3), (2, 4), (1, 4)],
+    );
+    g.nodes[2].detail = Some("a detail line".to_string());
+    g.nodes[2].built = true;
+    let l = layout(&g);
+    for path in &l.edges {
+        for pair in path.points.windows(2) {
+            let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+            if x1 == x2 {
+                continue;
+            }
+            let (lo, hi) = (y1.min(y2), y1.max(y2));
+            for n in &l.nodes {
+                assert!(
+                    n.y + n.height <= lo || n.y >= hi,
+                    "edge {} bends beside {n:?}",
+                    path.edge
+                );
+            }
+        }
+    }
+}
