@@ -162,13 +162,17 @@ fn long_texts_are_cut() {
 }
 
 /// Writes the picture where `LAYERLOCK_GRAPH_SVG` says, to look at it:
-/// `LAYERLOCK_GRAPH_SVG=/tmp/g.svg cargo test -p layerlock-graph -- --ignored`.
+/// `LAYERLOCK_GRAPH_SVG=/tmp/g.svg cargo test -p layerlock-graph -- --ignored`
+/// (and the DOT text where `LAYERLOCK_GRAPH_DOT` says, if set).
 #[test]
 #[ignore = "writes a file for a person to look at"]
 fn write_the_picture() {
     let path = std::env::var("LAYERLOCK_GRAPH_SVG").expect("LAYERLOCK_GRAPH_SVG names a file");
     let (graph, drawn) = picture();
     std::fs::write(&path, &drawn).expect("the SVG is written");
+    if let Ok(dot_path) = std::env::var("LAYERLOCK_GRAPH_DOT") {
+        std::fs::write(dot_path, layerlock_graph::dot(&graph)).expect("the DOT is written");
+    }
     let lay = layout::layout(&graph);
     let (w, h) = root_size(&drawn);
     eprintln!(
