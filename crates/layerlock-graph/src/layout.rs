@@ -25,8 +25,9 @@ use rank::{Chain, Layered};
 
 /// Vertical space between layers, where the edges bend.
 const LAYER_GAP: i64 = 56;
-/// Space between the edges leaving (or entering) one box side by side.
-const PORT_GAP: i64 = 12;
+/// Space between the edges leaving (or entering) one box side by side:
+/// enough for the arrowheads (9 wide) to stay apart.
+const PORT_GAP: i64 = 16;
 
 /// What one line of a box says, so the drawing can style it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,9 @@
 //! Ordering the vertices within each layer to keep edge crossings few:
 //! barycentre sweeps down and up, each followed by swapping neighbours
 //! that cross less the other way round, keeping the best order seen.
-//! Every tie falls to the vertex index, so the order is deterministic.
+//! The first order is by vertex index (the graph's nodes in their order,
+//! then dummies in edge order), and a tie in a sweep keeps the order the
+//! sweep found, so the result is deterministic.
 
 use super::rank::Layered;
 
@@ -56,6 +58,10 @@ fn positions(g: &Layered) -> Vec<usize> {
 /// Sorts layer `l` by the mean position of each vertex's neighbours above
 /// (`from_above`) or below. A vertex with none there keeps its place. The
 /// mean is kept as a fraction (sum, count) so no float decides an order.
+/// Ties keep their current order rather than falling to the vertex index:
+/// the children of one parent all tie on the way down, and by index the
+/// dummies of its long edges would always end up last, on the far side,
+/// undoing what the sweep up had learnt about where they go.
 fn sort_layer(g: &mut Layered, l: usize, from_above: bool, pos: &mut [usize]) {
     let key = |v: usize| {
         let nbrs = if from_above { &g.up[v] } else { &g.down[v] };
@@ -67,7 +73,9 @@ fn sort_layer(g: &mut Layered, l: usize, from_above: bool, pos: &mut [usize]) {
     };
     let mut keyed: Vec<(usize, (usize, usize))> =
         g.layers[l].iter().map(|&v| (v, key(v))).collect();
-    keyed.sort_by(|(va, (sa, ca)), (vb, (sb, cb))| (sa * cb).cmp(&(sb * ca)).then(va.cmp(vb)));
+    keyed.sort_by(|(va, (sa, ca)), (vb, (sb, cb))| {
+        (sa * cb).cmp(&(sb * ca)).then(pos[*va].cmp(&pos[*vb]))
+    });
     g.layers[l] = keyed.into_iter().map(|(v, _)| v).collect();
     for (i, &v) in g.layers[l].iter().enumerate() {
         pos[v] = i;
