@@ -162,7 +162,7 @@ fn long_texts_are_cut() {
 }
 
 /// Writes the picture where `LAYERLOCK_GRAPH_SVG` says, to look at it:
-/// `LAYERLOCK_GRAPH_SVG=/tmp/g.svg cargo test -p layerlock-graph -- --ignored`
+/// `LAYERLOCK_GRAPH_SVG=$PWD/graph.svg cargo test -p layerlock-graph -- --ignored`
 /// (and the DOT text where `LAYERLOCK_GRAPH_DOT` says, if set).
 #[test]
 #[ignore = "writes a file for a person to look at"]
