@@ -4,18 +4,15 @@
 
 pub mod annotate;
 pub mod build;
+pub mod dot;
 pub mod draw;
 pub mod json;
+pub mod layout;
 pub mod model;
+pub mod svg;
 
+pub use dot::dot;
 pub use draw::{Format, GraphError, GraphSettings, draw, stale, write};
 pub use json::json;
 pub use model::{Edge, EdgeKind, Graph, Node, NodeKind, Note, Tone};
-
-// Stand-ins until the layout lands: DOT and SVG writers.
-pub fn svg(graph: &Graph) -> String {
-    json(graph)
-}
-pub fn dot(graph: &Graph) -> String {
-    json(graph)
-}
+pub use svg::svg;
