@@ -64,13 +64,37 @@ pub fn jenkinsfile(data: &[u8]) {
 }
 
 pub fn dockerfile(data: &[u8]) {
-    match docker::scripts(&crate::text(data)) {
+    let text = crate::text(data);
+    match docker::scripts(&text) {
         Ok(scripts) => scripts.iter().for_each(use_script),
         // `ModelError` has no Display; the walker prints its fields.
         Err(error) => {
             black_box((error.line, error.column, error.message));
         }
     }
+    stage_graph(&text);
+}
+
+/// The same text as a stage graph, drawn: a stage only ever names an
+/// earlier one, and the layout and writers take whatever the reader gives.
+fn stage_graph(text: &str) {
+    let Ok(stages) = docker::stages(text) else {
+        return;
+    };
+    for stage in &stages.stages {
+        let sources = std::iter::once(&stage.base).chain(stage.uses.iter().map(|u| &u.source));
+        for source in sources {
+            if let docker::Source::Stage(i) = source {
+                assert!(*i <= stage.index, "a stage names a later one");
+            }
+        }
+        assert!(stage.first_line <= stage.last_line);
+    }
+    let mut builder = layerlock_graph::build::Builder::default();
+    builder.dockerfile("Dockerfile", &stages, &Default::default());
+    let graph = builder.finish("Dockerfile".to_string());
+    black_box(layerlock_graph::svg(&graph));
+    black_box(layerlock_graph::dot(&graph));
 }
 
 /// The build-tool files the walker follows into: the first byte picks the

@@ -3,6 +3,7 @@
 //! 0.6 em per character), that no two overlap, that each sits in its box
 //! or the legend, and that boxes keep apart.
 
+mod real;
 mod svg_scan;
 mod vllm;
 

@@ -1,12 +1,15 @@
-//! vLLM's `docker/Dockerfile` drawn: every stage and every edge between
-//! stages, written out by hand from the file (not computed by the parser
-//! under test), and no edge more.
+//! vLLM's real `docker/Dockerfile` drawn: every stage and every edge
+//! between stages, written out by hand from the file (not computed by the
+//! parser under test), and no edge more; its SVG's texts and boxes kept
+//! apart, as the hand-made graph's are.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use layerlock_graph::annotate::Marks;
 use layerlock_graph::{Format, GraphSettings, draw};
+
+use crate::svg_scan::{rects, root_size, texts};
 
 fn vllm() -> Option<PathBuf> {
     let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/ci-trees/vllm");
@@ -138,10 +141,49 @@ fn the_stages_ci_builds_and_what_they_install_are_marked() {
             .cloned()
             .expect("node")
     };
-    println!("{json}");
     for built in ["test", "build", "vllm-openai"] {
         assert_eq!(node(built)["built"], true, "{built}");
     }
     assert_eq!(node("vllm-sagemaker")["built"], false);
     assert!(!node("base")["notes"].as_array().expect("notes").is_empty());
+}
+
+#[test]
+fn the_real_picture_keeps_every_text_apart_and_in_its_box() {
+    let Some(tree) = vllm() else { return };
+    let drawn = draw(&settings(&tree, "docker/Dockerfile", Format::Svg)).expect("draws");
+    assert_eq!(
+        drawn,
+        draw(&settings(&tree, "docker/Dockerfile", Format::Svg)).expect("again")
+    );
+    let boxes = texts(&drawn);
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            assert!(!a.overlaps(b), "{:?} overlaps {:?}", a.text, b.text);
+        }
+    }
+    let all = rects(&drawn);
+    let holders: Vec<_> = all
+        .iter()
+        .filter(|r| r.class.starts_with("node ") || r.class == "legend")
+        .collect();
+    assert_eq!(holders.len(), 17, "16 nodes and the legend");
+    for (i, a) in holders.iter().enumerate() {
+        for b in &holders[i + 1..] {
+            assert!(!a.overlaps(b), "{a:?} overlaps {b:?}");
+        }
+    }
+    let (width, height) = root_size(&drawn);
+    for t in boxes.iter().filter(|t| t.class != "title") {
+        assert!(
+            t.x1 <= width && t.y1 <= height,
+            "{:?} leaves the picture",
+            t.text
+        );
+        assert!(
+            holders.iter().any(|r| r.holds(t)),
+            "{:?} is in no box",
+            t.text
+        );
+    }
 }
