@@ -21,6 +21,7 @@ pub struct Builder {
     edges: BTreeSet<Edge>,
     /// Each Dockerfile drawn: its stages' node indices.
     files: BTreeMap<String, Vec<usize>>,
+    unknown: BTreeSet<String>,
 }
 
 impl Builder {
@@ -70,6 +71,21 @@ impl Builder {
         let none = BTreeSet::new();
         let installs = marks.installs.get(file).unwrap_or(&none);
         let last = stages.stages.len().saturating_sub(1);
+        for (_, target) in marks.builds.iter().filter(|(f, _)| f == file) {
+            let Some(target) = target else { continue };
+            let named = stages.stages.iter().any(|s| {
+                s.name
+                    .as_deref()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(target))
+            });
+            if !named {
+                self.unknown.insert(if target.contains('$') {
+                    format!("CI builds {file} with target `{target}`, known only at run time")
+                } else {
+                    format!("CI builds {file} with target `{target}`, which names no stage of it")
+                });
+            }
+        }
         for stage in &stages.stages {
             let base = self.source(file, &stage.base);
             let label = stage.label();
@@ -144,6 +160,10 @@ impl Builder {
                 continue;
             };
             let Some(stages) = self.files.get(&shown) else {
+                self.unknown.insert(format!(
+                    "`{}` in {file} builds {shown}, which could not be read",
+                    target.name
+                ));
                 continue;
             };
             let stage = match &target.stage {
@@ -153,8 +173,15 @@ impl Builder {
                     .find(|&i| self.nodes[i].label.eq_ignore_ascii_case(name)),
                 None => stages.last().copied(),
             };
-            if let Some(stage) = stage {
-                self.edge(stage, node, EdgeKind::Builds);
+            match stage {
+                Some(stage) => self.edge(stage, node, EdgeKind::Builds),
+                None => {
+                    self.unknown.insert(format!(
+                        "`{}` in {file} builds stage `{}`, which {shown} does not have",
+                        target.name,
+                        target.stage.as_deref().unwrap_or_default()
+                    ));
+                }
             }
         }
     }
@@ -164,6 +191,7 @@ impl Builder {
             title,
             nodes: self.nodes,
             edges: self.edges.into_iter().collect(),
+            unknown: self.unknown.into_iter().collect(),
         }
     }
 }

@@ -9,10 +9,15 @@ use crate::model::{EdgeKind, Graph, Node, NodeKind};
 pub fn dot(graph: &Graph) -> String {
     let mut out = format!("digraph \"{}\" {{\n", escape(&graph.title));
     out.push_str("  rankdir=TB;\n");
-    out.push_str(&format!(
-        "  label=\"{}\";\n  labelloc=t;\n",
-        escape(&graph.title)
-    ));
+    // The title, then what the picture cannot show, one line each.
+    let mut label = escape(&graph.title);
+    for unknown in &graph.unknown {
+        label.push_str(&format!("\\lnot known: {}", escape(unknown)));
+    }
+    if !graph.unknown.is_empty() {
+        label.push_str("\\l");
+    }
+    out.push_str(&format!("  label=\"{label}\";\n  labelloc=t;\n"));
     out.push_str("  node [fontname=\"monospace\", fontsize=11];\n");
     out.push_str("  edge [fontname=\"monospace\", fontsize=9];\n");
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -113,6 +118,7 @@ mod tests {
         base.built = true;
         Graph {
             title: "Dockerfile".to_string(),
+            unknown: Vec::new(),
             nodes: vec![node("python:3.12", NodeKind::Image), base],
             edges: vec![
                 Edge {

@@ -60,8 +60,9 @@ pub enum GraphError {
     Write { path: String, why: String },
 }
 
-/// Draw the files of `settings` as its format asks.
-pub fn draw(settings: &GraphSettings) -> Result<String, GraphError> {
+/// Draw the files of `settings` as its format asks: the graph, and its
+/// picture.
+pub fn draw(settings: &GraphSettings) -> Result<(Graph, String), GraphError> {
     let options = ScanOptions {
         root: settings.repo.clone(),
         targets: vec![settings.repo.clone()],
@@ -70,7 +71,8 @@ pub fn draw(settings: &GraphSettings) -> Result<String, GraphError> {
     };
     let marks = marks(&options);
     let graph = graph(settings, &marks)?;
-    Ok(render(&graph, settings.format))
+    let drawn = render(&graph, settings.format);
+    Ok((graph, drawn))
 }
 
 /// The graph of the files given, with `marks` on their stages.

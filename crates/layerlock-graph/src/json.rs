@@ -10,6 +10,7 @@ pub fn json(graph: &Graph) -> String {
         "version": JSON_VERSION,
         "title": graph.title,
         "nodes": graph.nodes,
+        "unknown": graph.unknown,
         "edges": graph.edges.iter().map(|e| serde_json::json!({
             "from": graph.nodes[e.from].id,
             "to": graph.nodes[e.to].id,

@@ -14,6 +14,10 @@ pub struct Graph {
     /// Each (from, to, kind) once; `from` is what `to` is made from, so
     /// arrows run from a base towards what builds on it.
     pub edges: Vec<Edge>,
+    /// What the picture cannot show, each in a sentence: a build whose
+    /// stage is known only at run time, a Dockerfile a target names that
+    /// cannot be read. Drawn under the title, never left out.
+    pub unknown: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -20,6 +20,10 @@ const MARGIN: i64 = 20;
 const TITLE_SIZE: i64 = 16;
 /// The title's line plus the space under it, above the first layer.
 const TITLE_BAND: i64 = 36;
+/// Each line under the title saying what the picture cannot show.
+const UNKNOWN_LINE: i64 = 18;
+const UNKNOWN_SIZE: i64 = 12;
+const UNKNOWN_INK: &str = "#9a6700";
 /// The title may be a list of file names; past this it is cut.
 const TITLE_CHARS: usize = 120;
 /// Space between the lowest box and the legend.
@@ -33,10 +37,22 @@ const MUTED: &str = "#57606a";
 /// The picture of `graph` as a standalone SVG document.
 pub fn svg(graph: &Graph) -> String {
     let mut lay = layout::layout(graph);
-    lay.shift(MARGIN, MARGIN + TITLE_BAND);
+    let unknown: Vec<String> = graph
+        .unknown
+        .iter()
+        .map(|u| truncate(&format!("not known: {u}"), TITLE_CHARS))
+        .collect();
+    let band = TITLE_BAND + UNKNOWN_LINE * unknown.len() as i64;
+    lay.shift(MARGIN, MARGIN + band);
     let title = truncate(&graph.title, TITLE_CHARS);
-    let title_right = MARGIN + text_width(title.chars().count(), TITLE_SIZE);
-    let legend_top = MARGIN + TITLE_BAND + lay.height + LEGEND_GAP;
+    let title_right = unknown
+        .iter()
+        .map(|u| MARGIN + text_width(u.chars().count(), UNKNOWN_SIZE))
+        .fold(
+            MARGIN + text_width(title.chars().count(), TITLE_SIZE),
+            i64::max,
+        );
+    let legend_top = MARGIN + band + lay.height + LEGEND_GAP;
     let legend = legend::Legend::lay_out(MARGIN, legend_top, lay.width.max(LEGEND_MIN_WIDTH));
     let width = (MARGIN + lay.width).max(title_right).max(legend.right()) + MARGIN;
     let height = legend.bottom() + MARGIN;
@@ -51,6 +67,10 @@ pub fn svg(graph: &Graph) -> String {
     ));
     let title_y = MARGIN + (TITLE_SIZE * 8 + 9) / 10;
     out.text("title", (MARGIN, title_y, TITLE_SIZE), INK, true, &title);
+    for (i, line) in unknown.iter().enumerate() {
+        let y = title_y + UNKNOWN_LINE * (i as i64 + 1);
+        out.text("title", (MARGIN, y, UNKNOWN_SIZE), UNKNOWN_INK, false, line);
+    }
     out.line(format_args!(r#"<g class="edges">"#));
     for path in &lay.edges {
         if let Some(edge) = graph.edges.get(path.edge) {

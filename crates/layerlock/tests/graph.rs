@@ -96,3 +96,24 @@ fn a_dockerfile_it_cannot_read_is_named_with_its_line() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("inside the repository"), "{err}");
 }
+
+#[test]
+fn a_build_whose_stage_is_known_only_at_run_time_is_said() {
+    let work = repo();
+    work.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker build --target \"$STAGE\" -t t .\n",
+    );
+    let (code, svg, err) = run(work.layerlock(&["graph", "Dockerfile"]));
+    assert_eq!(code, 0, "{err}");
+    let said = "not known: CI builds Dockerfile with target `$STAGE`, known only at run time";
+    assert!(err.contains(&format!("note: {said}")), "{err}");
+    assert!(svg.contains(said), "{svg}");
+    let (_, json, _) = run(work.layerlock(&["graph", "Dockerfile", "--format", "json"]));
+    assert!(
+        json.contains("\"unknown\": [\n    \"CI builds Dockerfile"),
+        "{json}"
+    );
+    let (_, dot, _) = run(work.layerlock(&["graph", "Dockerfile", "--format", "dot"]));
+    assert!(dot.contains("\\lnot known: CI builds Dockerfile"), "{dot}");
+}

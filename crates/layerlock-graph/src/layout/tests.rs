@@ -15,6 +15,7 @@ fn node(id: &str) -> Node {
 fn graph(names: &[&str], edges: &[(usize, usize)]) -> Graph {
     Graph {
         title: "t".to_string(),
+        unknown: Vec::new(),
         nodes: names.iter().map(|n| node(n)).collect(),
         edges: edges
             .iter()

@@ -136,6 +136,7 @@ fn text_is_escaped() {
     let nasty = r#"a<&>"'b"#;
     let graph = Graph {
         title: nasty.to_string(),
+        unknown: Vec::new(),
         nodes: vec![Node {
             id: nasty.to_string(),
             kind: NodeKind::Stage,

@@ -130,7 +130,7 @@ fn every_stage_and_every_edge_of_vllms_dockerfile_and_no_other() {
 #[test]
 fn the_stages_ci_builds_and_what_they_install_are_marked() {
     let Some(tree) = vllm() else { return };
-    let json = draw(&settings(&tree, "docker/Dockerfile", Format::Json)).expect("draws");
+    let (_, json) = draw(&settings(&tree, "docker/Dockerfile", Format::Json)).expect("draws");
     let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     let node = |label: &str| {
         value["nodes"]
@@ -151,10 +151,12 @@ fn the_stages_ci_builds_and_what_they_install_are_marked() {
 #[test]
 fn the_real_picture_keeps_every_text_apart_and_in_its_box() {
     let Some(tree) = vllm() else { return };
-    let drawn = draw(&settings(&tree, "docker/Dockerfile", Format::Svg)).expect("draws");
+    let (_, drawn) = draw(&settings(&tree, "docker/Dockerfile", Format::Svg)).expect("draws");
     assert_eq!(
         drawn,
-        draw(&settings(&tree, "docker/Dockerfile", Format::Svg)).expect("again")
+        draw(&settings(&tree, "docker/Dockerfile", Format::Svg))
+            .expect("again")
+            .1
     );
     let boxes = texts(&drawn);
     for (i, a) in boxes.iter().enumerate() {

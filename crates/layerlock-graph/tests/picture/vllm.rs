@@ -168,6 +168,7 @@ pub fn graph() -> Graph {
     annotate(&mut nodes);
     Graph {
         title: "docker/Dockerfile (vLLM-shaped)".to_string(),
+        unknown: Vec::new(),
         nodes,
         edges: EDGES
             .iter()

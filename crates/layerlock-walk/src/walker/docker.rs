@@ -238,10 +238,16 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
             .filter(|f| !f.is_empty() && !w.starts_with("--"))
         {
             build.file = Some(f.to_string());
-        } else if let Some(t) = w.strip_prefix("--target=") {
-            build.target = Some(t.to_string());
+        } else if w.starts_with("--target=") || args[i].raw.starts_with("--target=") {
+            // A stage named by a variable is kept as written.
+            let text = args[i].value.as_deref().unwrap_or(&args[i].raw);
+            build.target = text.strip_prefix("--target=").map(str::to_string);
         } else if *w == "--target" {
-            build.target = words.get(i + 1).map(|s| s.to_string());
+            build.target = args.get(i + 1).map(|a| {
+                a.value
+                    .clone()
+                    .unwrap_or_else(|| a.raw.trim_matches('"').to_string())
+            });
             i += 1;
         } else if w.starts_with('-') && *w != "-" {
             if VALUE.contains(w) {

@@ -26,7 +26,11 @@ pub fn run(args: &GraphArgs, env: &Environment) -> Result<ExitCode> {
         files: args.files.iter().map(|f| env.cwd.join(f)).collect(),
         format,
     };
-    let drawn = layerlock_graph::draw(&settings)?;
+    let (graph, drawn) = layerlock_graph::draw(&settings)?;
+    // What the picture cannot show is drawn in it and said here too.
+    for unknown in &graph.unknown {
+        diag!("note: not known: {unknown}");
+    }
     let Some(output) = &args.output else {
         out!("{drawn}");
         return Ok(ExitCode::SUCCESS);
