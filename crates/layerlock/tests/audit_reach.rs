@@ -452,7 +452,7 @@ fn images_a_bake_or_compose_file_names_are_read_as_builds() {
         ),
         (
             "ci/docker-bake.hcl",
-            "variable \"KIND\" {\n  default = \"gpu\"\n}\ngroup \"default\" {\n  targets = [\"app\"]\n}\ntarget \"base\" {\n  context = \"images\"\n}\ntarget \"app\" {\n  inherits = [\"base\"]\n  dockerfile = \"${KIND}/image\"\n}\n",
+            "variable \"KIND\" {\n  default = \"gpu\"\n}\ngroup \"default\" {\n  targets = [\"app\"]\n}\ntarget \"base\" {\n  context = \"ci/images\"\n}\ntarget \"app\" {\n  inherits = [\"base\"]\n  dockerfile = \"${KIND}/image\"\n}\n",
         ),
         (
             "ci/images/gpu/image",
@@ -467,10 +467,11 @@ fn images_a_bake_or_compose_file_names_are_read_as_builds() {
             "docker/tests.image",
             "FROM python:3.12\nRUN pip install pytest\n",
         ),
-        // A target known only at run time may be any: `x` is read.
+        // A target known only at run time may be any: `x` is read. Bake
+        // takes contexts from where it runs (the top), not from the file.
         (
             "ci/other.json",
-            "{\"target\": {\"x\": {\"dockerfile\": \"x.image\"}}}\n",
+            "{\"target\": {\"x\": {\"dockerfile\": \"ci/x.image\"}}}\n",
         ),
         ("ci/x.image", "FROM python:3.12\nRUN pip install x==1\n"),
     ]);

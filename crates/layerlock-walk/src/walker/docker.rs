@@ -462,9 +462,10 @@ impl<V: Visitor> Scanner<'_, V> {
                     continue;
                 }
             };
-            // A bake file's contexts are relative to where bake runs (a
-            // Compose file's to the file itself).
-            let dir = if shown.ends_with(".hcl") || shown.ends_with(".json") {
+            // Bake takes contexts from where it runs, whatever the file
+            // (buildx; file-relative paths are an opt-in it does not
+            // default to); `docker compose` from the Compose file's folder.
+            let dir = if build.tool == BuildTool::Bake {
                 place
                     .cwd
                     .clone()
