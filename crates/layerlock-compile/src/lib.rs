@@ -31,7 +31,7 @@ pub use cfg::{
 };
 pub use checks::{check_outputs, check_split, check_targets};
 pub use clash::{Clash, FileReport, check_files, clash_hints, clash_lines};
-pub use command::regenerate_command;
+pub use command::{Recorded, layer_command, recorded_flags, regenerate_command};
 pub use cooldown::{
     AlreadyThere, CooldownError, CooldownInput, CooldownOutcome, CooldownReport, CooldownRow,
     LayerOutput, UploadSource, already_there, check_cooldown, introduced_files, take_from_source,

@@ -502,24 +502,21 @@ impl Lock {
     }
 }
 
-/// A lock's text without its regenerate command, for `compile --check`:
-/// the command says how the lock was made, not what it holds, so another
-/// spelling of it does not make a lock stale. Only the command's own place
-/// is skipped: the comment line after "To regenerate it, run:" in the
-/// leading comment block, and `command = …` inside `[tool.layerlock]`.
-/// Any other line, wherever it is, is compared.
+/// A lock's text as `compile --check` compares it: what it holds and the
+/// settings it records, not how its header words them. In the leading
+/// comment block only the `# layerlock-…:` records count (a sentence, the
+/// regenerate command or the install hint reworded never makes a lock
+/// stale; comments install nothing); in `pylock.toml`, `command = …`
+/// inside `[tool.layerlock]` is skipped. Every line after the leading
+/// comments is compared, wherever it is.
 pub fn comparable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut header = true;
-    let mut skip_next = false;
     let mut table = "";
     for line in text.lines() {
         header &= line.starts_with('#');
-        if std::mem::take(&mut skip_next) && header {
+        if header && !line.starts_with("# layerlock-") {
             continue;
-        }
-        if header && line.ends_with("To regenerate it, run:") {
-            skip_next = true;
         }
         if line.starts_with('[') {
             table = line.trim();
@@ -658,7 +655,7 @@ mod tests {
     }
 
     #[test]
-    fn comparable_skips_only_the_command() {
+    fn comparable_keeps_records_and_entries_not_wording() {
         let lock =
             "# x\n# It holds … To regenerate it, run:\n#    layerlock compile a\n# tail\nfoo==1\n";
         let other = lock.replace("compile a", "compile ./a");
@@ -672,6 +669,12 @@ mod tests {
         // After the header, the same comment text protects nothing.
         let late = format!("{lock}# To regenerate it, run:\nbar==1\n");
         assert!(comparable(&late).contains("bar==1"));
+        // The header's sentences may change; its records may not.
+        let reworded = lock.replace("# x", "# Made by layerlock");
+        assert_eq!(comparable(lock), comparable(&reworded));
+        let recorded = "# layerlock-base: a.txt\nfoo==1\n";
+        let other_base = "# layerlock-base: b.txt\nfoo==1\n";
+        assert_ne!(comparable(recorded), comparable(other_base));
         let pylock = "lock-version = \"1.0\"\n[[packages]]\ncommand = \"x\"\n[tool.layerlock]\ncommand = \"y\"\n";
         assert!(comparable(pylock).contains("command = \"x\""));
         assert!(!comparable(pylock).contains("command = \"y\""));

@@ -652,7 +652,7 @@ fn config_layers(
                     LockFormat::from_path(Path::new(o))
                 }),
             output: layer.output.as_deref().map(|p| UserPath::new(p, root)),
-            command: format!("layerlock {verb} --layer {}", layerlock_shell::quote(&name)),
+            command: layerlock_compile::layer_command(&env.argv, &env.cwd, root, verb, &name),
             display_root: root.clone(),
             name: Some(name.clone()),
         };
@@ -730,6 +730,10 @@ fn compile(
         args.hashes,
         env,
     )?;
+    let recorded_now = match config {
+        Some(config) if args.check => with_recorded_flags(&mut layers, config, env)?,
+        _ => None,
+    };
     for layer in &mut layers {
         match args.format {
             Some(crate::cli::LockFormatArg::Pylock) => layer.format = LockFormat::Pylock,
@@ -796,11 +800,74 @@ fn compile(
         },
         diff: args.diff,
         report,
-        now: match args.layer.cooldown.now.as_deref() {
+        now: match args
+            .layer
+            .cooldown
+            .now
+            .as_deref()
+            .or(recorded_now.as_deref())
+        {
             Some(now) => parse_timestamp(now)?,
             None => env.now,
         },
     })
+}
+
+/// `compile --check` of config layers, given no flags of its own, judges
+/// each lock with the flags its header records (`--hashes target`,
+/// `--now …`: how it is written, never where packages come from), so a
+/// lock is compared with what its own command makes. The `--now` taken,
+/// if any, is returned.
+fn with_recorded_flags(
+    layers: &mut [LayerPlan],
+    config: &Config,
+    env: &Environment,
+) -> Result<Option<String>> {
+    let verb = env.argv.get(1).map_or("compile", String::as_str);
+    let mut now = None;
+    for layer in layers.iter_mut() {
+        let (Some(name), Some(output)) = (layer.name.clone(), layer.output.as_ref()) else {
+            continue;
+        };
+        let plain = format!("layerlock {verb} --layer {}", layerlock_shell::quote(&name));
+        let recorded = layerlock_lock::Lock::read(&output.path)
+            .ok()
+            .and_then(|lock| lock.header.command);
+        let (true, Some(recorded)) = (layer.command == plain, recorded) else {
+            continue;
+        };
+        let layerlock_compile::Recorded::Take(flags) =
+            layerlock_compile::recorded_flags(&recorded, verb, &name)
+        else {
+            continue;
+        };
+        if flags.is_empty() {
+            continue;
+        }
+        let argv = ["layerlock", verb, "--layer", &name]
+            .into_iter()
+            .map(str::to_string)
+            .chain(flags);
+        let crate::cli::Command::Compile(parsed) =
+            <crate::cli::Cli as clap::Parser>::try_parse_from(argv)
+                .with_context(|| format!("the command {} records: {recorded}", output.shown))?
+                .command
+        else {
+            continue;
+        };
+        let again = config_layers(&parsed.layer, config, parsed.hashes, env)?;
+        let Some(mut one) = again.into_iter().find(|l| l.name.as_deref() == Some(&name)) else {
+            continue;
+        };
+        one.command = recorded;
+        one.output = layer.output.clone();
+        if let Some(crate::cli::LockFormatArg::Pylock) = parsed.format {
+            one.format = LockFormat::Pylock;
+        }
+        now = now.or(parsed.layer.cooldown.now.clone());
+        *layer = one;
+    }
+    Ok(now)
 }
 
 /// `--only-binary` values as pip and uv take them: comma-separated names,

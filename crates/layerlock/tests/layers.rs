@@ -317,3 +317,59 @@ fn the_lock_installs_with_pip_and_uv_require_hashes_no_deps() {
     );
     let _ = pins;
 }
+
+#[test]
+fn flags_beside_a_config_are_recorded_and_check_judges_with_them() {
+    let index = Index::start(&["layer.toml"], &[]);
+    let work = Work::new();
+    write_config(&work, &index.json());
+    let (code, _, stderr) = run(work.layerlock(&[
+        "compile",
+        "--layer",
+        "extra",
+        "--hashes",
+        "target",
+        "--now",
+        "2026-12-01T00:00:00Z",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let extra = work.read("requirements/extra.txt");
+    let command = "layerlock compile --layer extra --hashes target --now 2026-12-01T00:00:00Z";
+    assert!(extra.contains(&format!("#    {command}\n")), "{extra}");
+    assert!(
+        extra.contains("#    layerlock install requirements/extra.txt"),
+        "{extra}"
+    );
+    // --check with no flags of its own takes them from the lock it checks.
+    let (code, _, stderr) = run(work.layerlock(&["compile", "--check", "--layer", "extra"]));
+    assert_eq!(code, 0, "{stderr}");
+    // Flags that choose where packages come from are never taken from the
+    // file: the lock is judged by the config, and the hint names the
+    // command it records.
+    let other = extra.replace(
+        command,
+        "layerlock compile --layer extra --index-url https://elsewhere/simple",
+    );
+    work.write("requirements/extra.txt", &other);
+    let (code, _, stderr) = run(work.layerlock(&["compile", "--check", "--layer", "extra"]));
+    assert_eq!(code, 0, "{stderr}");
+    work.write("requirements/extra.in", "app\nyankee\n");
+    let (code, _, stderr) = run(work.layerlock(&["compile", "--check", "--layer", "extra"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("regenerate it with:\n    layerlock compile --layer extra\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: it was made with `layerlock compile --layer extra --index-url https://elsewhere/simple`"), "{stderr}");
+    // The header's wording is not what it holds: a reworded sentence never
+    // makes a lock stale.
+    work.write("requirements/extra.in", "app\n");
+    run(work.layerlock(&["compile", "--layer", "extra"]));
+    let reworded = work.read("requirements/extra.txt").replace(
+        "It holds only what the base does not provide.",
+        "Only what the base lacks.",
+    );
+    work.write("requirements/extra.txt", &reworded);
+    let (code, _, stderr) = run(work.layerlock(&["compile", "--check", "--layer", "extra"]));
+    assert_eq!(code, 0, "{stderr}");
+}

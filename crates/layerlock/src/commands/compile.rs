@@ -234,6 +234,17 @@ fn is_stale(
         output.shown,
         layer.command
     );
+    // Made by another command (flags --check does not take from a file):
+    // that command is how to check it as it was made.
+    let recorded = layerlock_lock::Lock::read(&output.path)
+        .ok()
+        .and_then(|lock| lock.header.command)
+        .filter(|recorded| *recorded != layer.command);
+    if let Some(recorded) = recorded {
+        diag!(
+            "hint: it was made with `{recorded}`; add --check to that command to judge it as made"
+        );
+    }
     Ok(true)
 }
 
