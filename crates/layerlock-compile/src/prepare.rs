@@ -268,6 +268,9 @@ fn add_environment(
     })?;
     let origin = format!("the environment ({})", python.shown);
     let mut installed = BTreeMap::new();
+    // Every disagreement is listed: an image that drifted from its lock
+    // usually drifted in more than one package.
+    let mut drifted = Vec::new();
     for (name, version) in pins {
         // Egg-info distributions have no RECORD: their files are listed
         // from the index like a base file's pins.
@@ -276,14 +279,26 @@ fn add_environment(
         {
             installed.insert(name.clone(), (version.clone(), dist.path.clone()));
         }
-        bases.add_installed(name, version, &origin).map_err(|err| {
-            CompileError::hinted(
-                err.to_string(),
-                "the image's environment has drifted from its lock: fix the image (or the lock), then compile again",
-            )
-        })?;
+        if let Err(err) = bases.add_installed(name, version, &origin) {
+            drifted.push(err.to_string());
+        }
     }
-    Ok(installed)
+    match drifted.as_slice() {
+        [] => Ok(installed),
+        [one] => Err(CompileError::hinted(
+            one.clone(),
+            "the image's environment has drifted from its lock: fix the image (or the lock), then compile again",
+        )),
+        many => Err(CompileError::hinted(
+            format!(
+                "--base-env {} disagrees with the bases in {} packages:\n  {}",
+                python.shown,
+                many.len(),
+                many.join("\n  ")
+            ),
+            "the image's environment has drifted from its lock: fix the image (or the lock), then compile again",
+        )),
+    }
 }
 
 /// `entries` as the resolver's requests, named by file and line.

@@ -207,6 +207,17 @@ fn source_hints(err: &ResolveError) -> Vec<String> {
         layerlock_dist::SourceError::Offline { .. } => {
             hints.push("run once without --offline to fill the cache".to_string());
         }
+        layerlock_dist::SourceError::Network { url, .. } => {
+            let host = url
+                .split("://")
+                .nth(1)
+                .and_then(|rest| rest.split('/').next())
+                .map(|authority| authority.rsplit('@').next().unwrap_or(authority))
+                .unwrap_or("the index");
+            hints.push(format!(
+                "the index at {host} could not be reached: check the URL (--index-url, or index-url in the config) and the network or proxy (HTTPS_PROXY); a run with --offline uses only what the cache holds"
+            ));
+        }
         layerlock_dist::SourceError::Status {
             status: 401 | 403, ..
         } => {

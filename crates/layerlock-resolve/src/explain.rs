@@ -68,7 +68,19 @@ impl Formatter<'_, '_> {
                 if let Some(asked) = self.provider.state.borrow().not_found.get(name) {
                     return format!("{name} is not on any index asked ({})", asked.join(", "));
                 }
-                if *range == Range::full() {
+                let unlisted = strip_local_version_sentinels(range)
+                    .as_singleton()
+                    .cloned()
+                    .filter(|v| {
+                        let state = self.provider.state.borrow();
+                        state
+                            .candidates
+                            .get(name)
+                            .is_some_and(|c| c.get(v).is_none())
+                    });
+                if let Some(v) = unlisted {
+                    format!("{name} {v} is not on the index")
+                } else if *range == Range::full() {
                     format!("no version of {name} is usable on {}", self.target())
                 } else if let Some(v) = strip_local_version_sentinels(&range.complement())
                     .as_singleton()
@@ -324,6 +336,39 @@ fn cause(name: &PackageName, range: &Range, candidates: &crate::Candidates) -> C
     }
 }
 
+/// A pin of a version the index does not list at all (a typo, a dev
+/// build from another index): say so, with the newest version it has and
+/// the newest usable on the target.
+fn not_on_index(
+    name: &PackageName,
+    range: &Range,
+    candidates: &crate::candidates::Candidates,
+) -> Option<String> {
+    let pinned = strip_local_version_sentinels(range).as_singleton()?.clone();
+    if candidates.get(&pinned).is_some() {
+        return None;
+    }
+    let newest = candidates.iter().next_back().map(|(v, _)| v.clone());
+    let usable = candidates
+        .iter()
+        .rev()
+        .find(|(_, c)| c.exclusion.is_none())
+        .map(|(v, _)| v.clone());
+    let has = match (newest, usable) {
+        (None, _) => "it lists no version of it".to_string(),
+        (Some(newest), Some(usable)) if usable == newest => format!("its newest is {newest}"),
+        (Some(newest), Some(usable)) => {
+            format!("its newest is {newest}; the newest usable on this target is {usable}")
+        }
+        (Some(newest), None) => {
+            format!("its newest is {newest}, and none is usable on this target")
+        }
+    };
+    Some(format!(
+        "{name}=={pinned} is not on the index ({has}): pin a version it has, or add the index that serves this build"
+    ))
+}
+
 fn collect_hints(
     provider: &Provider<'_>,
     tree: &DerivationTree<Pkg, Range, String>,
@@ -346,6 +391,9 @@ fn collect_hints(
                 return;
             };
             causes.insert(cause(name, range, &candidates));
+            if let Some(hint) = not_on_index(name, range, &candidates) {
+                hints.insert(hint);
+            }
             let ruled_out: Vec<String> = candidates
                 .iter_where(|v| range.contains(v))
                 .rev()

@@ -205,32 +205,64 @@ pub fn print_error(err: &anyhow::Error) {
     }
 }
 
-/// Longest message line printed whole; hostile input (a 20 MB package
-/// name) is quoted by its start and end, never in full.
+/// Longest message line printed on one line; a longer one is wrapped at
+/// its spaces (a long hint layerlock writes is read whole).
 const MAX_MESSAGE_LINE: usize = 400;
+/// What comes from outside stays bounded: a word longer than this (a
+/// 20 MB package name) is quoted by its start and end, and a line longer
+/// than [`MAX_WRAPPED_LINE`] is cut the same way before it is wrapped.
+const MAX_WORD: usize = 400;
+const MAX_WRAPPED_LINE: usize = 16_000;
+
+/// `line` cut to its start and end when it is longer than `max`.
+fn cut(line: &str, max: usize) -> String {
+    let count = line.chars().count();
+    if count <= max {
+        return line.to_string();
+    }
+    let head: String = line.chars().take(max / 2).collect();
+    let tail: String = line.chars().skip(count - 80).collect();
+    format!(
+        "{head} … ({} characters left out) … {tail}",
+        count - max / 2 - 80
+    )
+}
+
+/// An over-long line as lines of at most [`MAX_MESSAGE_LINE`] characters,
+/// broken at spaces; each word bounded.
+fn wrap(line: &str) -> Vec<String> {
+    if line.chars().count() <= MAX_MESSAGE_LINE {
+        return vec![line.to_string()];
+    }
+    let line = cut(line, MAX_WRAPPED_LINE);
+    let mut out: Vec<String> = vec![String::new()];
+    for word in line.split(' ') {
+        let word = cut(word, MAX_WORD);
+        let last = out.last_mut().expect("out starts with a line");
+        let len = last.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > MAX_MESSAGE_LINE {
+            out.push(word);
+        } else {
+            if len > 0 {
+                last.push(' ');
+            }
+            last.push_str(&word);
+        }
+    }
+    out
+}
 
 /// `text` as every diagnostic reaches stderr: credentials in URLs
 /// removed, control and invisible characters written as escapes (a file
 /// or package name cannot move the cursor, set the title or ring the
-/// bell), every over-long line cut to its start and end, and each line
-/// after the first indented unless it is already, so that a line break inside a name cannot
-/// forge a line of its own (`error: …`).
+/// bell), every over-long line wrapped (its over-long words cut to their
+/// start and end), and each line after the first indented unless it is
+/// already, so that a line break inside a name cannot forge a line of its
+/// own (`error: …`).
 pub fn for_stderr(text: &str) -> String {
     layerlock_index::redact_text(text)
         .split('\n')
-        .map(|line| {
-            let line = layerlock_history::render::terminal(line);
-            let count = line.chars().count();
-            if count <= MAX_MESSAGE_LINE {
-                return line;
-            }
-            let head: String = line.chars().take(MAX_MESSAGE_LINE / 2).collect();
-            let tail: String = line.chars().skip(count - 80).collect();
-            format!(
-                "{head} … ({} characters left out) … {tail}",
-                count - MAX_MESSAGE_LINE / 2 - 80
-            )
-        })
+        .flat_map(|line| wrap(&layerlock_history::render::terminal(line)))
         .enumerate()
         .map(|(i, line)| {
             // A line of its own starts with a space: what follows a line
@@ -243,4 +275,27 @@ pub fn for_stderr(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_hint_wraps_whole_and_a_huge_word_is_cut() {
+        let hint = "word ".repeat(180);
+        let shown = for_stderr(hint.trim_end());
+        assert!(!shown.contains("left out"), "{shown}");
+        assert_eq!(shown.matches("word").count(), 180);
+        assert!(
+            shown
+                .lines()
+                .all(|l| l.chars().count() <= MAX_MESSAGE_LINE + 2)
+        );
+        assert!(shown.lines().skip(1).all(|l| l.starts_with("  ")));
+        let hostile = format!("package {} is bad", "x".repeat(20_000));
+        let shown = for_stderr(&hostile);
+        assert!(shown.contains("characters left out"), "{shown}");
+        assert!(shown.chars().count() < 1_000);
+    }
 }

@@ -1061,3 +1061,41 @@ fn a_requirement_that_cannot_be_met_is_named_at_its_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_pin_of_a_version_the_index_lacks_names_the_newest_it_has() {
+    let index = layer_index();
+    let work = Work::new();
+    work.write("in.txt", "lib==2.1.0rc1.dev7\n");
+    let (code, _, stderr) = run(work.compile(&index.json(), &["in.txt", "-o", "out.txt"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("Because lib 2.1.0rc1.dev7 is not on the index and you require lib==2.1.0rc1.dev7 (in.txt:1)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: lib==2.1.0rc1.dev7 is not on the index (its newest is 2.0.0): pin a version it has"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_index_that_cannot_be_reached_says_what_to_check() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let work = Work::new();
+    work.write("in.txt", "lib\n");
+    let url = format!("http://user:secret@127.0.0.1:{port}/simple/");
+    let (code, _, stderr) = run(work.compile(&url, &["in.txt", "-o", "out.txt", "--timeout", "2"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "hint: the index at 127.0.0.1:{port} could not be reached: check the URL"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("secret"), "{stderr}");
+}

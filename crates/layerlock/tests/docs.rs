@@ -62,3 +62,15 @@ fn version_names_the_commit_when_built_from_git() {
         );
     }
 }
+
+#[test]
+fn man_into_a_missing_directory_says_to_create_it() {
+    let work = Work::new();
+    let (code, _, stderr) = run(work.layerlock(&["man", "--dir", "no/such"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("man --dir no/such: no such directory; create it (mkdir -p no/such)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("lock"), "{stderr}");
+}

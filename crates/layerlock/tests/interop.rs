@@ -217,13 +217,14 @@ fn an_environment_that_drifted_from_its_lock_is_seen_at_compile_time() {
     let index = Index::start(&["env.toml"], &[]);
     let work = Work::new();
     work.write("layer.in", "beta\n");
-    work.write("base.in", "alpha==1.0.0\n");
+    work.write("base.in", "alpha==1.0.0\nnsa==1.0.0\n");
     let (code, _, stderr) = compile(&work, &index, &["base.in", "-o", "pylock.base.toml"]);
     assert_eq!(code, 0, "{stderr}");
     let python = venv(&work, "image", false);
     uv_install(&work, &python, "pylock.base.toml");
-    // The image's lock says alpha 2.0.0; its environment has 1.0.0.
-    work.write("base.txt", "gamma==1.0.0\nalpha==2.0.0\n");
+    // The image's lock says alpha 2.0.0 and nsa 2.0.0; its environment
+    // has 1.0.0 of both: every mismatch is named, not only the first.
+    work.write("base.txt", "gamma==1.0.0\nalpha==2.0.0\nnsa==2.0.0\n");
     let (code, _, stderr) = compile(
         &work,
         &index,
@@ -239,7 +240,15 @@ fn an_environment_that_drifted_from_its_lock_is_seen_at_compile_time() {
     );
     assert_eq!(code, 2, "{stderr}");
     assert!(
+        stderr.contains("disagrees with the bases in 2 packages"),
+        "{stderr}"
+    );
+    assert!(
         stderr.contains("the environment has alpha 1.0.0; base.txt:2 pins 2.0.0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the environment has nsa 1.0.0; base.txt:3 pins 2.0.0"),
         "{stderr}"
     );
     assert!(stderr.contains("hint:"), "{stderr}");

@@ -22,6 +22,13 @@ pub fn man(args: &ManArgs) -> Result<ExitCode> {
     match &args.dir {
         None => out!("{}", page(&command, "layerlock")?),
         Some(dir) => {
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "man --dir {}: no such directory; create it (mkdir -p {}) or name one that exists",
+                    dir.display(),
+                    dir.display()
+                );
+            }
             write_page(dir, "layerlock", &command)?;
             for sub in command.get_subcommands() {
                 write_page(dir, &format!("layerlock-{}", sub.get_name()), sub)?;
