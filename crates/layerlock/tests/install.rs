@@ -245,8 +245,9 @@ fn hash_mismatch_installs_nothing_from_that_entry() {
     );
     // Found before the installer runs: no file of the index has the
     // locked hash, so nothing is touched: not even the install's own lock
-    // or journal stays behind.
-    assert_eq!(code, 1, "{stderr}");
+    // or journal stays behind. The index cannot give what the lock says:
+    // the job could not be done (2), not a check that failed (1).
+    assert_eq!(code, 2, "{stderr}");
     assert_eq!(listing(), before);
     assert!(
         stderr.contains("gamma==1.0.0: no file on the index has a hash the lock gives"),
@@ -255,8 +256,34 @@ fn hash_mismatch_installs_nothing_from_that_entry() {
     assert!(stderr.contains("nothing was touched"), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(report["outcome"]["status"], "refused");
+    assert_eq!(report["outcome"]["status"], "unavailable");
     assert_eq!(report["outcome"]["drift"], serde_json::json!([]));
+}
+
+#[test]
+fn an_index_that_lacks_the_package_or_refuses_the_password_exits_2() {
+    let index = Index::start(&["env.toml"], &[]);
+    let work = Work::new();
+    let python = venv(&work, "venv", false);
+    let lock = lock(&work, &index, "gamma\n", "layer");
+    // Another index, which has no gamma at all.
+    let other = Index::start(&["layer.toml"], &[]);
+    let (code, _, stderr) = install(&work, &other, &lock, &python, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("nothing was touched"), "{stderr}");
+    // The same index behind a password the command does not have.
+    let locked = Index::start(&["env.toml"], &["--auth", "ci:right"]);
+    let wrong = locked.json().replacen("http://", "http://ci:wrong@", 1);
+    let mut cmd = work.layerlock(&["install"]);
+    cmd.arg(&lock)
+        .arg("--python")
+        .arg(&python)
+        .args(["--index-url", &wrong])
+        .env("PIP_FIND_LINKS", "");
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("nothing was touched"), "{stderr}");
+    assert!(!stderr.contains("wrong"), "{stderr}");
 }
 
 #[test]

@@ -20,6 +20,9 @@ pub enum InstallStatus {
     Installed,
     /// The installer exited non-zero.
     InstallerFailed,
+    /// The index cannot give what the lock names (a file with one of its
+    /// hashes, the package, access); nothing was touched.
+    Unavailable,
     /// The installer succeeded but planned packages are missing or at
     /// another version.
     Incomplete,
@@ -54,6 +57,11 @@ impl InstallOutcome {
     /// The plan has conflicts and nothing was touched.
     pub fn refused() -> Self {
         Self::untouched(InstallStatus::Refused)
+    }
+
+    /// The index could not give what the lock names; nothing was touched.
+    pub fn unavailable() -> Self {
+        Self::untouched(InstallStatus::Unavailable)
     }
 
     /// The plan was shown, not carried out.

@@ -402,7 +402,9 @@ fn check_files(
                 anyhow::Error::from(e)
             );
             diag!("(nothing was touched)");
-            return Err(InstallOutcome::refused());
+            // The index cannot give what the lock says: the job could not
+            // be done (2), which is not a check that failed (1).
+            return Err(InstallOutcome::unavailable());
         }
     };
     if !overwrites.is_empty() {
@@ -541,7 +543,10 @@ fn print_outcome(outcome: &InstallOutcome, kept: usize, quiet: bool) {
         }
         // Only a run that never started the installer ends so; it was
         // reported above.
-        InstallStatus::Refused | InstallStatus::DryRun | InstallStatus::NothingToDo => {}
+        InstallStatus::Refused
+        | InstallStatus::Unavailable
+        | InstallStatus::DryRun
+        | InstallStatus::NothingToDo => {}
     }
 }
 
@@ -585,7 +590,8 @@ fn program(settings: &InstallSettings) -> Result<InstallerProgram<'_>> {
 }
 
 /// 0: the environment holds the lock; 1: it does not, or would not (a dry
-/// run with work left, a refusal, drift); 2: the installer failed.
+/// run with work left, a refusal, drift); 2: the installer failed, or the
+/// index cannot give what the lock names.
 fn exit_code(status: InstallStatus) -> ExitCode {
     match status {
         InstallStatus::NothingToDo | InstallStatus::Installed => ExitCode::SUCCESS,
@@ -593,7 +599,7 @@ fn exit_code(status: InstallStatus) -> ExitCode {
         | InstallStatus::DryRun
         | InstallStatus::Incomplete
         | InstallStatus::Drift => ExitCode::from(1),
-        InstallStatus::InstallerFailed => ExitCode::from(2),
+        InstallStatus::InstallerFailed | InstallStatus::Unavailable => ExitCode::from(2),
     }
 }
 
