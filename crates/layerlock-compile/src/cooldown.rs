@@ -140,6 +140,96 @@ pub struct CooldownReport {
     pub eligible_on: Option<String>,
 }
 
+impl CooldownReport {
+    /// The report as a table whose columns fit their longest cell, then a
+    /// summary: how many versions pass, fail and why, and when the lock
+    /// becomes eligible.
+    pub fn text(&self) -> String {
+        let minute = |t: &str| {
+            std::str::FromStr::from_str(t)
+                .map(|t: Timestamp| t.strftime("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_else(|_| t.to_string())
+        };
+        let rows: Vec<[String; 6]> = self
+            .packages
+            .iter()
+            .map(|r| {
+                let note = r
+                    .note
+                    .as_ref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                [
+                    r.name.clone(),
+                    r.version.clone(),
+                    r.uploaded
+                        .as_deref()
+                        .map_or("-".to_string(), |u| u.chars().take(10).collect()),
+                    r.age_days.map_or("-".to_string(), |a| format!("{a:.1}")),
+                    r.eligible_on.as_deref().map_or("-".to_string(), minute),
+                    format!("{}{note}", r.status.as_str()),
+                ]
+            })
+            .collect();
+        let titles = [
+            "package",
+            "version",
+            "uploaded",
+            "age (d)",
+            "eligible at (UTC)",
+            "status",
+        ];
+        let mut width: Vec<usize> = titles.iter().map(|t| t.chars().count()).collect();
+        for row in &rows {
+            for (w, cell) in width.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: [&str; 6]| {
+            let mut out = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                let pad = width[i].saturating_sub(cell.chars().count());
+                match i {
+                    // The age is a number: right-aligned.
+                    3 => out.push_str(&format!("{}{cell} ", " ".repeat(pad))),
+                    5 => out.push_str(cell),
+                    _ => out.push_str(&format!("{cell}{} ", " ".repeat(pad))),
+                }
+            }
+            out.push('\n');
+            out
+        };
+        let mut out = line(titles);
+        for row in &rows {
+            out.push_str(&line(std::array::from_fn(|i| row[i].as_str())));
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        match &self.eligible_on {
+            Some(t) => out.push_str(&format!("eligible from {} UTC\n", minute(t))),
+            None if self.packages.is_empty() => out.push_str("nothing introduced\n"),
+            None => out.push_str("eligible date unknown\n"),
+        }
+        out
+    }
+
+    /// `12 versions introduced: 10 ok, 1 exempt, 1 too young`.
+    fn summary(&self) -> String {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for row in &self.packages {
+            *counts.entry(row.status.as_str()).or_default() += 1;
+        }
+        let n = self.packages.len();
+        let parts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        format!(
+            "{n} version{} introduced{}{}",
+            if n == 1 { "" } else { "s" },
+            if parts.is_empty() { "" } else { ": " },
+            parts.join(", ")
+        )
+    }
+}
+
 /// One lock judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CooldownOutcome {
@@ -346,4 +436,41 @@ pub fn introduced_files(
 /// outputs are keyed.
 fn absolute(input: &CooldownInput, path: &Path) -> PathBuf {
     layerlock_lock::normalize(&input.cwd.join(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, status: Verdict) -> CooldownRow {
+        CooldownRow {
+            name: name.to_string(),
+            version: "1.0.0".to_string(),
+            uploaded: Some("2026-11-27T12:00:00Z".to_string()),
+            age_days: Some(2.5),
+            eligible_on: Some("2026-12-04T12:00:00Z".to_string()),
+            status,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn the_table_fits_a_long_name_and_ends_with_a_summary() {
+        let long = "nvidia-cuda-nvrtc-cu12-with-a-very-long-name-indeed";
+        let report = CooldownReport {
+            version: 1,
+            min_age_seconds: 604_800,
+            now: "2026-11-30T00:00:00Z".to_string(),
+            packages: vec![row(long, Verdict::TooYoung), row("six", Verdict::Ok)],
+            eligible_on: Some("2026-12-04T12:00:00Z".to_string()),
+        };
+        let text = report.text();
+        let lines: Vec<&str> = text.lines().collect();
+        // Every row's version starts where the header's does.
+        let at = lines[0].find("version").expect("header");
+        assert_eq!(lines[1].find("1.0.0"), Some(at), "{text}");
+        assert_eq!(lines[2].find("1.0.0"), Some(at), "{text}");
+        assert_eq!(lines[3], "2 versions introduced: 1 ok, 1 too young");
+        assert_eq!(lines[4], "eligible from 2026-12-04 12:00 UTC");
+    }
 }

@@ -400,24 +400,38 @@ impl Changes {
         if self.changes.is_empty() {
             return out;
         }
-        out.push_str("\n| change | package | version | uploaded | via | why |\n");
-        out.push_str("|---|---|---|---|---|---|\n");
         let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        for c in &self.changes {
-            let name = match &c.marker {
-                Some(m) => format!("`{}` ; `{}`", c.name, cell(m)),
-                None => format!("`{}`", c.name),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                c.kind.name(),
-                name,
-                cell(&Self::version_cell(c)),
-                cell(&Self::uploaded_cell(c, now)),
-                cell(&c.via.join(", ")),
-                cell(c.why.as_deref().unwrap_or_default())
-            );
+        // The columns every row has, then those some row fills: a diff of
+        // two requirements files knows no upload times, and leaves that
+        // column out rather than print it empty.
+        let rows: Vec<[String; 6]> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let name = match &c.marker {
+                    Some(m) => format!("`{}` ; `{}`", c.name, cell(m)),
+                    None => format!("`{}`", c.name),
+                };
+                [
+                    c.kind.name().to_string(),
+                    name,
+                    cell(&Self::version_cell(c)),
+                    cell(&Self::uploaded_cell(c, now)),
+                    cell(&c.via.join(", ")),
+                    cell(c.why.as_deref().unwrap_or_default()),
+                ]
+            })
+            .collect();
+        let titles = ["change", "package", "version", "uploaded", "via", "why"];
+        let shown: Vec<usize> = (0..titles.len())
+            .filter(|&i| i < 3 || rows.iter().any(|r| !r[i].trim().is_empty()))
+            .collect();
+        let line = |cells: Vec<&str>| format!("| {} |\n", cells.join(" | "));
+        out.push('\n');
+        out.push_str(&line(shown.iter().map(|&i| titles[i]).collect()));
+        out.push_str(&line(shown.iter().map(|_| "---").collect()).replace(" --- ", "---"));
+        for row in &rows {
+            out.push_str(&line(shown.iter().map(|&i| row[i].as_str()).collect()));
         }
         out
     }

@@ -50,6 +50,11 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             ));
         }
         let direct = direct_entry(&entry, &lines)?;
+        let via = if entry.origin.path == path {
+            via_of(&lines, entry.origin.line)
+        } else {
+            Vec::new()
+        };
         let version = match &direct {
             Some((_, version)) => Some(version.clone()),
             None => exact_version(&entry.requirement),
@@ -87,7 +92,7 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
             marker,
             hashes,
             files: Vec::new(),
-            via: Vec::new(),
+            via,
             origin,
             direct: direct.map(|(source, _)| source),
         });
@@ -100,6 +105,33 @@ pub(crate) fn read(path: &Path, text: &str) -> Result<Lock, LockError> {
         packages,
         base_used: base_used(text),
     })
+}
+
+/// The `# via` comments under the entry that starts at 1-based `line`, as
+/// [`render`] writes them (`# via a`, or `# via` then `#   a` per line).
+fn via_of(lines: &[&str], line: usize) -> Vec<String> {
+    let mut at = line.saturating_sub(1);
+    // Past the entry's continued lines.
+    while lines.get(at).is_some_and(|l| l.trim_end().ends_with('\\')) {
+        at += 1;
+    }
+    let mut out = Vec::new();
+    for next in lines.iter().skip(at + 1) {
+        let Some(comment) = next.trim_start().strip_prefix('#') else {
+            break;
+        };
+        let comment = comment.trim();
+        if let Some(one) = comment.strip_prefix("via ") {
+            out.push(one.trim().to_string());
+        } else if comment == "via" || comment.starts_with("version ") {
+            continue;
+        } else if next.starts_with("    #   ") {
+            out.push(comment.to_string());
+        } else {
+            break;
+        }
+    }
+    out
 }
 
 /// The line under a direct entry that says its version.

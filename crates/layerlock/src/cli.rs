@@ -317,7 +317,7 @@ pub struct InstallArgs {
     #[arg(long, value_enum)]
     pub installer: Option<InstallerArg>,
     /// Allow this installed package to change to the locked version (repeatable).
-    #[arg(long = "allow-change", value_name = "PKG")]
+    #[arg(long = "allow-change", value_name = "PKG", value_delimiter = ',')]
     pub allow_change: Vec<String>,
     /// Print the plan; exit 1 when changes are needed, 0 when none are.
     #[arg(long)]
@@ -353,7 +353,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
     /// Import these modules in one interpreter process (repeatable).
-    #[arg(long = "import", value_name = "MODULE")]
+    #[arg(long = "import", value_name = "MODULE", value_delimiter = ',')]
     pub imports: Vec<String>,
     /// Check every file of each locked distribution against its RECORD sha256.
     #[arg(long)]
@@ -385,14 +385,14 @@ pub struct LayerArgs {
     pub overrides: Vec<PathBuf>,
     /// For a `pyproject.toml` input: its optional dependencies of this
     /// extra too (repeatable).
-    #[arg(long = "extra", value_name = "NAME")]
+    #[arg(long = "extra", value_name = "NAME", value_delimiter = ',')]
     pub extras: Vec<String>,
     /// For a `pyproject.toml` input: every extra's optional dependencies.
     #[arg(long, conflicts_with = "extras")]
     pub all_extras: bool,
     /// For a `pyproject.toml` input: this `[dependency-groups]` group too
     /// (PEP 735; repeatable).
-    #[arg(long = "group", value_name = "NAME")]
+    #[arg(long = "group", value_name = "NAME", value_delimiter = ',')]
     pub groups: Vec<String>,
     /// A lock describing what the image already has (repeatable). Its pins
     /// are fixed: never re-resolved, never emitted.
@@ -400,24 +400,29 @@ pub struct LayerArgs {
     pub bases: Vec<PathBuf>,
     /// Target Python version, e.g. 3.12. Repeat it (or `--platform`) for
     /// one lock that serves every pairing of the versions and platforms.
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_delimiter = ',')]
     pub python_version: Vec<String>,
     /// Target platform, e.g. x86_64-manylinux_2_28, or as uv spells it
     /// (x86_64-unknown-linux-gnu, aarch64-manylinux2014, linux);
     /// repeatable, like `--python-version`.
-    #[arg(long, visible_alias = "python-platform", value_name = "PLATFORM")]
+    #[arg(
+        long,
+        visible_alias = "python-platform",
+        value_name = "PLATFORM",
+        value_delimiter = ','
+    )]
     pub platform: Vec<String>,
     /// A package the image provides outside the base lock: PKG or PKG==VER.
-    #[arg(long = "owned", value_name = "PKG[==VER]")]
+    #[arg(long = "owned", value_name = "PKG[==VER]", value_delimiter = ',')]
     pub owned: Vec<String>,
     /// The image installs PKG==VER over the version its own lock pins (as
     /// vLLM's image does with NCCL): the layer resolves against it, and the
     /// lock says so.
-    #[arg(long = "owned-over", value_name = "PKG==VER")]
+    #[arg(long = "owned-over", value_name = "PKG==VER", value_delimiter = ',')]
     pub owned_over: Vec<String>,
     /// Replace the image's PKG on purpose: the layer may write over its
     /// files, the lock records it, and `install` removes it first.
-    #[arg(long = "replace", value_name = "PKG")]
+    #[arg(long = "replace", value_name = "PKG", value_delimiter = ',')]
     pub replace: Vec<String>,
     /// A distribution whose files cannot be listed (a base pin with no
     /// wheel on the indexes asked, an sdist, a git or directory source) is
@@ -437,7 +442,11 @@ pub struct LayerArgs {
     /// or repeated (pip's and uv's spelling). Without it a version with no
     /// wheel for the target is locked from its source distribution, read
     /// statically and built by the installer.
-    #[arg(long = "only-binary", value_name = ":all:|PKG[,PKG]")]
+    #[arg(
+        long = "only-binary",
+        value_name = ":all:|PKG[,PKG]",
+        value_delimiter = ','
+    )]
     pub only_binary: Vec<String>,
     /// When to choose pre-releases (default: only when no stable version fits).
     #[arg(long, value_enum)]
@@ -445,7 +454,7 @@ pub struct LayerArgs {
     #[command(flatten)]
     pub cooldown: CooldownFlags,
     /// Handle only these layers of the config file (repeatable).
-    #[arg(long = "layer", value_name = "NAME")]
+    #[arg(long = "layer", value_name = "NAME", value_delimiter = ',')]
     pub layers: Vec<String>,
     /// The config file to read instead of searching for one.
     #[arg(long, value_name = "FILE")]
@@ -466,7 +475,11 @@ pub struct CooldownFlags {
     pub min_age: Option<String>,
     /// A package, or one version of it (PKG==VER), exempt from the
     /// cooldown (repeatable).
-    #[arg(long = "min-age-exempt", value_name = "PKG[==VER]")]
+    #[arg(
+        long = "min-age-exempt",
+        value_name = "PKG[==VER]",
+        value_delimiter = ','
+    )]
     pub min_age_exempt: Vec<String>,
     /// The time ages are measured at (default: now).
     #[arg(long, value_name = "TIMESTAMP")]
@@ -616,4 +629,50 @@ pub enum PrereleaseArg {
     #[value(alias = "if-necessary-or-explicit")]
     #[serde(alias = "if-necessary-or-explicit")]
     IfNecessary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Command {
+        let argv = std::iter::once("layerlock").chain(args.iter().copied());
+        Cli::try_parse_from(argv).expect("parses").command
+    }
+
+    /// Every list flag takes its values repeated, comma-separated, or both.
+    #[test]
+    fn list_flags_take_commas_and_repeats_alike() {
+        let Command::Install(install) = parse(&[
+            "install",
+            "l.txt",
+            "--allow-change",
+            "a,b",
+            "--allow-change",
+            "c",
+        ]) else {
+            panic!("install")
+        };
+        assert_eq!(install.allow_change, ["a", "b", "c"]);
+        let Command::Compile(compile) = parse(&[
+            "compile",
+            "in.txt",
+            "--replace",
+            "cupy-cuda12x,nixl-cu12",
+            "--python-version",
+            "3.11,3.12",
+            "--platform",
+            "linux",
+            "--only-binary",
+            "x,y",
+            "--owned",
+            "nccl==2.1,cuda-python",
+        ]) else {
+            panic!("compile")
+        };
+        assert_eq!(compile.layer.replace, ["cupy-cuda12x", "nixl-cu12"]);
+        assert_eq!(compile.layer.python_version, ["3.11", "3.12"]);
+        assert_eq!(compile.layer.only_binary, ["x", "y"]);
+        assert_eq!(compile.layer.owned, ["nccl==2.1", "cuda-python"]);
+    }
 }

@@ -112,9 +112,10 @@ fn checking_a_lock_names_each_young_package_and_the_date() {
     let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "7d"]);
     assert_eq!(code, 1, "{stdout}");
     insta::assert_snapshot!(stdout, @r"
-    package                          version          uploaded    age (d) eligible at (UTC) status
-    fresh                            2.0.0            2026-11-27      2.5 2026-12-04 12:00  too young
-    stable                           1.0.0            2026-01-01    333.0 2026-01-08 00:00  ok
+    package version uploaded   age (d) eligible at (UTC) status
+    fresh   2.0.0   2026-11-27     2.5 2026-12-04 12:00  too young
+    stable  1.0.0   2026-01-01   333.0 2026-01-08 00:00  ok
+    2 versions introduced: 1 ok, 1 too young
     eligible from 2026-12-04 12:00 UTC
     ");
     let (code, stdout, _) = check(&work, &index.json(), &["--min-age", "2d"]);

@@ -216,7 +216,7 @@ fn a_kept_pin_a_new_base_forbids_is_replaced_and_named() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("removed    urllib3 1.26.0: the image has it now (base.txt:1)"),
+        stdout.contains("removed    urllib3 1.26.0, via web: the image has it now (base.txt:1)"),
         "{stdout}"
     );
     assert!(
@@ -383,6 +383,20 @@ fn diff_tells_two_locks_apart_in_every_form() {
         stdout.starts_with("**Upgrades 3 packages, keeps 0.**"),
         "{stdout}"
     );
+    // Every column shown is filled by some row: upload times from the
+    // pylock side, what asks for each package from the lock's `via`.
+    assert!(
+        stdout.contains("| change | package | version | uploaded | via |\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| upgraded | `web` | 1.0.0 -> 1.1.0 | 2024-06-01"),
+        "{stdout}"
+    );
+    // Two requirements files know no upload times: no empty column.
+    let (_, stdout, _) =
+        run(work.layerlock(&["diff", "old.txt", "old.txt", "--format", "markdown"]));
+    assert!(!stdout.contains("|  |"), "{stdout}");
 }
 
 #[test]

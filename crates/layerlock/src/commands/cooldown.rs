@@ -5,10 +5,8 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::str::FromStr;
 
 use anyhow::Result;
-use jiff::Timestamp;
 
 use layerlock_compile::{CooldownInput, CooldownReport, check_cooldown, take_from_source};
 use layerlock_lock::Lock;
@@ -90,39 +88,5 @@ fn check(
 }
 
 fn print_text(report: &CooldownReport) {
-    outln!(
-        "{:<32} {:<16} {:<11} {:>7} {:<17} status",
-        "package",
-        "version",
-        "uploaded",
-        "age (d)",
-        "eligible at (UTC)"
-    );
-    for r in &report.packages {
-        outln!(
-            "{:<32} {:<16} {:<11} {:>7} {:<17} {}{}",
-            r.name,
-            r.version,
-            r.uploaded.as_deref().map_or("-", |u| &u[..10.min(u.len())]),
-            r.age_days.map_or("-".to_string(), |a| format!("{a:.1}")),
-            r.eligible_on.as_deref().map_or("-".to_string(), minute),
-            r.status,
-            r.note
-                .as_ref()
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        );
-    }
-    match &report.eligible_on {
-        Some(t) => outln!("eligible from {} UTC", minute(t)),
-        None if report.packages.is_empty() => outln!("nothing introduced"),
-        None => outln!("eligible date unknown"),
-    }
-}
-
-/// `2026-11-09T22:49:00Z` as `2026-11-09 22:49`.
-fn minute(t: &str) -> String {
-    Timestamp::from_str(t)
-        .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_else(|_| t.to_string())
+    out!("{}", report.text());
 }
