@@ -169,7 +169,6 @@ struct Spot {
     bracket: Option<char>,
 }
 
-
 /// Tokens as they are read: brackets paired, adjacent strings joined,
 /// logical lines marked.
 #[derive(Default)]
@@ -350,10 +349,9 @@ fn is_name_continue(c: char) -> bool {
 
 /// Operators, longest first so that `**=` is not read as `*` `*=`.
 const OPERATORS: [&str; 49] = [
-    "**=", "//=", ">>=", "<<=", "...", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "->",
-    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":=", "(", ")", "[", "]", "{", "}",
-    ",", ":", ";", ".", "=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "@", "!",
-    "`",
+    "**=", "//=", ">>=", "<<=", "...", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "->", "+=",
+    "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":=", "(", ")", "[", "]", "{", "}", ",", ":",
+    ";", ".", "=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "@", "!", "`",
 ];
 
 /// The characters of a source, with the line they are on.
@@ -471,8 +469,10 @@ impl<'a> Lexer<'a> {
     /// Digits, letters, `_` and `.`, and a sign after an exponent's `e`:
     /// every number form Python has, and some it has not, read as one.
     fn number(&mut self) {
-        let start = self.pos;
-        let hex = self.rest().get(..2).is_some_and(|p| p.eq_ignore_ascii_case("0x"));
+        let hex = self
+            .rest()
+            .get(..2)
+            .is_some_and(|p| p.eq_ignore_ascii_case("0x"));
         let mut last = '\0';
         while let Some(c) = self.peek() {
             let sign = matches!(c, '+' | '-') && matches!(last, 'e' | 'E') && !hex;
@@ -482,7 +482,6 @@ impl<'a> Lexer<'a> {
             last = c;
             self.bump();
         }
-        debug_assert!(self.pos > start);
     }
 
     /// Counts one more level of strings and fields inside each other.
@@ -735,5 +734,155 @@ impl<'a> Lexer<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of the one string token in `src`.
+    fn string(src: &str) -> Option<String> {
+        let tokens = tokenize(src).unwrap();
+        let strings: Vec<_> = tokens
+            .toks
+            .iter()
+            .filter_map(|t| match &t.kind {
+                Kind::Str(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(strings.len(), 1, "{src}: {:?}", tokens.toks);
+        strings.into_iter().next().unwrap()
+    }
+
+    fn kinds(src: &str) -> Vec<(Kind, String)> {
+        let tokens = tokenize(src).unwrap();
+        (0..tokens.toks.len())
+            .map(|i| (tokens.toks[i].kind.clone(), tokens.text(i).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_string_form_reads_as_python_reads_it() {
+        for (src, value) in [
+            (r#"'a'"#, "a"),
+            (r#""a'b""#, "a'b"),
+            (r#"'Google\'s'"#, "Google's"),
+            (r#"'a\\'"#, "a\\"),
+            (r#"'\x41\101\u00e9\n'"#, "AAé\n"),
+            (r#"'\q'"#, "\\q"),
+            (r#"r'\''"#, "\\'"),
+            (r#"r'\\'"#, "\\\\"),
+            (r#"R"\d+""#, "\\d+"),
+            (r#"u'x'"#, "x"),
+            (r#"U'x'"#, "x"),
+            (r#"f'no fields {{}}'"#, "no fields {}"),
+            (r#"'''a 'b' ''c'' setup( )'''"#, "a 'b' ''c'' setup( )"),
+            ("\"\"\"two\nlines\"\"\"", "two\nlines"),
+            ("'joined \\\nline'", "joined line"),
+            ("'a' \"b\" '''c'''", "abc"),
+            ("('a'\n  # between\n  'b')", "ab"),
+        ] {
+            assert_eq!(string(src).as_deref(), Some(value), "{src}");
+        }
+    }
+
+    #[test]
+    fn an_f_string_field_makes_the_string_computed() {
+        for src in [
+            "f'{x}'",
+            "F'v{x!r:>{width}}'",
+            "rf'\\d{n}'",
+            "fR'{x}'",
+            "f'{d[\"k\"]}'",
+            // Python 3.12: the same quote inside a field.
+            "f'{', '.join(xs)}'",
+            "f'{f'{x}'}'",
+            "f'''{\n  x  # a comment\n}'''",
+            "'a' f'{b}'",
+            "t'{x}'",
+        ] {
+            assert_eq!(string(src), None, "{src}");
+        }
+        assert_eq!(string("'\\N{BULLET}'"), None);
+    }
+
+    #[test]
+    fn raw_strings_keep_backslashes_and_never_end_on_an_escaped_quote() {
+        assert!(tokenize(r"r'\'").is_err());
+        assert_eq!(string(r#"r'a\'b'"#).as_deref(), Some("a\\'b"));
+        assert_eq!(string(r#"br'\'' + 'x'"#), Some("x".to_string()));
+        assert_eq!(
+            kinds(r#"rb'\x' Rb"y""#),
+            [
+                (Kind::Bytes, r#"rb'\x' Rb"y""#.to_string()),
+                (Kind::Newline, String::new())
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_and_strings_hold_no_brackets() {
+        let src = "setup(  # a comment :(\n  d='(', e=\"\"\")\n\"\"\"  # ]\n)\nx = 1\n";
+        let tokens = tokenize(src).unwrap();
+        let open = &tokens.toks[1];
+        assert_eq!(tokens.text(1), "(");
+        let close = open.pair.unwrap();
+        assert_eq!(tokens.text(close), ")");
+        assert_eq!(tokens.toks[close].line, 4);
+        // One logical line for the call, one for the assignment.
+        let newlines = tokens
+            .toks
+            .iter()
+            .filter(|t| t.kind == Kind::Newline)
+            .count();
+        assert_eq!(newlines, 2);
+        let x = tokens.toks.iter().position(|t| t.line == 5).unwrap();
+        assert!(tokens.toks[x].line_start && !tokens.toks[x].indented);
+    }
+
+    #[test]
+    fn lines_continue_and_indent_as_python_has_them() {
+        let src = "a = 1 + \\\n  2\nif a:\n    b = [\n1]\n";
+        let tokens = tokenize(src).unwrap();
+        let starts: Vec<(&str, bool)> = (0..tokens.toks.len())
+            .filter(|i| tokens.toks[*i].line_start)
+            .map(|i| (tokens.text(i), tokens.toks[i].indented))
+            .collect();
+        assert_eq!(starts, [("a", false), ("if", false), ("b", true)]);
+    }
+
+    #[test]
+    fn what_python_refuses_is_an_error_with_its_line() {
+        for (src, line) in [
+            ("x = 'open", 1),
+            ("x = (\n1,\n", 1),
+            ("x = [1)", 1),
+            ("\n\nx = 1]", 3),
+            ("x = '''never", 1),
+            ("x = f'{x'", 1),
+            ("x = f'}'", 1),
+            ("x = 1 \\ 2", 1),
+            ("x = '\\x4'", 1),
+            ("x = b'a' 'b'", 1),
+            ("x = $", 1),
+            ("x = f'{x:'", 1),
+        ] {
+            let err = tokenize(src).unwrap_err();
+            assert_eq!(err.line, line, "{src}: {err}");
+        }
+    }
+
+    #[test]
+    fn reads_are_bounded() {
+        let deep = "[".repeat(MAX_NESTING + 1) + &"]".repeat(MAX_NESTING + 1);
+        assert!(tokenize(&deep).is_err());
+        let fdeep = "f'{".repeat(MAX_NESTING) + &"}'".repeat(MAX_NESTING);
+        assert!(tokenize(&fdeep).is_err());
+        let many = "x,".repeat(MAX_TOKENS);
+        assert!(tokenize(&many).is_err());
+        let big = "#".repeat(MAX_SOURCE_BYTES + 1);
+        assert!(tokenize(&big).is_err());
     }
 }

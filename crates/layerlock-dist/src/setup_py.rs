@@ -369,7 +369,11 @@ impl<'a> Call<'a> {
 /// The code from token `from` up to `to`, on one line and cut short, to
 /// show in a message.
 fn snippet(t: &Tokens, from: usize, to: usize) -> String {
-    let code = t.span(from, to).split_whitespace().collect::<Vec<_>>().join(" ");
+    let code = t
+        .span(from, to)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     match code.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &code[..cut]),
         None => code,
@@ -521,10 +525,12 @@ impl<'a> Bindings<'a> {
         }
         let mut found: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, token) in t.toks.iter().enumerate().take(call.open) {
-            if token.line_start && !token.indented && t.op(i + 1, "=") && !t.line_end(i + 2) {
-                if let Some(name) = t.name(i) {
-                    found.entry(name).or_default().push(i);
-                }
+            let bound = token.line_start && !token.indented && t.op(i + 1, "=");
+            if bound
+                && !t.line_end(i + 2)
+                && let Some(name) = t.name(i)
+            {
+                found.entry(name).or_default().push(i);
             }
         }
         let clean = clean_names(call, &found);
@@ -559,7 +565,9 @@ fn clean_names<'a>(call: &Call<'a>, found: &HashMap<&'a str, Vec<usize>>) -> Has
     let mut binder: Option<&str> = None;
     for (j, token) in t.toks.iter().enumerate() {
         if token.line_start {
-            binder = t.name(j).filter(|n| found.get(n).is_some_and(|p| p.contains(&j)));
+            binder = t
+                .name(j)
+                .filter(|n| found.get(n).is_some_and(|p| p.contains(&j)));
         }
         let Some(name) = t.name(j).filter(|n| found.contains_key(n)) else {
             continue;
@@ -592,7 +600,11 @@ fn clean_names<'a>(call: &Call<'a>, found: &HashMap<&'a str, Vec<usize>>) -> Has
             break;
         }
     }
-    found.keys().filter(|n| !dirty.contains(*n)).copied().collect()
+    found
+        .keys()
+        .filter(|n| !dirty.contains(*n))
+        .copied()
+        .collect()
 }
 
 /// Whether the name at `j` is only read: followed by what ends a value,
@@ -801,5 +813,233 @@ impl<'t, 'a> Eval<'t, 'a> {
             pos = end + 1;
         }
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "from setuptools import setup\n";
+
+    fn read_ok(body: &str) -> Declared {
+        let py = format!("{HEAD}{body}");
+        read(&py).unwrap_or_else(|why| panic!("{py}\n=> {why}"))
+    }
+
+    fn read_err(body: &str) -> String {
+        let py = format!("{HEAD}{body}");
+        read(&py).expect_err(&py)
+    }
+
+    fn extras(declared: &Declared) -> Vec<&str> {
+        declared.extras.iter().map(|(e, _)| e.as_str()).collect()
+    }
+
+    fn computed(declared: &Declared) -> Vec<(&str, &str)> {
+        declared
+            .computed_extras
+            .iter()
+            .map(|(e, c)| (e.as_str(), c.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn a_comment_with_a_parenthesis_inside_the_call_is_not_code() {
+        // sqlitedict's shape: a helper, a command class, then a call with a
+        // comment holding `:(` and a classifier list with a comment.
+        let body = "import io\n\ndef read(f):\n    return io.open(f).read()\n\n\
+            setup(\n    name='kv',\n    long_description=read('README.rst'),\n\n    \
+            # old tools choke on non-ascii characters :(\n    # see issue (12\n    \
+            author='A, B (C)',\n    classifiers=[  # from a list (of them)\n        \
+            'Topic :: Database',\n    ],\n    cmdclass={'develop': object},\n)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared, Declared::default());
+    }
+
+    #[test]
+    fn an_escaped_quote_in_a_description_is_honoured() {
+        // langdetect's shape: try/except imports, an escaped quote.
+        let py = "try:\n    from setuptools import setup\nexcept ImportError:\n    \
+            from distutils.core import setup\n\nwith open('README.md') as f:\n    \
+            readme = f.read()\n\nsetup(\n    name='ld',\n    \
+            description='Ported from Someone\\'s (older) library.',\n    \
+            long_description=readme,\n    install_requires=['six'],\n)\n";
+        let declared = read(py).unwrap();
+        assert_eq!(declared.install_requires, ["six"]);
+    }
+
+    #[test]
+    fn a_computed_extra_nobody_asks_for_leaves_the_rest_known() {
+        // promise's shape: a version from an import, a test list extended
+        // under a condition, extras_require naming it.
+        let body = "import sys\nversion = __import__('pkg').get_version()\n\
+            tests_require = ['pytest>=2.7', 'mock']\nif sys.version_info[0] >= 3:\n    \
+            tests_require += ['pytest-asyncio']\n\nsetup(\n    name='pkg',\n    \
+            version=version,\n    long_description=open('README.rst').read(),\n    \
+            extras_require={'test': tests_require},\n    install_requires=[\n        \
+            \"typing>=3.6.4; python_version < '3.5'\",\n        'six'\n    ],\n    \
+            tests_require=tests_require,\n)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared.install_requires.len(), 2);
+        assert!(declared.extras.is_empty());
+        assert_eq!(computed(&declared), [("test", "tests_require")]);
+    }
+
+    #[test]
+    fn each_extra_is_judged_on_its_own() {
+        let declared =
+            read_ok("setup(extras_require={'a': ['x'], 'test': tests_require, 'b': 'y\\nz'})");
+        assert_eq!(extras(&declared), ["a", "b"]);
+        assert_eq!(declared.extras[1].1, ["y", "z"]);
+        assert_eq!(computed(&declared), [("test", "tests_require")]);
+        let declared = read_ok("setup(extras_require={'a': ['x'] + ['y' if X else 'z']})");
+        // The message shows the code that computes, as near as it is found.
+        assert_eq!(computed(&declared), [("a", "'y' if X else 'z'")]);
+        // The last of a key given twice holds.
+        let declared = read_ok("setup(extras_require={'a': f(), 'a': ['x']})");
+        assert_eq!(extras(&declared), ["a"]);
+        assert!(declared.computed_extras.is_empty());
+    }
+
+    #[test]
+    fn names_bound_once_to_literals_are_read() {
+        let body = "REQS = [\n    'a>=1',  # why (not)\n    'b',\n]\nTEST = ['pytest']\n\
+            EXTRAS = {'test': TEST, 'all': REQS + TEST}\nPY = '>=3.8'\n\
+            setup(install_requires=REQS, extras_require=EXTRAS, python_requires=PY)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared.install_requires, ["a>=1", "b"]);
+        assert_eq!(extras(&declared), ["test", "all"]);
+        assert_eq!(declared.extras[1].1, ["a>=1", "b", "pytest"]);
+        assert_eq!(declared.python_requires.as_deref(), Some(">=3.8"));
+        // A module-level variable may share the keyword's name.
+        let declared =
+            read_ok("install_requires = ['a']\nsetup(install_requires=install_requires)");
+        assert_eq!(declared.install_requires, ["a"]);
+    }
+
+    #[test]
+    fn names_that_may_change_are_computed() {
+        for body in [
+            "REQS = ['a']\nREQS.append('b')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nif X:\n    REQS += ['b']\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nREQS = ['b']\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nadd(REQS)\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nALL = REQS\nALL.append('b')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nfor REQS in x: pass\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nexec('REQS.append(1)')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nfrom x import *\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nsetup(install_requires=REQS, cmdclass=f(REQS))",
+            "setup(install_requires=REQS)\nREQS = ['a']",
+            "if X:\n    REQS = ['a']\nsetup(install_requires=REQS)",
+            "REQS = ['a'] if X else []\nsetup(install_requires=REQS)",
+            "REQS = OTHER = ['a']\nsetup(install_requires=REQS)",
+        ] {
+            let why = read_err(body);
+            assert!(why.contains("computes `install_requires`"), "{body}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_computed_field_not_needed_does_not_matter() {
+        let declared = read_ok("v = '1'\nsetup(version=f'{v}.0', install_requires=['a'])");
+        assert_eq!(declared.install_requires, ["a"]);
+        let declared = read_ok(
+            "setup(\n    description='''Call setup( like this )''',\n    install_requires=('a', 'b'),\n)",
+        );
+        assert_eq!(declared.install_requires, ["a", "b"]);
+    }
+
+    #[test]
+    fn what_needs_running_is_refused_with_why() {
+        for (body, why) in [
+            (
+                "setup(install_requires=open('req.txt').read().splitlines())",
+                "computes `install_requires` (`open('req.txt').read().splitlines()`)",
+            ),
+            (
+                "setup(python_requires=f'>={MIN}')",
+                "computes `python_requires`",
+            ),
+            (
+                "setup(install_requires=[f'a>={V}'])",
+                "computes `install_requires`",
+            ),
+            (
+                "setup(install_requires=[*BASE, 'b'])",
+                "computes `install_requires`",
+            ),
+            (
+                "setup(extras_require=get_extras())",
+                "computes `extras_require`",
+            ),
+            (
+                "setup(extras_require={**BASE, 'a': ['x']})",
+                "computes `extras_require`",
+            ),
+            (
+                "setup(extras_require={k: ['x'] for k in KS})",
+                "computes `extras_require`",
+            ),
+            ("setup(extras_require={NAME: ['x']})", "name of an extra"),
+            ("setup(install_requires=3)", "not requirements"),
+            (
+                "setup(install_requires=['a'], install_requires=['b'])",
+                "more than once",
+            ),
+            ("setup('a', install_requires=['b'])", "cannot read"),
+            ("setup(x=lambda a, b: a)", "cannot read"),
+            ("setup(*args)", "`*` arguments"),
+            (
+                "kw = {}\nkw['install_requires'] = ['a']\nsetup(name='a')",
+                "outside the setup() call",
+            ),
+            (
+                "class C:\n  def run(self):\n    self.distribution.install_requires = []\nsetup(name='a')",
+                "outside the setup() call",
+            ),
+            ("s = setup\ns(name='a')", "hands setup() around"),
+            ("setup = make()\nsetup(name='a')", "binds another setup()"),
+            ("run(setup)", "hands setup() around"),
+            ("setup(name='a'", "cannot be read as Python"),
+        ] {
+            let got = read_err(body);
+            assert!(got.contains(why), "{body}: {got}");
+        }
+    }
+
+    #[test]
+    fn runpy_and_importlib_are_code_that_runs_code() {
+        let why = read_err("import runpy\nrunpy.run_path('x.py')\nsetup(name='a')");
+        assert!(why.contains("run_path"), "{why}");
+        // A compiled regex is not `compile()`.
+        let body = "import re\nV = re.compile(r'(\\d+)')\nsetup(name='a')";
+        assert_eq!(read_ok(body), Declared::default());
+    }
+
+    #[test]
+    fn setuptools_setup_called_through_the_module_is_its_own() {
+        let py = "import setuptools\nsetuptools.setup(install_requires=['a'])\n";
+        assert_eq!(read(py).unwrap().install_requires, ["a"]);
+        let py = "import setuptools as s\ns.setup(install_requires=['a'])\n";
+        assert!(read(py).unwrap_err().contains("setuptools' own"));
+        let py = "from setuptools import setup as s\ns(install_requires=['a'])\n";
+        let why = read(py).unwrap_err();
+        assert!(why.contains("setuptools' own"), "{why}");
+    }
+
+    #[test]
+    fn a_huge_fan_out_of_names_stays_bounded() {
+        let mut py = String::from(HEAD);
+        py.push_str("A0 = ['x']\n");
+        for i in 1..40 {
+            py.push_str(&format!("A{i} = A{} + A{}\n", i - 1, i - 1));
+        }
+        py.push_str("setup(install_requires=A39)\n");
+        // Read or refused, but quickly and without growing past the budget.
+        match read(&py) {
+            Ok(d) => assert!(d.install_requires.len() <= BUDGET),
+            Err(why) => assert!(why.contains("computes"), "{why}"),
+        }
     }
 }

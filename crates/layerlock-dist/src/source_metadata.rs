@@ -600,4 +600,78 @@ mod tests {
         let why = sdist_metadata(&files(old, "", cfg, ""), "a", "1").unwrap_err();
         assert!(why.contains("file: requirements.txt"), "{why}");
     }
+
+    /// An sdist as the three real ones that led here ship: an old PKG-INFO,
+    /// a setup.cfg of `[egg_info]` only, and the setup.py.
+    fn legacy(py: &str) -> Result<CoreMetadata, String> {
+        let old = "Metadata-Version: 1.2\nName: a\nVersion: 1\n";
+        let cfg = "[egg_info]\ntag_build = \ntag_date = 0\n";
+        sdist_metadata(&files(old, "", cfg, py), "a", "1")
+            .map(|meta| CoreMetadata::parse(&meta).unwrap())
+    }
+
+    fn names(meta: &CoreMetadata) -> Vec<String> {
+        meta.requires_all().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_shapes_that_were_refused_now_read() {
+        // A comment inside the call holding `:(`, no dependencies at all.
+        let py = "import setuptools.command.develop\nfrom setuptools import setup\n\n\
+            class Dev(setuptools.command.develop.develop):\n    def run(self):\n        \
+            pass\n\nsetup(\n    name='a',\n    # no non-ascii here :(\n    \
+            py_modules=['a'],\n    cmdclass={'develop': Dev},\n)\n";
+        assert!(names(&legacy(py).unwrap()).is_empty());
+        // An escaped quote before a plain install_requires.
+        let py = "from setuptools import setup\nsetup(name='a', \
+            description='Ported from B\\'s detector.', install_requires=['six'])\n";
+        assert_eq!(names(&legacy(py).unwrap()), ["six"]);
+        // A computed test extra: the rest is known, the extra is listed.
+        let py = "from setuptools import setup\ntests_require = ['pytest']\n\
+            if PY3:\n    tests_require += ['pytest-asyncio']\n\
+            setup(name='a', extras_require={'test': tests_require, 'fast': ['c']},\n      \
+            install_requires=[\"typing; python_version < '3.5'\", 'six'])\n";
+        let meta = legacy(py).unwrap();
+        assert_eq!(meta.requires_dist.len(), 2);
+        assert_eq!(meta.provides_extra.len(), 1);
+        assert_eq!(meta.provides_extra[0].as_ref(), "fast");
+        assert_eq!(meta.computed_extras.len(), 1);
+        assert_eq!(meta.computed_extras[0].as_ref(), "test");
+    }
+
+    #[test]
+    fn strings_comments_and_names_read_as_python_reads_them() {
+        let ok = [
+            (
+                "description='''Use it: setup(name='x')\n) and ( (''',\n    install_requires=['b']",
+                vec!["b"],
+            ),
+            (
+                "pattern=r'\\'', other=r'\\\\', install_requires=['b']  # ) (",
+                vec!["b"],
+            ),
+            ("version=f'{V}.0', install_requires=['b']", vec!["b"]),
+            ("install_requires=['b' 'c']", vec!["bc"]),
+        ];
+        for (args, want) in ok {
+            let py = format!("from setuptools import setup\nV = '1'\nsetup({args}\n)\n");
+            let meta = legacy(&py).unwrap_or_else(|why| panic!("{py}: {why}"));
+            assert_eq!(names(&meta), want, "{py}");
+        }
+        let py = "from setuptools import setup\nREQS = [\n    'b>=1',\n    'c',\n]\n\
+            setup(install_requires=REQS)\n";
+        assert_eq!(names(&legacy(py).unwrap()), ["b>=1", "c"]);
+        let py = "from setuptools import setup\n\
+            setup(install_requires=open('req.txt').read().splitlines())\n";
+        let why = legacy(py).unwrap_err();
+        let clear =
+            "its setup.py computes `install_requires` (`open('req.txt').read().splitlines()`)";
+        assert!(why.contains(clear), "{why}");
+        let py = "from setuptools import setup\n\
+            setup(extras_require={'a': ['x'], 'test': tests_require})\n";
+        let meta = legacy(py).unwrap();
+        assert_eq!(meta.provides_extra[0].as_ref(), "a");
+        assert_eq!(meta.computed_extras[0].as_ref(), "test");
+        assert_eq!(names(&meta), ["x ; extra == 'a'"]);
+    }
 }
