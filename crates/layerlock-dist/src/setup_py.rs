@@ -1043,3 +1043,116 @@ mod tests {
         }
     }
 }
+
+/// Many mutations of real-looking setup.py files through the tokenizer and
+/// the reader: no panic, and each read quick. cargo-fuzz needs nightly;
+/// this runs on stable: `cargo test -p layerlock-dist --release -- --ignored`
+/// (`SETUP_PY_MUTATIONS` sets how many; 200,000 by default).
+#[cfg(test)]
+mod mutated {
+    use std::time::{Duration, Instant};
+
+    const SEEDS: &[&str] = &[
+        "from setuptools import setup\nR = ['a', \"b; python_version<'3'\"]\nT = ['c']\nif X:\n    T += ['d']\nsetup(\n    name='x',  # :(\n    description='it\\'s (fine)',\n    install_requires=R + ['e'],\n    extras_require={'t': T, 'f': ['g'], 'h': 'i\\nj'},\n    python_requires='>=3.8',\n)\n",
+        "try:\n    from setuptools import setup\nexcept ImportError:\n    from distutils.core import setup\nsetup(version=f'{v!r:>{w}}', long_description='''a ( [ {\n''', install_requires=(r'\\'', rb'x', u'y'))\n",
+        "import setuptools\nA = {'k': [f\"{', '.join(x)}\"]}\nsetuptools.setup(extras_require=A, install_requires=[x for x in y], **kw)\n",
+    ];
+
+    /// splitmix64.
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Bytes Python code is made of, weighted towards what the reader
+    /// treats specially.
+    const PIECES: &[&str] = &[
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        "\"",
+        "'''",
+        "\\",
+        "\n",
+        "#",
+        ",",
+        "=",
+        "+",
+        ":",
+        "f",
+        "r",
+        "b",
+        "rb",
+        "f'{",
+        "}'",
+        "*",
+        "**",
+        " ",
+        "\t",
+        "setup",
+        "install_requires=",
+        "extras_require=",
+        "R",
+        "é",
+        "\r",
+        "{{",
+        "}}",
+        "\\N{",
+        ":=",
+        "for",
+        "lambda",
+    ];
+
+    fn mutate(seed: &str, state: &mut u64) -> String {
+        let mut bytes = seed.as_bytes().to_vec();
+        for _ in 0..=(next(state) % 6) {
+            let at = (next(state) as usize) % (bytes.len() + 1);
+            match next(state) % 4 {
+                0 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                1 => {
+                    let piece = PIECES[(next(state) as usize) % PIECES.len()];
+                    bytes.splice(at..at, piece.bytes());
+                }
+                2 if at < bytes.len() => bytes[at] = next(state) as u8,
+                _ => {
+                    let end = (at + (next(state) as usize) % 40).min(bytes.len());
+                    let copy = bytes[at..end].to_vec();
+                    bytes.splice(at..at, copy);
+                }
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    #[ignore = "long: run on its own with --release"]
+    fn the_reader_survives_mutated_setup_py_files() {
+        let count: usize = std::env::var("SETUP_PY_MUTATIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(200_000);
+        let mut state = 0x5eed_u64;
+        let (mut read, mut slowest) = (0usize, Duration::ZERO);
+        for i in 0..count {
+            let seed = SEEDS[i % SEEDS.len()];
+            let py = mutate(seed, &mut state);
+            let started = Instant::now();
+            if super::read(&py).is_ok() {
+                read += 1;
+            }
+            let _ = super::indirect(&py);
+            slowest = slowest.max(started.elapsed());
+            assert!(started.elapsed() < Duration::from_secs(2), "slow: {py:?}");
+        }
+        eprintln!("{count} mutations, {read} read, slowest {slowest:?}");
+    }
+}
