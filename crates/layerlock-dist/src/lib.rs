@@ -7,6 +7,8 @@ mod lines;
 mod listing;
 mod marker;
 mod metadata;
+mod python;
+mod setup_py;
 mod source;
 mod source_metadata;
 mod target;
@@ -21,7 +23,7 @@ pub use marker::{
     MAX_MARKER_COMPARISONS, MAX_MARKER_DEPTH, MAX_MARKER_TERMS, MarkerTooHeavy, MarkerWeight,
     WrittenTooHeavy, written_refusal,
 };
-pub use metadata::{CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
+pub use metadata::{COMPUTED_EXTRA_FIELD, CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
 pub use source_metadata::{SourceFiles, from_pyproject, from_setup_cfg, sdist_metadata};
 pub use target::{Target, TargetError};

@@ -30,6 +30,10 @@ pub struct CoreMetadata {
     pub requires_dist: Vec<Requirement<VerbatimUrl>>,
     pub requires_python: Option<VersionSpecifiers>,
     pub provides_extra: Vec<ExtraName>,
+    /// Extras whose requirements only running the build could say (a
+    /// `setup.py` that computes them, read from an sdist): asking for one
+    /// is refused, while the rest of the metadata holds.
+    pub computed_extras: Vec<ExtraName>,
     /// `Requires-Dist` lines that could not be read, kept for warnings
     /// (those that hold only under an extra: once they are read).
     pub unreadable: Vec<String>,
@@ -47,6 +51,7 @@ impl PartialEq for CoreMetadata {
             && self.requires_dist == other.requires_dist
             && self.requires_python == other.requires_python
             && self.provides_extra == other.provides_extra
+            && self.computed_extras == other.computed_extras
             && self.unreadable == other.unreadable
             && self.under_extras == other.under_extras
     }
@@ -125,17 +130,22 @@ impl CoreMetadata {
             }
         }
         let (requires_dist, unreadable) = read_requirements(eager);
-        let provides_extra = fields
-            .iter()
-            .filter(|(k, _)| *k == "provides-extra")
-            .filter_map(|(_, v)| ExtraName::from_str(v).ok())
-            .collect();
+        let extras = |field: &str| {
+            fields
+                .iter()
+                .filter(|(k, _)| *k == field)
+                .filter_map(|(_, v)| ExtraName::from_str(v).ok())
+                .collect()
+        };
+        let provides_extra = extras("provides-extra");
+        let computed_extras = extras(COMPUTED_EXTRA);
         Ok(Self {
             name,
             version,
             requires_dist,
             requires_python,
             provides_extra,
+            computed_extras,
             unreadable,
             under_extras,
             under_extras_read: OnceLock::new(),
@@ -161,6 +171,16 @@ impl CoreMetadata {
     }
 }
 
+/// The header layerlock writes into the METADATA it reads from an sdist
+/// for each extra whose requirements are computed
+/// ([`CoreMetadata::computed_extras`]). No standard field says this: PEP
+/// 643's `Dynamic` names whole fields, not one extra. In a wheel's METADATA
+/// it could only make a request for that extra refused.
+pub const COMPUTED_EXTRA_FIELD: &str = "Layerlock-Computed-Extra";
+
+/// [`COMPUTED_EXTRA_FIELD`] as [`READ_FIELDS`] spells it.
+const COMPUTED_EXTRA: &str = "layerlock-computed-extra";
+
 /// The header fields [`CoreMetadata::parse`] reads, lower-cased.
 const READ_FIELDS: &[&str] = &[
     "name",
@@ -168,6 +188,7 @@ const READ_FIELDS: &[&str] = &[
     "requires-python",
     "requires-dist",
     "provides-extra",
+    COMPUTED_EXTRA,
 ];
 
 /// The length of a METADATA file's header: up to and with the first empty

@@ -12,6 +12,9 @@ use std::str::FromStr;
 
 use toml::Value;
 
+use crate::COMPUTED_EXTRA_FIELD;
+use crate::setup_py;
+
 /// The files of a project's source that say what it needs (each as found
 /// at the top of the tree, bounded by the reader).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,13 +105,7 @@ pub fn from_pyproject(text: &str, known_version: Option<&str>) -> Result<String,
 /// `Provides-Extra: EXTRA` and its requirements, each with the extra
 /// joined to its own marker.
 fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result<(), String> {
-    if extra.is_empty()
-        || !extra
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(format!("`{extra}` is not an extra name"));
-    }
+    check_extra_name(extra)?;
     out.push_str(&format!("Provides-Extra: {extra}\n"));
     let under = uv_pep508::MarkerTree::from_str(&format!("extra == '{extra}'"))
         .map_err(|e| format!("`{extra}` is not an extra name: {e}"))?;
@@ -121,6 +118,18 @@ fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result
         })?;
         requirement.marker = requirement.marker.and(under);
         out.push_str(&format!("Requires-Dist: {requirement}\n"));
+    }
+    Ok(())
+}
+
+/// An extra's name as METADATA may carry it in a header.
+fn check_extra_name(extra: &str) -> Result<(), String> {
+    if extra.is_empty()
+        || !extra
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!("`{extra}` is not an extra name"));
     }
     Ok(())
 }
@@ -159,7 +168,7 @@ pub fn from_setup_cfg(
         if let Some(word) = SETUP_PY_COMPUTES.iter().find(|w| py.contains(**w)) {
             return Err(format!("setup.py sets `{word}` in code"));
         }
-        if let Some(why) = indirect_setup(py) {
+        if let Some(why) = setup_py::indirect(py) {
             return Err(why);
         }
     }
@@ -290,285 +299,34 @@ fn static_pkg_info(header: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Words in a `setup.py` that let it pass `setup()` what the file does
-/// not spell out, or call it twice: with any of them, it is code to run.
-const SETUP_PY_INDIRECT: [&str; 8] = [
-    "exec",
-    "eval",
-    "compile",
-    "__import__",
-    "import_module",
-    "run_path",
-    "run_module",
-    "read_configuration",
-];
-
-/// Where each call of a function named `name` starts in `py`: the name as
-/// a word (not `x.name`, unless `x` is `setuptools`), then white space,
-/// then `(`. Returns the index just past the `(`.
-fn calls(py: &str, name: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for (at, _) in py.match_indices(name) {
-        let before = py[..at].chars().next_back();
-        let word_start = match before {
-            Some(c) if c.is_alphanumeric() || c == '_' => false,
-            Some('.') => py[..at].ends_with("setuptools."),
-            _ => true,
-        };
-        let rest = &py[at + name.len()..];
-        let after = rest.trim_start();
-        if word_start && after.starts_with('(') {
-            out.push(py.len() - after.len() + 1);
-        }
-    }
-    out
-}
-
-/// The text between the parentheses of the call starting at `start`
-/// (just past its `(`); `None` when they do not close.
-fn call_text(py: &str, start: usize) -> Option<&str> {
-    let mut depth = 1usize;
-    let mut quote: Option<char> = None;
-    for (i, c) in py[start..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&py[start..start + i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The one `setup()` call of `setup.py`, when it is setuptools' (or
-/// distutils') own: imported from there by its name, never bound again,
-/// called once. Otherwise why the file is code to run.
-fn setup_call(py: &str) -> Result<&str, String> {
-    let imported = py.lines().any(|l| {
-        let l = l.trim();
-        (l.starts_with("from setuptools import") || l.starts_with("from distutils.core import"))
-            && l.split(['(', ',', ' ', ')']).any(|w| w == "setup")
-            && !l.contains(" as ")
-    }) || (py.lines().any(|l| l.trim() == "import setuptools")
-        && py.contains("setuptools.setup"));
-    if !imported {
-        return Err("its setup.py does not call setuptools' own setup()".to_string());
-    }
-    let rebinds = py.lines().any(|l| {
-        let l = l.trim();
-        (l.contains("import")
-            && !l.starts_with("from setuptools")
-            && !l.starts_with("from distutils"))
-            && l.split(['(', ',', ' ', ')']).any(|w| w == "setup")
-            || l.starts_with("setup =")
-            || l.starts_with("setup=")
-            || l.starts_with("def setup")
-    });
-    if rebinds {
-        return Err("its setup.py binds another setup()".to_string());
-    }
-    match calls(py, "setup").as_slice() {
-        [one] => call_text(py, *one)
-            .ok_or_else(|| "its setup.py has a setup() call that does not close".to_string()),
-        [] => Err("its setup.py calls no setup() it shows".to_string()),
-        _ => Err("its setup.py calls setup() more than once".to_string()),
-    }
-}
-
-/// Whether `setup.py` hands `setup()` anything it does not spell out:
-/// `**kwargs` in the call, or, when the call names no dependency keyword,
-/// code that runs other code (which could patch one in). A keyword spelled
-/// as a literal in the call is what it says, whatever else the file runs
-/// (`exec` of an `__about__.py` for the version is common).
-fn indirect_setup(py: &str) -> Option<String> {
-    let call = match setup_call(py) {
-        Ok(call) => call,
-        Err(why) => return Some(why),
-    };
-    if call.contains("**") {
-        return Some("its setup.py passes setup() `**` arguments".to_string());
-    }
-    let spelled = SETUP_PY_KEYWORDS.iter().any(|k| call.contains(k));
-    let runs_code = SETUP_PY_INDIRECT.iter().find(|w| !calls(py, w).is_empty());
-    match runs_code {
-        Some(word) if !spelled => Some(format!("its setup.py calls `{word}()`")),
-        _ => None,
-    }
-}
-
-/// The keywords of `setup()` that say what a project needs.
-const SETUP_PY_KEYWORDS: [&str; 3] = ["install_requires", "extras_require", "python_requires"];
-
 /// A `setup.py` whose one `setup()` call spells its dependencies as
 /// literals (`install_requires=["a>=1", 'b']`, `extras_require={"x":
-/// ["c"]}`, `python_requires=">=3.8"`), or names none at all: what it
-/// declares, as METADATA. Anything else (a variable, a comprehension, a
-/// second call, `**kwargs`) is code, and refused with why.
+/// ["c"]}`, `python_requires=">=3.8"`), or names bound once to literals
+/// above it, or names none at all: what it declares, as METADATA. An extra
+/// whose requirements are computed is listed as a
+/// [`crate::COMPUTED_EXTRA_FIELD`], so that only asking for it is refused.
+/// Anything else (a computed base requirement, a second call, `**kwargs`)
+/// is code, and refused with why.
 fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> {
-    if let Some(why) = indirect_setup(py) {
-        return Err(why);
-    }
+    let declared = setup_py::read(py)?;
     let mut out = format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n");
-    let call = setup_call(py)?;
-    for keyword in SETUP_PY_KEYWORDS {
-        // Named once in the whole file, and that once in the call: a dict
-        // built elsewhere would need running to read.
-        let places: Vec<usize> = call.match_indices(keyword).map(|(at, _)| at).collect();
-        let at = match (places.as_slice(), py.matches(keyword).count()) {
-            ([], 0) => continue,
-            ([], _) => {
-                return Err(format!(
-                    "its setup.py sets `{keyword}` outside the setup() call"
-                ));
-            }
-            ([at], 1) => *at,
-            _ => return Err(format!("its setup.py names `{keyword}` more than once")),
-        };
-        let rest = call[at + keyword.len()..].trim_start();
-        let Some(rest) = rest.strip_prefix('=') else {
-            return Err(format!("its setup.py uses `{keyword}` in code"));
-        };
-        let not_literal = || format!("its setup.py computes `{keyword}`");
-        let mut lit = Literal::new(rest.trim_start());
-        match keyword {
-            "python_requires" => {
-                let spec = lit.string().ok_or_else(not_literal)?;
-                out.push_str(&format!("Requires-Python: {}\n", one_line(&spec)?));
-            }
-            "install_requires" => {
-                for r in lit.strings().ok_or_else(not_literal)? {
-                    out.push_str(&format!("Requires-Dist: {}\n", one_line(&r)?));
-                }
-            }
-            _ => {
-                for (extra, requirements) in lit.extras().ok_or_else(not_literal)? {
-                    if extra.contains(':') {
-                        // `"x:python_version<'3'"`: a marker in the key, a
-                        // setuptools form that needs its own reading.
-                        return Err(format!("its setup.py extra `{extra}` carries a marker"));
-                    }
-                    write_extra(&mut out, &extra, &requirements)?;
-                }
-            }
-        }
-        // The literal is the whole value: `[...] + more` is code.
-        lit.gap();
-        if !(lit.rest.starts_with(',') || lit.rest.is_empty()) {
-            return Err(not_literal());
-        }
+    if let Some(spec) = &declared.python_requires {
+        out.push_str(&format!("Requires-Python: {}\n", one_line(spec)?));
     }
-    if out.lines().any(|l| l.contains('\n') || l.len() > 4096) {
+    for r in &declared.install_requires {
+        out.push_str(&format!("Requires-Dist: {}\n", one_line(r)?));
+    }
+    for (extra, requirements) in &declared.extras {
+        write_extra(&mut out, extra, requirements)?;
+    }
+    for (extra, _) in &declared.computed_extras {
+        check_extra_name(extra)?;
+        out.push_str(&format!("{COMPUTED_EXTRA_FIELD}: {extra}\n"));
+    }
+    if out.lines().any(|l| l.len() > 4096) {
         return Err("its setup.py has a requirement too long to read".to_string());
     }
     Ok(out)
-}
-
-/// Python literals at the start of a text: strings without escapes or
-/// prefixes, lists of them, a dict of such lists; comments and commas
-/// between items as Python allows.
-struct Literal<'a> {
-    rest: &'a str,
-}
-
-impl<'a> Literal<'a> {
-    fn new(text: &'a str) -> Self {
-        Self { rest: text }
-    }
-
-    /// Skip whitespace and comments.
-    fn gap(&mut self) {
-        loop {
-            self.rest = self.rest.trim_start();
-            match self.rest.strip_prefix('#') {
-                Some(comment) => {
-                    self.rest = comment.split_once('\n').map_or("", |(_, r)| r);
-                }
-                None => return,
-            }
-        }
-    }
-
-    fn eat(&mut self, c: char) -> bool {
-        self.gap();
-        match self.rest.strip_prefix(c) {
-            Some(rest) => {
-                self.rest = rest;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn string(&mut self) -> Option<String> {
-        self.gap();
-        let quote = self
-            .rest
-            .chars()
-            .next()
-            .filter(|c| *c == '"' || *c == '\'')?;
-        let body = &self.rest[1..];
-        let end = body.find(quote)?;
-        let value = &body[..end];
-        if value.contains(['\\', '\n']) || body[end..].starts_with(&format!("{quote}{quote}")) {
-            return None;
-        }
-        self.rest = &body[end + 1..];
-        // Two literals side by side are one string in Python: refused.
-        self.gap();
-        if self.rest.starts_with(['"', '\'']) {
-            return None;
-        }
-        Some(value.trim().to_string())
-    }
-
-    /// `[STR, STR, …]` (or a tuple).
-    fn strings(&mut self) -> Option<Vec<String>> {
-        let close = if self.eat('[') {
-            ']'
-        } else if self.eat('(') {
-            ')'
-        } else {
-            return None;
-        };
-        let mut out = Vec::new();
-        loop {
-            if self.eat(close) {
-                return Some(out);
-            }
-            out.push(self.string()?);
-            if !self.eat(',') {
-                return self.eat(close).then_some(out);
-            }
-        }
-    }
-
-    /// `{STR: [STR, …], …}`.
-    fn extras(&mut self) -> Option<Vec<(String, Vec<String>)>> {
-        if !self.eat('{') {
-            return None;
-        }
-        let mut out = Vec::new();
-        loop {
-            if self.eat('}') {
-                return Some(out);
-            }
-            let key = self.string()?;
-            if !self.eat(':') {
-                return None;
-            }
-            out.push((key, self.strings()?));
-            if !self.eat(',') {
-                return self.eat('}').then_some(out);
-            }
-        }
-    }
 }
 
 /// A source distribution's metadata for `name` `version`: the first of its
@@ -619,7 +377,7 @@ pub fn sdist_metadata(files: &SourceFiles, name: &str, version: &str) -> Result<
         .any(|(section, _, _)| section.starts_with("options") || section == "metadata");
     let cfg_declares = sections
         .iter()
-        .any(|(_, key, _)| SETUP_PY_KEYWORDS.contains(&key.replace('-', "_").as_str()));
+        .any(|(_, key, _)| setup_py::NEEDED.contains(&key.replace('-', "_").as_str()));
     if declarative {
         match from_setup_cfg(
             cfg.as_deref().unwrap_or_default(),
@@ -758,7 +516,6 @@ mod tests {
                 "setup(install_requires=deps)",
                 "computes `install_requires`",
             ),
-            ("setup(install_requires=['a' 'b'])", "computes"),
             ("setup(install_requires=[x for x in y])", "computes"),
             (
                 "setup(extras_require={'x:python_version<\"3\"': ['y']})",
@@ -842,5 +599,79 @@ mod tests {
         let cfg = "[options]\ninstall_requires = file: requirements.txt\n";
         let why = sdist_metadata(&files(old, "", cfg, ""), "a", "1").unwrap_err();
         assert!(why.contains("file: requirements.txt"), "{why}");
+    }
+
+    /// An sdist as the three real ones that led here ship: an old PKG-INFO,
+    /// a setup.cfg of `[egg_info]` only, and the setup.py.
+    fn legacy(py: &str) -> Result<CoreMetadata, String> {
+        let old = "Metadata-Version: 1.2\nName: a\nVersion: 1\n";
+        let cfg = "[egg_info]\ntag_build = \ntag_date = 0\n";
+        sdist_metadata(&files(old, "", cfg, py), "a", "1")
+            .map(|meta| CoreMetadata::parse(&meta).unwrap())
+    }
+
+    fn names(meta: &CoreMetadata) -> Vec<String> {
+        meta.requires_all().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_shapes_that_were_refused_now_read() {
+        // A comment inside the call holding `:(`, no dependencies at all.
+        let py = "import setuptools.command.develop\nfrom setuptools import setup\n\n\
+            class Dev(setuptools.command.develop.develop):\n    def run(self):\n        \
+            pass\n\nsetup(\n    name='a',\n    # no non-ascii here :(\n    \
+            py_modules=['a'],\n    cmdclass={'develop': Dev},\n)\n";
+        assert!(names(&legacy(py).unwrap()).is_empty());
+        // An escaped quote before a plain install_requires.
+        let py = "from setuptools import setup\nsetup(name='a', \
+            description='Ported from B\\'s detector.', install_requires=['six'])\n";
+        assert_eq!(names(&legacy(py).unwrap()), ["six"]);
+        // A computed test extra: the rest is known, the extra is listed.
+        let py = "from setuptools import setup\ntests_require = ['pytest']\n\
+            if PY3:\n    tests_require += ['pytest-asyncio']\n\
+            setup(name='a', extras_require={'test': tests_require, 'fast': ['c']},\n      \
+            install_requires=[\"typing; python_version < '3.5'\", 'six'])\n";
+        let meta = legacy(py).unwrap();
+        assert_eq!(meta.requires_dist.len(), 2);
+        assert_eq!(meta.provides_extra.len(), 1);
+        assert_eq!(meta.provides_extra[0].as_ref(), "fast");
+        assert_eq!(meta.computed_extras.len(), 1);
+        assert_eq!(meta.computed_extras[0].as_ref(), "test");
+    }
+
+    #[test]
+    fn strings_comments_and_names_read_as_python_reads_them() {
+        let ok = [
+            (
+                "description='''Use it: setup(name='x')\n) and ( (''',\n    install_requires=['b']",
+                vec!["b"],
+            ),
+            (
+                "pattern=r'\\'', other=r'\\\\', install_requires=['b']  # ) (",
+                vec!["b"],
+            ),
+            ("version=f'{V}.0', install_requires=['b']", vec!["b"]),
+            ("install_requires=['b' 'c']", vec!["bc"]),
+        ];
+        for (args, want) in ok {
+            let py = format!("from setuptools import setup\nV = '1'\nsetup({args}\n)\n");
+            let meta = legacy(&py).unwrap_or_else(|why| panic!("{py}: {why}"));
+            assert_eq!(names(&meta), want, "{py}");
+        }
+        let py = "from setuptools import setup\nREQS = [\n    'b>=1',\n    'c',\n]\n\
+            setup(install_requires=REQS)\n";
+        assert_eq!(names(&legacy(py).unwrap()), ["b>=1", "c"]);
+        let py = "from setuptools import setup\n\
+            setup(install_requires=open('req.txt').read().splitlines())\n";
+        let why = legacy(py).unwrap_err();
+        let clear =
+            "its setup.py computes `install_requires` (`open('req.txt').read().splitlines()`)";
+        assert!(why.contains(clear), "{why}");
+        let py = "from setuptools import setup\n\
+            setup(extras_require={'a': ['x'], 'test': tests_require})\n";
+        let meta = legacy(py).unwrap();
+        assert_eq!(meta.provides_extra[0].as_ref(), "a");
+        assert_eq!(meta.computed_extras[0].as_ref(), "test");
+        assert_eq!(names(&meta), ["x ; extra == 'a'"]);
     }
 }

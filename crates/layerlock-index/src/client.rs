@@ -2017,7 +2017,7 @@ const DYNAMIC: &[u8] = b"\0layerlock-dynamic\n";
 /// The rules the sdist reader follows, by number: a change to what it
 /// accepts or refuses takes a new one, so no answer of older rules is
 /// read from the cache.
-const SDIST_READER: &str = "sdist-3";
+const SDIST_READER: &str = "sdist-4";
 
 /// The body, or `None` when it runs past `limit` bytes (read no further).
 async fn read_capped(

@@ -658,6 +658,11 @@ impl Provider<'_> {
                     Ok(m) => m,
                     Err(why) => return Ok(Dependencies::Unavailable(why)),
                 };
+                if metadata.computed_extras.contains(extra) {
+                    return Ok(Dependencies::Unavailable(
+                        self.computed_extra(name, version, extra),
+                    ));
+                }
                 if !metadata.provides_extra.contains(extra) {
                     self.state.borrow_mut().warnings.insert(format!(
                         "{name}=={version} does not provide the extra `{extra}`"
@@ -688,6 +693,23 @@ impl Provider<'_> {
             }
         }
         Ok(self.finish(package, version, deps))
+    }
+
+    /// Why `name[extra]` at `version` cannot be used: its sdist computes
+    /// the extra's requirements, which only running its setup.py says. The
+    /// reason is kept with the dynamic ones, so the hint names what to do.
+    fn computed_extra(&self, name: &PackageName, version: &Version, extra: &ExtraName) -> String {
+        self.state
+            .borrow_mut()
+            .dynamic
+            .entry(name.clone())
+            .or_default()
+            .push(format!(
+                "{name}=={version}: its source distribution's setup.py computes what the extra `{extra}` needs, so only running it could say"
+            ));
+        format!(
+            "{name}[{extra}]=={version} has no wheel for the target and its sdist computes that extra (layerlock never builds)"
+        )
     }
 
     /// The order packages are decided in: the root; packages that kept

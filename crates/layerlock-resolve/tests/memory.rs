@@ -455,3 +455,74 @@ fn an_override_whose_marker_never_holds_drops_the_requirement() {
         ["nixl==1.5.1", "nixl-cu12==1.5.1", "nixl-cu13==1.5.1"]
     );
 }
+
+/// A source where `p` has only an sdist, whose setup.py computes its
+/// `test` extra (as the sdist reader marks it) and spells its `fast` one;
+/// every other name has one wheel with no dependencies.
+struct ComputedExtra;
+
+impl PackageSource for ComputedExtra {
+    fn project(&self, name: &PackageName) -> Result<Arc<ProjectAnswer>, SourceError> {
+        let filename = match name.as_ref() {
+            "p" => "p-1.0.tar.gz".to_string(),
+            other => format!("{other}-1.0-py3-none-any.whl"),
+        };
+        let file = IndexFile {
+            url: format!("https://files.example/{filename}"),
+            filename,
+            sha256: Some("ab".repeat(32)),
+            requires_python: None,
+            yanked: None,
+            upload_time: None,
+            size: None,
+            core_metadata: Some(None),
+            listed_by: "memory".to_string(),
+        };
+        let page = PageLines::from_files(&[file], name, Arc::from("memory")).unwrap();
+        Ok(Arc::new(ProjectAnswer::Found(ProjectFiles::new(
+            Vec::new(),
+            Some(Arc::new(page)),
+            vec!["memory".to_string()],
+        ))))
+    }
+
+    fn metadata(
+        &self,
+        name: &PackageName,
+        _file: &IndexFile,
+    ) -> Result<Arc<CoreMetadata>, SourceError> {
+        let mut text = format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n");
+        if name.as_ref() == "p" {
+            text.push_str(&format!(
+                "Requires-Dist: six\nProvides-Extra: fast\nRequires-Dist: c ; extra == 'fast'\n{}: test\n",
+                layerlock_dist::COMPUTED_EXTRA_FIELD
+            ));
+        }
+        Ok(Arc::new(CoreMetadata::parse(text.as_bytes()).unwrap()))
+    }
+}
+
+#[test]
+fn an_extra_the_sdist_computes_is_refused_only_when_asked_for() {
+    let resolution = resolve(&ComputedExtra, &request(&["p"], &[])).unwrap();
+    assert_eq!(pins(&resolution), ["p==1.0", "six==1.0"]);
+    let resolution = resolve(&ComputedExtra, &request(&["p[fast]"], &[])).unwrap();
+    assert_eq!(pins(&resolution), ["c==1.0", "p==1.0", "six==1.0"]);
+    let err = resolve(&ComputedExtra, &request(&["p[test]"], &[])).unwrap_err();
+    let ResolveError::NoSolution { report, hints, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        report
+            .contains("p[test]==1.0 has no wheel for the target and its sdist computes that extra"),
+        "{report}"
+    );
+    // The hint says why and what to do, as for an sdist that is dynamic.
+    let hint = hints.join("\n");
+    assert!(
+        hint.contains(
+            "p==1.0: its source distribution's setup.py computes what the extra `test` needs"
+        ) && hint.contains("pass --owned p"),
+        "{hint}"
+    );
+}

@@ -1,0 +1,1158 @@
+//! What a `setup.py`'s one `setup()` call declares about dependencies,
+//! read from its tokens ([`crate::python`]) and never run: keyword values
+//! that are literals, or names bound once at module level to literals, are
+//! what they say; anything else is computed. Each needed field is judged
+//! on its own, and `extras_require` per extra, so code that computes an
+//! extra nobody asks for leaves the rest known.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::python::{self, Kind, MAX_NESTING, Tokens};
+
+/// The keywords of `setup()` that say what a project needs.
+pub(crate) const NEEDED: [&str; 3] = ["install_requires", "extras_require", "python_requires"];
+
+/// Words in a `setup.py` that let it pass `setup()` what the file does
+/// not spell out, or call it twice: with any of them called, it is code to
+/// run, unless the call spells the needed keywords itself.
+const RUNS_CODE: [&str; 8] = [
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "import_module",
+    "run_path",
+    "run_module",
+    "read_configuration",
+];
+
+/// Of [`RUNS_CODE`], the builtins: `re.compile(…)` is not `compile(…)`.
+const BUILTINS: [&str; 4] = ["exec", "eval", "compile", "__import__"];
+
+/// Names through which code can rebind a module's globals without naming
+/// them: with any of them in the file, no name is taken for its binding.
+const SCOPE_WRITERS: [&str; 11] = [
+    "exec",
+    "eval",
+    "globals",
+    "locals",
+    "vars",
+    "setattr",
+    "delattr",
+    "__dict__",
+    "__main__",
+    "__builtins__",
+    "modules",
+];
+
+/// Most values the evaluator builds (names bound to lists of names could
+/// otherwise grow a value exponentially), and most bytes of strings.
+const BUDGET: usize = 100_000;
+const STRING_BUDGET: usize = 4 << 20;
+
+/// What the `setup()` call declares.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Declared {
+    pub python_requires: Option<String>,
+    pub install_requires: Vec<String>,
+    /// Each extra whose requirements are literals.
+    pub extras: Vec<(String, Vec<String>)>,
+    /// Each extra whose requirements are computed, with the code that
+    /// computes them: only a request for it needs refusing.
+    pub computed_extras: Vec<(String, String)>,
+}
+
+/// What `setup.py` declares, or why it cannot be read without running it.
+pub(crate) fn read(py: &str) -> Result<Declared, String> {
+    let call = Call::locate(py)?;
+    call.refuse_indirect()?;
+    call.refuse_set_elsewhere()?;
+    let args = call.keywords()?;
+    let bindings = Bindings::of(&call);
+    let mut eval = Eval::new(&call.tokens, &bindings);
+    let mut declared = Declared::default();
+    for keyword in NEEDED {
+        let mut given = args.iter().filter(|(k, _)| *k == keyword);
+        let (Some((_, at)), None) = (given.next(), given.next()) else {
+            if args.iter().any(|(k, _)| *k == keyword) {
+                return Err(format!("its setup.py names `{keyword}` more than once"));
+            }
+            continue;
+        };
+        let (value, end) = eval.expr(*at, 0);
+        let value = match end == call.close || call.tokens.op(end, ",") {
+            true => value,
+            false => Value::Computed(call.snippet(*at, end)),
+        };
+        judge(keyword, value, &mut declared)?;
+    }
+    Ok(declared)
+}
+
+/// Why `setup.py` is code to run even where `setup.cfg` says the rest:
+/// no readable `setup()` call, `*`/`**` arguments, or code that runs other
+/// code when the call does not spell the needed keywords.
+pub(crate) fn indirect(py: &str) -> Option<String> {
+    let call = match Call::locate(py) {
+        Ok(call) => call,
+        Err(why) => return Some(why),
+    };
+    call.refuse_indirect().err()
+}
+
+/// A value as far as it is known without running anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    Str(String),
+    /// A list or a tuple.
+    Seq(Vec<Value>),
+    Dict(Vec<(Value, Value)>),
+    /// A literal no needed field takes: a number, bytes, `True`, `None`.
+    Other,
+    /// What only running the file could say: the code that says it.
+    Computed(String),
+}
+
+/// Why a value is not a list of requirements.
+enum NotRequirements {
+    Computed(String),
+    Wrong,
+}
+
+/// A value as requirement strings: a list or tuple of strings, or one
+/// string of lines (setuptools reads both).
+fn requirements(value: Value) -> Result<Vec<String>, NotRequirements> {
+    let items = match value {
+        Value::Str(text) => return Ok(requirement_lines(&text)),
+        Value::Seq(items) => items,
+        Value::Computed(code) => return Err(NotRequirements::Computed(code)),
+        Value::Dict(_) | Value::Other => return Err(NotRequirements::Wrong),
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::Str(s) => Ok(s.trim().to_string()),
+            Value::Computed(code) => Err(NotRequirements::Computed(code)),
+            _ => Err(NotRequirements::Wrong),
+        })
+        .collect()
+}
+
+/// The requirements of a string of lines: blank lines and `#` comments
+/// left out, as setuptools' parser leaves them.
+fn requirement_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split(" #").next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Records `keyword`'s value in `declared`, or says why it cannot be.
+fn judge(keyword: &str, value: Value, declared: &mut Declared) -> Result<(), String> {
+    let computed = |code: &str| format!("its setup.py computes `{keyword}` (`{code}`)");
+    let wrong = || format!("its setup.py gives `{keyword}` a value that is not requirements");
+    match (keyword, value) {
+        ("python_requires", Value::Str(spec)) => declared.python_requires = Some(spec),
+        ("python_requires", Value::Computed(code)) => return Err(computed(&code)),
+        ("python_requires", _) => return Err(wrong()),
+        ("extras_require", Value::Dict(entries)) => extras(entries, declared)?,
+        ("extras_require", Value::Computed(code)) => return Err(computed(&code)),
+        ("extras_require", _) => return Err(wrong()),
+        (_, value) => match requirements(value) {
+            Ok(list) => declared.install_requires = list,
+            Err(NotRequirements::Computed(code)) => return Err(computed(&code)),
+            Err(NotRequirements::Wrong) => return Err(wrong()),
+        },
+    }
+    Ok(())
+}
+
+/// `extras_require`'s entries, each judged on its own: a computed one
+/// makes that extra unknown. A computed key, or a key with a marker
+/// (which may add to the base requirements), leaves nothing known.
+fn extras(entries: Vec<(Value, Value)>, declared: &mut Declared) -> Result<(), String> {
+    for (key, value) in entries {
+        let extra = match key {
+            Value::Str(extra) => extra,
+            Value::Computed(code) => {
+                return Err(format!(
+                    "its setup.py computes the name of an extra (`{code}`)"
+                ));
+            }
+            _ => return Err("its setup.py names an extra with a non-string".to_string()),
+        };
+        if extra.contains(':') {
+            // `"x:python_version<'3'"`: a marker in the key, a setuptools
+            // form that needs its own reading.
+            return Err(format!("its setup.py extra `{extra}` carries a marker"));
+        }
+        // A key given twice: the last one holds, as in Python.
+        declared.extras.retain(|(e, _)| *e != extra);
+        declared.computed_extras.retain(|(e, _)| *e != extra);
+        match requirements(value) {
+            Ok(list) => declared.extras.push((extra, list)),
+            Err(NotRequirements::Computed(code)) => declared.computed_extras.push((extra, code)),
+            Err(NotRequirements::Wrong) => {
+                return Err(format!(
+                    "its setup.py gives the extra `{extra}` a value that is not requirements"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Python's keywords that can stand before a bracket without calling or
+/// subscripting anything (`x in (a, b)`).
+const KEYWORDS: [&str; 16] = [
+    "in", "not", "and", "or", "is", "if", "else", "return", "yield", "await", "lambda", "for",
+    "assert", "del", "elif", "while",
+];
+
+/// The one `setup()` call of a `setup.py`: its tokens and where the
+/// call's parentheses are.
+struct Call<'a> {
+    tokens: Tokens<'a>,
+    open: usize,
+    close: usize,
+}
+
+/// An argument of the call.
+enum Arg<'a> {
+    Keyword(&'a str, usize),
+    Star,
+    DoubleStar,
+    Positional,
+}
+
+impl<'a> Call<'a> {
+    /// The call, when it is setuptools' (or distutils') own `setup()`:
+    /// imported from there by its name, never bound again, called once.
+    fn locate(py: &'a str) -> Result<Self, String> {
+        let tokens = python::tokenize(py)
+            .map_err(|e| format!("its setup.py cannot be read as Python ({e})"))?;
+        let uses = SetupUses::of(&tokens);
+        if !uses.imported {
+            return Err("its setup.py does not call setuptools' own setup()".to_string());
+        }
+        if uses.rebound {
+            return Err("its setup.py binds another setup()".to_string());
+        }
+        if uses.referenced {
+            return Err("its setup.py hands setup() around instead of calling it".to_string());
+        }
+        let open = match uses.calls.as_slice() {
+            [one] => *one,
+            [] => return Err("its setup.py calls no setup() it shows".to_string()),
+            _ => return Err("its setup.py calls setup() more than once".to_string()),
+        };
+        let close = tokens
+            .toks
+            .get(open)
+            .and_then(|t| t.pair)
+            .ok_or_else(|| "its setup.py has a setup() call that does not close".to_string())?;
+        Ok(Self {
+            tokens,
+            open,
+            close,
+        })
+    }
+
+    /// `*`/`**` arguments hand `setup()` what the file does not spell out;
+    /// code that runs other code could patch in a needed keyword the call
+    /// leaves out. (A keyword spelled in the call is what it says,
+    /// whatever else the file runs: `exec` of an `__about__.py` for the
+    /// version is common.)
+    fn refuse_indirect(&self) -> Result<(), String> {
+        let args = self.arguments()?;
+        if args.iter().any(|a| matches!(a, Arg::DoubleStar)) {
+            return Err("its setup.py passes setup() `**` arguments".to_string());
+        }
+        if args.iter().any(|a| matches!(a, Arg::Star)) {
+            return Err("its setup.py passes setup() `*` arguments".to_string());
+        }
+        let spelled = args
+            .iter()
+            .any(|a| matches!(a, Arg::Keyword(k, _) if NEEDED.contains(k)));
+        if spelled {
+            return Ok(());
+        }
+        let t = &self.tokens;
+        let runs = (0..t.toks.len()).find_map(|i| {
+            let word = t.name(i).filter(|w| RUNS_CODE.contains(w))?;
+            let method = i > 0 && t.op(i - 1, ".");
+            let called = t.op(i + 1, "(") && !(method && BUILTINS.contains(&word));
+            called.then_some(word)
+        });
+        match runs {
+            Some(word) => Err(format!("its setup.py calls `{word}()`")),
+            None => Ok(()),
+        }
+    }
+
+    /// A needed keyword set anywhere but in the call (`kw["install_requires"]
+    /// = …`, `dist.install_requires = …`, `dict(install_requires=…)`)
+    /// reaches `setup()` in ways only running the file shows.
+    fn refuse_set_elsewhere(&self) -> Result<(), String> {
+        let t = &self.tokens;
+        for (i, token) in t.toks.iter().enumerate() {
+            if (self.open..=self.close).contains(&i) {
+                continue;
+            }
+            let word = match &token.kind {
+                Kind::Str(Some(s)) => Some(s.as_str()),
+                Kind::Name => {
+                    let attribute = i > 0 && t.op(i - 1, ".");
+                    let keyword = token.depth > 0 && t.op(i + 1, "=");
+                    (attribute || keyword).then(|| t.text(i))
+                }
+                _ => None,
+            };
+            if let Some(word) = word.filter(|w| NEEDED.contains(w)) {
+                return Err(format!(
+                    "its setup.py sets `{word}` outside the setup() call"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The call's arguments, each read as far as where it ends.
+    fn arguments(&self) -> Result<Vec<Arg<'a>>, String> {
+        let t = &self.tokens;
+        let unreadable = || "its setup.py passes setup() an argument it cannot read".to_string();
+        let mut out = Vec::new();
+        let mut pos = self.open + 1;
+        while pos < self.close {
+            let (arg, from) = if t.op(pos, "**") {
+                (Arg::DoubleStar, pos + 1)
+            } else if t.op(pos, "*") {
+                (Arg::Star, pos + 1)
+            } else if let Some(name) = t.name(pos).filter(|_| t.op(pos + 1, "=")) {
+                (Arg::Keyword(name, pos + 2), pos + 2)
+            } else {
+                (Arg::Positional, pos)
+            };
+            let end = skip(t, from);
+            if end.spoiled || end.at == from {
+                return Err(unreadable());
+            }
+            out.push(arg);
+            pos = end.at;
+            if t.op(pos, ",") {
+                pos += 1;
+            } else if pos != self.close {
+                return Err(unreadable());
+            }
+        }
+        Ok(out)
+    }
+
+    /// The keyword arguments (name, where the value starts); any other
+    /// argument cannot be read.
+    fn keywords(&self) -> Result<Vec<(&'a str, usize)>, String> {
+        self.arguments()?
+            .into_iter()
+            .map(|a| match a {
+                Arg::Keyword(name, at) => Ok((name, at)),
+                _ => Err("its setup.py passes setup() an argument it cannot read".to_string()),
+            })
+            .collect()
+    }
+
+    fn snippet(&self, from: usize, to: usize) -> String {
+        snippet(&self.tokens, from, to)
+    }
+}
+
+/// The code from token `from` up to `to`, on one line and cut short, to
+/// show in a message.
+fn snippet(t: &Tokens, from: usize, to: usize) -> String {
+    let code = t
+        .span(from, to)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match code.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &code[..cut]),
+        None => code,
+    }
+}
+
+/// Where a skipped expression ends (at a `,`, `:`, closing bracket or the
+/// end of the line), and whether it holds what makes its container
+/// unreadable (`for`, `lambda`, `:=`).
+struct Skip {
+    at: usize,
+    spoiled: bool,
+}
+
+fn skip(t: &Tokens, mut pos: usize) -> Skip {
+    let mut spoiled = false;
+    while let Some(token) = t.toks.get(pos) {
+        match token.kind {
+            Kind::Newline => break,
+            Kind::Op => {
+                if matches!(t.text(pos), "," | ":" | ")" | "]" | "}") {
+                    break;
+                }
+                spoiled |= t.text(pos) == ":=";
+                if let Some(close) = token.pair {
+                    pos = close + 1;
+                    continue;
+                }
+            }
+            Kind::Name => spoiled |= matches!(t.text(pos), "for" | "lambda"),
+            _ => {}
+        }
+        pos += 1;
+    }
+    Skip { at: pos, spoiled }
+}
+
+/// How a `setup.py` uses the name `setup`.
+#[derive(Default)]
+struct SetupUses {
+    /// Imported from setuptools or distutils.core by that name (or
+    /// called as `setuptools.setup` after `import setuptools`).
+    imported: bool,
+    /// Bound to anything else: imported from elsewhere, assigned, defined.
+    rebound: bool,
+    /// Used other than by calling it.
+    referenced: bool,
+    /// Where each call's `(` is.
+    calls: Vec<usize>,
+}
+
+impl SetupUses {
+    fn of(t: &Tokens) -> Self {
+        let mut uses = Self::default();
+        let mut module_call = false;
+        let mut statement = 0;
+        for i in 0..t.toks.len() {
+            if t.toks.get(i).is_some_and(|tok| tok.line_start) || (i > 0 && t.op(i - 1, ";")) {
+                statement = i;
+            }
+            if !t.is_name(i, "setup") {
+                continue;
+            }
+            if i > 0 && t.op(i - 1, ".") {
+                // `setuptools.setup(…)`; any other `x.setup` is not it.
+                let own = i >= 2 && t.is_name(i - 2, "setuptools") && !(i >= 3 && t.op(i - 3, "."));
+                if own && t.op(i + 1, "(") {
+                    uses.calls.push(i + 1);
+                    module_call = true;
+                }
+                continue;
+            }
+            uses.classify(t, statement, i);
+        }
+        let module_imported = (1..t.toks.len()).any(|i| {
+            t.is_name(i, "setuptools")
+                && t.is_name(i - 1, "import")
+                && !t.is_name(i + 1, "as")
+                && !t.op(i + 1, ".")
+        });
+        uses.imported |= module_call && module_imported;
+        uses
+    }
+
+    /// One bare `setup` at token `i`, in the statement starting at
+    /// `statement`.
+    fn classify(&mut self, t: &Tokens, statement: usize, i: usize) {
+        let import = (statement..i).rev().find(|j| t.is_name(*j, "import"));
+        if let Some(k) = import {
+            let from = (statement..k).find(|j| t.is_name(*j, "from"));
+            match from {
+                _ if t.is_name(i - 1, "as") => self.rebound = true,
+                // `from setuptools import setup as s` binds `s`, not `setup`.
+                _ if t.is_name(i + 1, "as") => {}
+                Some(f) => {
+                    let module: String = t.span(f + 1, k).split_whitespace().collect();
+                    match module.as_str() {
+                        "setuptools" | "distutils.core" => self.imported = true,
+                        _ => self.rebound = true,
+                    }
+                }
+                None => self.rebound = true,
+            }
+            return;
+        }
+        let prev = i.checked_sub(1).and_then(|p| t.name(p));
+        let next = t.text(i + 1);
+        let next_op = t.toks.get(i + 1).is_some_and(|n| n.kind == Kind::Op);
+        let binds = matches!(
+            prev,
+            Some("def" | "class" | "as" | "for" | "global" | "nonlocal" | "del")
+        );
+        let depth = t.toks.get(i).map_or(0, |tok| tok.depth);
+        match (next_op, next) {
+            _ if binds => self.rebound = true,
+            _ if prev == Some("from") => {}
+            (true, "(") => self.calls.push(i + 1),
+            // A keyword argument of another call: `f(setup=…)`.
+            (true, "=") if depth > 0 => {}
+            (true, op) if op.ends_with('=') && !matches!(op, "==" | "!=" | "<=" | ">=") => {
+                self.rebound = true;
+            }
+            (true, ",") if depth == 0 => self.rebound = true,
+            _ => self.referenced = true,
+        }
+    }
+}
+
+/// Names bound once at module level, before the call, as `NAME = …`, and
+/// never changed afterwards: no other binding, no method call or
+/// subscript (`REQS.append(…)`, `REQS[0] = …`), not passed to a call, and
+/// read only where its object cannot be reached by code that might change
+/// it. Their values are what the call reads.
+struct Bindings<'a> {
+    /// Each name: its token and where its value starts.
+    at: HashMap<&'a str, (usize, usize)>,
+}
+
+impl<'a> Bindings<'a> {
+    fn of(call: &Call<'a>) -> Self {
+        let t = &call.tokens;
+        let none = Self { at: HashMap::new() };
+        let writes_scope = (0..t.toks.len()).any(|i| {
+            t.name(i).is_some_and(|n| SCOPE_WRITERS.contains(&n))
+                || (t.is_name(i, "import") && t.op(i + 1, "*"))
+        });
+        if writes_scope {
+            return none;
+        }
+        let mut found: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, token) in t.toks.iter().enumerate().take(call.open) {
+            let bound = token.line_start && !token.indented && t.op(i + 1, "=");
+            if bound
+                && !t.line_end(i + 2)
+                && let Some(name) = t.name(i)
+            {
+                found.entry(name).or_default().push(i);
+            }
+        }
+        let clean = clean_names(call, &found);
+        let at = found
+            .into_iter()
+            .filter(|(name, _)| clean.contains(name))
+            .filter_map(|(name, places)| places.first().map(|i| (name, (*i, *i + 2))))
+            .collect();
+        Self { at }
+    }
+
+    /// Where the value of `name` starts, when it is bound before `before`.
+    fn get(&self, name: &str, before: usize) -> Option<usize> {
+        self.at
+            .get(name)
+            .filter(|(i, _)| *i < before)
+            .map(|(_, rhs)| *rhs)
+    }
+}
+
+/// Of the names `found` bound at module level, those whose every other
+/// use leaves their value as bound (see [`Bindings`]).
+fn clean_names<'a>(call: &Call<'a>, found: &HashMap<&'a str, Vec<usize>>) -> HashSet<&'a str> {
+    let t = &call.tokens;
+    let mut dirty: HashSet<&str> = found
+        .iter()
+        .filter(|(_, places)| places.len() > 1)
+        .map(|(name, _)| *name)
+        .collect();
+    // (binder, read): `binder = [read]` shares read's object.
+    let mut reads: Vec<(&str, &str)> = Vec::new();
+    let mut binder: Option<&str> = None;
+    for (j, token) in t.toks.iter().enumerate() {
+        if token.line_start {
+            binder = t
+                .name(j)
+                .filter(|n| found.get(n).is_some_and(|p| p.contains(&j)));
+        }
+        let Some(name) = t.name(j).filter(|n| found.contains_key(n)) else {
+            continue;
+        };
+        if (j > 0 && t.op(j - 1, ".")) || found.get(name).is_some_and(|p| p.contains(&j)) {
+            continue;
+        }
+        let in_call = call.open < j && j < call.close;
+        let keyword = in_call
+            && token.parent == Some(call.open)
+            && t.op(j + 1, "=")
+            && (t.op(j - 1, "(") || t.op(j - 1, ","));
+        match (in_call, binder) {
+            _ if keyword => {}
+            (true, _) if plain_read(t, j, Some(call.open)) => {}
+            (false, Some(b)) if plain_read(t, j, None) => reads.push((b, name)),
+            _ => {
+                dirty.insert(name);
+            }
+        }
+    }
+    for _ in 0..=found.len() {
+        let before = dirty.len();
+        for (b, read) in &reads {
+            if dirty.contains(b) {
+                dirty.insert(read);
+            }
+        }
+        if dirty.len() == before {
+            break;
+        }
+    }
+    found
+        .keys()
+        .filter(|n| !dirty.contains(*n))
+        .copied()
+        .collect()
+}
+
+/// Whether the name at `j` is only read: followed by what ends a value,
+/// and inside nothing but literal brackets up to `top` (a call's or a
+/// subscript's bracket could hand its object to code).
+fn plain_read(t: &Tokens, j: usize, top: Option<usize>) -> bool {
+    let ends = t.line_end(j + 1)
+        || (t.toks.get(j + 1).is_some_and(|n| n.kind == Kind::Op)
+            && matches!(t.text(j + 1), "," | ")" | "]" | "}" | "+"));
+    if !ends {
+        return false;
+    }
+    let mut parent = t.toks.get(j).and_then(|tok| tok.parent);
+    for _ in 0..=MAX_NESTING {
+        if parent == top {
+            return true;
+        }
+        let Some(p) = parent else {
+            return false;
+        };
+        if calls_or_subscripts(t, p) {
+            return false;
+        }
+        parent = t.toks.get(p).and_then(|tok| tok.parent);
+    }
+    false
+}
+
+/// Whether the bracket at `p` calls or subscripts what stands before it.
+fn calls_or_subscripts(t: &Tokens, p: usize) -> bool {
+    if t.text(p) == "{" || p == 0 {
+        return false;
+    }
+    match t.toks.get(p - 1).map(|tok| &tok.kind) {
+        Some(Kind::Name) => !KEYWORDS.contains(&t.text(p - 1)),
+        Some(Kind::Str(_) | Kind::Bytes | Kind::Number) => true,
+        Some(Kind::Op) => matches!(t.text(p - 1), ")" | "]" | "}"),
+        _ => false,
+    }
+}
+
+/// Values of expressions, as far as literals and clean names say.
+struct Eval<'t, 'a> {
+    t: &'t Tokens<'a>,
+    bindings: &'t Bindings<'a>,
+    budget: usize,
+    string_budget: usize,
+}
+
+impl<'t, 'a> Eval<'t, 'a> {
+    fn new(t: &'t Tokens<'a>, bindings: &'t Bindings<'a>) -> Self {
+        Self {
+            t,
+            bindings,
+            budget: BUDGET,
+            string_budget: STRING_BUDGET,
+        }
+    }
+
+    /// The value of the expression at `pos`, and where it ends: terms
+    /// joined by `+`; anything more is computed.
+    fn expr(&mut self, pos: usize, depth: usize) -> (Value, usize) {
+        let (mut value, mut end) = self.primary(pos, depth);
+        while self.t.op(end, "+") {
+            let (right, next) = self.primary(end + 1, depth);
+            value = match (value, right) {
+                (Value::Str(mut a), Value::Str(b)) => {
+                    a.push_str(&self.spend(&b));
+                    Value::Str(a)
+                }
+                (Value::Seq(mut a), Value::Seq(b)) => {
+                    a.extend(b);
+                    Value::Seq(a)
+                }
+                _ => Value::Computed(snippet(self.t, pos, next)),
+            };
+            end = next;
+        }
+        let ends = self.t.line_end(end)
+            || (self.t.toks.get(end).is_some_and(|n| n.kind == Kind::Op)
+                && matches!(self.t.text(end), "," | ")" | "]" | "}" | ":"));
+        if ends {
+            return (value, end);
+        }
+        let rest = skip(self.t, end);
+        (Value::Computed(snippet(self.t, pos, rest.at)), rest.at)
+    }
+
+    /// Spends the string budget on `s`; past it, strings read empty, and
+    /// nothing real comes near it.
+    fn spend(&mut self, s: &str) -> String {
+        match self.string_budget.checked_sub(s.len()) {
+            Some(left) => {
+                self.string_budget = left;
+                s.to_string()
+            }
+            None => String::new(),
+        }
+    }
+
+    /// One term: a literal, a name, a bracketed literal. An operator or a
+    /// keyword is not consumed: the expression reading it is computed.
+    fn primary(&mut self, pos: usize, depth: usize) -> (Value, usize) {
+        let Some(token) = self.t.toks.get(pos) else {
+            return (Value::Computed(String::new()), pos);
+        };
+        if depth > MAX_NESTING || self.budget == 0 || self.string_budget == 0 {
+            let end = skip(self.t, pos).at;
+            return (Value::Computed(snippet(self.t, pos, end)), end);
+        }
+        self.budget -= 1;
+        let computed = || Value::Computed(snippet(self.t, pos, pos + 1));
+        match &token.kind {
+            Kind::Str(Some(s)) => (Value::Str(self.spend(s)), pos + 1),
+            Kind::Str(None) => (computed(), pos + 1),
+            Kind::Bytes | Kind::Number => (Value::Other, pos + 1),
+            Kind::Name => (self.name(pos, depth), pos + 1),
+            Kind::Op => match token.pair {
+                Some(close) => (self.container(pos, close, depth), close + 1),
+                None => (Value::Computed(String::new()), pos),
+            },
+            Kind::Newline => (Value::Computed(String::new()), pos),
+        }
+    }
+
+    /// A name's value: a constant, or the value a clean binding gives it.
+    fn name(&mut self, pos: usize, depth: usize) -> Value {
+        let name = self.t.text(pos);
+        if matches!(name, "True" | "False" | "None") {
+            return Value::Other;
+        }
+        match self.bindings.get(name, pos) {
+            Some(rhs) => match self.expr(rhs, depth + 1) {
+                (value, end) if self.t.line_end(end) => value,
+                _ => Value::Computed(name.to_string()),
+            },
+            None => Value::Computed(name.to_string()),
+        }
+    }
+
+    /// `[…]`, `(…)` or `{…}` from `open` to `close`: a list, a tuple (or
+    /// what parentheses hold), a dict. A comprehension, unpacking or a set
+    /// is computed.
+    fn container(&mut self, open: usize, close: usize, depth: usize) -> Value {
+        let plain = !(open + 1..close).any(|i| {
+            let level = self.t.toks.get(i).and_then(|t| t.parent) == Some(open);
+            level
+                && (matches!(self.t.name(i), Some("for" | "lambda" | "yield" | "await"))
+                    || matches!(self.t.text(i), "*" | "**" | ":="))
+        });
+        let value = match self.t.text(open) {
+            _ if !plain => None,
+            "[" => self.items(open, close, depth).map(Value::Seq),
+            "(" => self.items(open, close, depth).map(|mut items| {
+                let comma = close > open + 1 && self.t.op(close - 1, ",");
+                match (items.pop(), items.is_empty() && !comma) {
+                    (Some(one), true) => one,
+                    (last, _) => {
+                        items.extend(last);
+                        Value::Seq(items)
+                    }
+                }
+            }),
+            _ => self.dict(open, close, depth).map(Value::Dict),
+        };
+        value.unwrap_or_else(|| Value::Computed(snippet(self.t, open, close + 1)))
+    }
+
+    /// The items between `open` and `close`, or `None` when they are not
+    /// a comma-separated list.
+    fn items(&mut self, open: usize, close: usize, depth: usize) -> Option<Vec<Value>> {
+        let mut out = Vec::new();
+        let mut pos = open + 1;
+        while pos < close {
+            let (value, end) = self.expr(pos, depth + 1);
+            out.push(value);
+            if end == close {
+                break;
+            }
+            if !self.t.op(end, ",") {
+                return None;
+            }
+            pos = end + 1;
+        }
+        Some(out)
+    }
+
+    /// `key: value` pairs between `open` and `close`, or `None` when they
+    /// are not (a set, or `**` unpacking).
+    fn dict(&mut self, open: usize, close: usize, depth: usize) -> Option<Vec<(Value, Value)>> {
+        let mut out = Vec::new();
+        let mut pos = open + 1;
+        while pos < close {
+            let (key, colon) = self.expr(pos, depth + 1);
+            if !self.t.op(colon, ":") {
+                return None;
+            }
+            let (value, end) = self.expr(colon + 1, depth + 1);
+            out.push((key, value));
+            if end == close {
+                break;
+            }
+            if !self.t.op(end, ",") {
+                return None;
+            }
+            pos = end + 1;
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "from setuptools import setup\n";
+
+    fn read_ok(body: &str) -> Declared {
+        let py = format!("{HEAD}{body}");
+        read(&py).unwrap_or_else(|why| panic!("{py}\n=> {why}"))
+    }
+
+    fn read_err(body: &str) -> String {
+        let py = format!("{HEAD}{body}");
+        read(&py).expect_err(&py)
+    }
+
+    fn extras(declared: &Declared) -> Vec<&str> {
+        declared.extras.iter().map(|(e, _)| e.as_str()).collect()
+    }
+
+    fn computed(declared: &Declared) -> Vec<(&str, &str)> {
+        declared
+            .computed_extras
+            .iter()
+            .map(|(e, c)| (e.as_str(), c.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn a_comment_with_a_parenthesis_inside_the_call_is_not_code() {
+        // sqlitedict's shape: a helper, a command class, then a call with a
+        // comment holding `:(` and a classifier list with a comment.
+        let body = "import io\n\ndef read(f):\n    return io.open(f).read()\n\n\
+            setup(\n    name='kv',\n    long_description=read('README.rst'),\n\n    \
+            # old tools choke on non-ascii characters :(\n    # see issue (12\n    \
+            author='A, B (C)',\n    classifiers=[  # from a list (of them)\n        \
+            'Topic :: Database',\n    ],\n    cmdclass={'develop': object},\n)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared, Declared::default());
+    }
+
+    #[test]
+    fn an_escaped_quote_in_a_description_is_honoured() {
+        // langdetect's shape: try/except imports, an escaped quote.
+        let py = "try:\n    from setuptools import setup\nexcept ImportError:\n    \
+            from distutils.core import setup\n\nwith open('README.md') as f:\n    \
+            readme = f.read()\n\nsetup(\n    name='ld',\n    \
+            description='Ported from Someone\\'s (older) library.',\n    \
+            long_description=readme,\n    install_requires=['six'],\n)\n";
+        let declared = read(py).unwrap();
+        assert_eq!(declared.install_requires, ["six"]);
+    }
+
+    #[test]
+    fn a_computed_extra_nobody_asks_for_leaves_the_rest_known() {
+        // promise's shape: a version from an import, a test list extended
+        // under a condition, extras_require naming it.
+        let body = "import sys\nversion = __import__('pkg').get_version()\n\
+            tests_require = ['pytest>=2.7', 'mock']\nif sys.version_info[0] >= 3:\n    \
+            tests_require += ['pytest-asyncio']\n\nsetup(\n    name='pkg',\n    \
+            version=version,\n    long_description=open('README.rst').read(),\n    \
+            extras_require={'test': tests_require},\n    install_requires=[\n        \
+            \"typing>=3.6.4; python_version < '3.5'\",\n        'six'\n    ],\n    \
+            tests_require=tests_require,\n)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared.install_requires.len(), 2);
+        assert!(declared.extras.is_empty());
+        assert_eq!(computed(&declared), [("test", "tests_require")]);
+    }
+
+    #[test]
+    fn each_extra_is_judged_on_its_own() {
+        let declared =
+            read_ok("setup(extras_require={'a': ['x'], 'test': tests_require, 'b': 'y\\nz'})");
+        assert_eq!(extras(&declared), ["a", "b"]);
+        assert_eq!(declared.extras[1].1, ["y", "z"]);
+        assert_eq!(computed(&declared), [("test", "tests_require")]);
+        let declared = read_ok("setup(extras_require={'a': ['x'] + ['y' if X else 'z']})");
+        // The message shows the code that computes, as near as it is found.
+        assert_eq!(computed(&declared), [("a", "'y' if X else 'z'")]);
+        // The last of a key given twice holds.
+        let declared = read_ok("setup(extras_require={'a': f(), 'a': ['x']})");
+        assert_eq!(extras(&declared), ["a"]);
+        assert!(declared.computed_extras.is_empty());
+    }
+
+    #[test]
+    fn names_bound_once_to_literals_are_read() {
+        let body = "REQS = [\n    'a>=1',  # why (not)\n    'b',\n]\nTEST = ['pytest']\n\
+            EXTRAS = {'test': TEST, 'all': REQS + TEST}\nPY = '>=3.8'\n\
+            setup(install_requires=REQS, extras_require=EXTRAS, python_requires=PY)\n";
+        let declared = read_ok(body);
+        assert_eq!(declared.install_requires, ["a>=1", "b"]);
+        assert_eq!(extras(&declared), ["test", "all"]);
+        assert_eq!(declared.extras[1].1, ["a>=1", "b", "pytest"]);
+        assert_eq!(declared.python_requires.as_deref(), Some(">=3.8"));
+        // A module-level variable may share the keyword's name.
+        let declared =
+            read_ok("install_requires = ['a']\nsetup(install_requires=install_requires)");
+        assert_eq!(declared.install_requires, ["a"]);
+    }
+
+    #[test]
+    fn names_that_may_change_are_computed() {
+        for body in [
+            "REQS = ['a']\nREQS.append('b')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nif X:\n    REQS += ['b']\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nREQS = ['b']\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nadd(REQS)\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nALL = REQS\nALL.append('b')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nfor REQS in x: pass\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nexec('REQS.append(1)')\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nfrom x import *\nsetup(install_requires=REQS)",
+            "REQS = ['a']\nsetup(install_requires=REQS, cmdclass=f(REQS))",
+            "setup(install_requires=REQS)\nREQS = ['a']",
+            "if X:\n    REQS = ['a']\nsetup(install_requires=REQS)",
+            "REQS = ['a'] if X else []\nsetup(install_requires=REQS)",
+            "REQS = OTHER = ['a']\nsetup(install_requires=REQS)",
+        ] {
+            let why = read_err(body);
+            assert!(why.contains("computes `install_requires`"), "{body}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_computed_field_not_needed_does_not_matter() {
+        let declared = read_ok("v = '1'\nsetup(version=f'{v}.0', install_requires=['a'])");
+        assert_eq!(declared.install_requires, ["a"]);
+        let declared = read_ok(
+            "setup(\n    description='''Call setup( like this )''',\n    install_requires=('a', 'b'),\n)",
+        );
+        assert_eq!(declared.install_requires, ["a", "b"]);
+    }
+
+    #[test]
+    fn what_needs_running_is_refused_with_why() {
+        for (body, why) in [
+            (
+                "setup(install_requires=open('req.txt').read().splitlines())",
+                "computes `install_requires` (`open('req.txt').read().splitlines()`)",
+            ),
+            (
+                "setup(python_requires=f'>={MIN}')",
+                "computes `python_requires`",
+            ),
+            (
+                "setup(install_requires=[f'a>={V}'])",
+                "computes `install_requires`",
+            ),
+            (
+                "setup(install_requires=[*BASE, 'b'])",
+                "computes `install_requires`",
+            ),
+            (
+                "setup(extras_require=get_extras())",
+                "computes `extras_require`",
+            ),
+            (
+                "setup(extras_require={**BASE, 'a': ['x']})",
+                "computes `extras_require`",
+            ),
+            (
+                "setup(extras_require={k: ['x'] for k in KS})",
+                "computes `extras_require`",
+            ),
+            ("setup(extras_require={NAME: ['x']})", "name of an extra"),
+            ("setup(install_requires=3)", "not requirements"),
+            (
+                "setup(install_requires=['a'], install_requires=['b'])",
+                "more than once",
+            ),
+            ("setup('a', install_requires=['b'])", "cannot read"),
+            ("setup(x=lambda a, b: a)", "cannot read"),
+            ("setup(*args)", "`*` arguments"),
+            (
+                "kw = {}\nkw['install_requires'] = ['a']\nsetup(name='a')",
+                "outside the setup() call",
+            ),
+            (
+                "class C:\n  def run(self):\n    self.distribution.install_requires = []\nsetup(name='a')",
+                "outside the setup() call",
+            ),
+            ("s = setup\ns(name='a')", "hands setup() around"),
+            ("setup = make()\nsetup(name='a')", "binds another setup()"),
+            ("run(setup)", "hands setup() around"),
+            ("setup(name='a'", "cannot be read as Python"),
+        ] {
+            let got = read_err(body);
+            assert!(got.contains(why), "{body}: {got}");
+        }
+    }
+
+    #[test]
+    fn runpy_and_importlib_are_code_that_runs_code() {
+        let why = read_err("import runpy\nrunpy.run_path('x.py')\nsetup(name='a')");
+        assert!(why.contains("run_path"), "{why}");
+        // A compiled regex is not `compile()`.
+        let body = "import re\nV = re.compile(r'(\\d+)')\nsetup(name='a')";
+        assert_eq!(read_ok(body), Declared::default());
+    }
+
+    #[test]
+    fn setuptools_setup_called_through_the_module_is_its_own() {
+        let py = "import setuptools\nsetuptools.setup(install_requires=['a'])\n";
+        assert_eq!(read(py).unwrap().install_requires, ["a"]);
+        let py = "import setuptools as s\ns.setup(install_requires=['a'])\n";
+        assert!(read(py).unwrap_err().contains("setuptools' own"));
+        let py = "from setuptools import setup as s\ns(install_requires=['a'])\n";
+        let why = read(py).unwrap_err();
+        assert!(why.contains("setuptools' own"), "{why}");
+    }
+
+    #[test]
+    fn a_huge_fan_out_of_names_stays_bounded() {
+        let mut py = String::from(HEAD);
+        py.push_str("A0 = ['x']\n");
+        for i in 1..40 {
+            py.push_str(&format!("A{i} = A{} + A{}\n", i - 1, i - 1));
+        }
+        py.push_str("setup(install_requires=A39)\n");
+        // Read or refused, but quickly and without growing past the budget.
+        match read(&py) {
+            Ok(d) => assert!(d.install_requires.len() <= BUDGET),
+            Err(why) => assert!(why.contains("computes"), "{why}"),
+        }
+    }
+}
+
+/// Many mutations of real-looking setup.py files through the tokenizer and
+/// the reader: no panic, and each read quick. cargo-fuzz needs nightly;
+/// this runs on stable: `cargo test -p layerlock-dist --release -- --ignored`
+/// (`SETUP_PY_MUTATIONS` sets how many; 200,000 by default).
+#[cfg(test)]
+mod mutated {
+    use std::time::{Duration, Instant};
+
+    const SEEDS: &[&str] = &[
+        "from setuptools import setup\nR = ['a', \"b; python_version<'3'\"]\nT = ['c']\nif X:\n    T += ['d']\nsetup(\n    name='x',  # :(\n    description='it\\'s (fine)',\n    install_requires=R + ['e'],\n    extras_require={'t': T, 'f': ['g'], 'h': 'i\\nj'},\n    python_requires='>=3.8',\n)\n",
+        "try:\n    from setuptools import setup\nexcept ImportError:\n    from distutils.core import setup\nsetup(version=f'{v!r:>{w}}', long_description='''a ( [ {\n''', install_requires=(r'\\'', rb'x', u'y'))\n",
+        "import setuptools\nA = {'k': [f\"{', '.join(x)}\"]}\nsetuptools.setup(extras_require=A, install_requires=[x for x in y], **kw)\n",
+    ];
+
+    /// splitmix64.
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Bytes Python code is made of, weighted towards what the reader
+    /// treats specially.
+    const PIECES: &[&str] = &[
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        "\"",
+        "'''",
+        "\\",
+        "\n",
+        "#",
+        ",",
+        "=",
+        "+",
+        ":",
+        "f",
+        "r",
+        "b",
+        "rb",
+        "f'{",
+        "}'",
+        "*",
+        "**",
+        " ",
+        "\t",
+        "setup",
+        "install_requires=",
+        "extras_require=",
+        "R",
+        "é",
+        "\r",
+        "{{",
+        "}}",
+        "\\N{",
+        ":=",
+        "for",
+        "lambda",
+    ];
+
+    fn mutate(seed: &str, state: &mut u64) -> String {
+        let mut bytes = seed.as_bytes().to_vec();
+        for _ in 0..=(next(state) % 6) {
+            let at = (next(state) as usize) % (bytes.len() + 1);
+            match next(state) % 4 {
+                0 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                1 => {
+                    let piece = PIECES[(next(state) as usize) % PIECES.len()];
+                    bytes.splice(at..at, piece.bytes());
+                }
+                2 if at < bytes.len() => bytes[at] = next(state) as u8,
+                _ => {
+                    let end = (at + (next(state) as usize) % 40).min(bytes.len());
+                    let copy = bytes[at..end].to_vec();
+                    bytes.splice(at..at, copy);
+                }
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    #[ignore = "long: run on its own with --release"]
+    fn the_reader_survives_mutated_setup_py_files() {
+        let count: usize = std::env::var("SETUP_PY_MUTATIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(200_000);
+        let mut state = 0x5eed_u64;
+        let (mut read, mut slowest) = (0usize, Duration::ZERO);
+        for i in 0..count {
+            let seed = SEEDS[i % SEEDS.len()];
+            let py = mutate(seed, &mut state);
+            let started = Instant::now();
+            if super::read(&py).is_ok() {
+                read += 1;
+            }
+            let _ = super::indirect(&py);
+            slowest = slowest.max(started.elapsed());
+            assert!(started.elapsed() < Duration::from_secs(2), "slow: {py:?}");
+        }
+        eprintln!("{count} mutations, {read} read, slowest {slowest:?}");
+    }
+}
