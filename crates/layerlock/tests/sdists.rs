@@ -84,11 +84,10 @@ fn dynamic_dependencies_are_refused_with_why_and_what_to_do() {
     ] {
         let (code, _, stderr) = compile(&work, &index, &format!("{name}\n"), &["-q"]);
         assert_eq!(code, 2, "{name}: {stderr}");
+        // A long hint wraps onto indented lines; read it whole.
+        let stderr = stderr.replace("\n  ", " ");
         assert!(stderr.contains(&format!("hint: {name}==1.0.0")), "{stderr}");
-        assert!(
-            stderr.contains(why) || stderr.contains("characters left out"),
-            "{stderr}"
-        );
+        assert!(stderr.contains(why), "{stderr}");
         assert!(
             stderr.contains("pin a version that has a wheel"),
             "{stderr}"
