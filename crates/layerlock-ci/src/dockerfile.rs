@@ -337,6 +337,22 @@ fn words(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// A `FROM` line's image (as written) and the name after `AS`; its
+/// `--platform=…` flags left out.
+fn from_words(rest: &str) -> (String, Option<String>) {
+    let parts: Vec<String> = words(rest)
+        .into_iter()
+        .map(|(_, w)| w)
+        .filter(|w| !w.starts_with("--"))
+        .collect();
+    let image = parts.first().cloned().unwrap_or_default();
+    let name = match parts.as_slice() {
+        [_, as_, name, ..] if as_.eq_ignore_ascii_case("as") => Some(name.clone()),
+        _ => None,
+    };
+    (image, name)
+}
+
 /// What a build stage holds so far.
 #[derive(Debug, Clone, Default)]
 struct Stage {
@@ -488,16 +504,7 @@ impl Reader {
     }
 
     fn from(&mut self, rest: &str) {
-        let parts: Vec<String> = words(rest)
-            .into_iter()
-            .map(|(_, w)| w)
-            .filter(|w| !w.starts_with("--"))
-            .collect();
-        let image = parts.first().cloned().unwrap_or_default();
-        let name = match parts.as_slice() {
-            [_, as_, name, ..] if as_.eq_ignore_ascii_case("as") => Some(name.clone()),
-            _ => None,
-        };
+        let (image, name) = from_words(rest);
         let mut stage = self.named(&image).cloned().unwrap_or_else(|| Stage {
             workdir: "/".to_string(),
             ..Stage::default()

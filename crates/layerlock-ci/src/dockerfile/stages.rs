@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Instruction, escape_char, expand, words};
+use super::{Instruction, escape_char, expand, from_words, words};
 use crate::script::ModelError;
 
 /// Every stage of one Dockerfile, in order.
@@ -176,31 +176,25 @@ impl StageReader {
         }
     }
 
+    /// The global build arguments that have a default.
+    fn known_globals(&self) -> BTreeMap<String, String> {
+        self.global
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect()
+    }
+
     /// The text with global build arguments replaced by their defaults,
     /// the arguments named, and the result when every one had a default.
     fn with_defaults(&self, text: &str) -> (Vec<String>, Option<String>) {
         let named = arg_names(text);
-        let known: BTreeMap<String, String> = self
-            .global
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
-            .collect();
-        let expanded = expand(text, &known);
+        let expanded = expand(text, &self.known_globals());
         let resolved = (!expanded.contains('$')).then_some(expanded);
         (named, resolved)
     }
 
     fn from(&mut self, rest: &str, line: usize, last: usize) {
-        let parts: Vec<String> = words(rest)
-            .into_iter()
-            .map(|(_, w)| w)
-            .filter(|w| !w.starts_with("--"))
-            .collect();
-        let written = parts.first().cloned().unwrap_or_default();
-        let name = match parts.as_slice() {
-            [_, as_, name, ..] if as_.eq_ignore_ascii_case("as") => Some(name.clone()),
-            _ => None,
-        };
+        let (written, name) = from_words(rest);
         let (args, default) = self.with_defaults(&written);
         let base = self.source(written, args, default, false);
         self.env.clear();
@@ -216,11 +210,7 @@ impl StageReader {
     }
 
     fn uses(&mut self, kind: UseKind, from: &str, line: usize) {
-        let mut known: BTreeMap<String, String> = self
-            .global
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
-            .collect();
+        let mut known = self.known_globals();
         known.extend(self.env.clone());
         let args = arg_names(from);
         let expanded = expand(from, &known);
