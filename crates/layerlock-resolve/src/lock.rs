@@ -69,7 +69,7 @@ pub fn to_lock(
                     && file
                         .requires_python
                         .as_ref()
-                        .is_none_or(|r| r.contains(target.python()))
+                        .is_none_or(|r| target.allows_python(r))
             }
             _ => false,
         };

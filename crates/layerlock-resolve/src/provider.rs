@@ -513,7 +513,7 @@ impl<'a> Provider<'a> {
         if let Some(fixed) = self.request.fixed.get(name) {
             let metadata = &fixed.metadata;
             return Ok(match &metadata.requires_python {
-                Some(spec) if !spec.contains(self.request.target.python()) => Err(format!(
+                Some(spec) if !self.request.target.allows_python(spec) => Err(format!(
                     "{name}=={version} ({}) requires Python {spec}",
                     fixed.source.url()
                 )),
@@ -557,7 +557,7 @@ impl<'a> Provider<'a> {
             Err(e) => return Err(e),
         };
         if let Some(spec) = &metadata.requires_python
-            && !spec.contains(self.request.target.python())
+            && !self.request.target.allows_python(spec)
         {
             return Ok(Err(format!("{name}=={version} requires Python {spec}")));
         }
