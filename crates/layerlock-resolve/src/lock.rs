@@ -141,6 +141,7 @@ pub fn to_lock(
             owned: spec.owned,
             replaces: Vec::new(),
             unchecked: Vec::new(),
+            walked_back: Vec::new(),
             command: Some(spec.command),
             description: Some(target.describe()),
             environments: vec![environment(target)],

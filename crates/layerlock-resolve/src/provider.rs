@@ -80,6 +80,22 @@ pub(crate) struct State {
     /// Source distributions whose dependencies only a build could say,
     /// with why (for the hints).
     pub(crate) dynamic: BTreeMap<PackageName, Vec<String>>,
+    /// The same, by version: the versions passed over only because a
+    /// build would say their dependencies (what a walk-back skipped).
+    pub(crate) dynamic_versions: BTreeMap<PackageName, BTreeMap<Version, String>>,
+}
+
+impl State {
+    /// `name==version` cannot be used: only a build could say what it
+    /// needs, for `why`.
+    fn dynamic(&mut self, name: &PackageName, version: &Version, why: String) {
+        self.dynamic_versions
+            .entry(name.clone())
+            .or_default()
+            .entry(version.clone())
+            .or_insert_with(|| why.clone());
+        self.dynamic.entry(name.clone()).or_default().push(why);
+    }
 }
 
 pub(crate) struct Provider<'a> {
@@ -544,12 +560,7 @@ impl<'a> Provider<'a> {
             Ok(metadata) => metadata,
             // That version cannot be locked; another may.
             Err(SourceError::Dynamic { message }) => {
-                self.state
-                    .borrow_mut()
-                    .dynamic
-                    .entry(name.clone())
-                    .or_default()
-                    .push(message);
+                self.state.borrow_mut().dynamic(name, version, message);
                 return Ok(Err(format!(
                     "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
                 )));
@@ -699,14 +710,13 @@ impl Provider<'_> {
     /// the extra's requirements, which only running its setup.py says. The
     /// reason is kept with the dynamic ones, so the hint names what to do.
     fn computed_extra(&self, name: &PackageName, version: &Version, extra: &ExtraName) -> String {
-        self.state
-            .borrow_mut()
-            .dynamic
-            .entry(name.clone())
-            .or_default()
-            .push(format!(
+        self.state.borrow_mut().dynamic(
+            name,
+            version,
+            format!(
                 "{name}=={version}: its source distribution's setup.py computes what the extra `{extra}` needs, so only running it could say"
-            ));
+            ),
+        );
         format!(
             "{name}[{extra}]=={version} has no wheel for the target and its sdist computes that extra (layerlock never builds)"
         )
