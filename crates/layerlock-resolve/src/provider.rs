@@ -560,10 +560,19 @@ impl<'a> Provider<'a> {
             Ok(metadata) => metadata,
             // That version cannot be locked; another may.
             Err(SourceError::Dynamic { message }) => {
-                self.state.borrow_mut().dynamic(name, version, message);
-                return Ok(Err(format!(
-                    "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
-                )));
+                match self.sibling(name, version, candidate)? {
+                    Some(Ok(metadata)) => metadata,
+                    Some(Err(why)) => {
+                        self.state.borrow_mut().dynamic(name, version, why.clone());
+                        return Ok(Err(why));
+                    }
+                    None => {
+                        self.state.borrow_mut().dynamic(name, version, message);
+                        return Ok(Err(format!(
+                            "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
+                        )));
+                    }
+                }
             }
             Err(e) => return Err(e),
         };
@@ -757,6 +766,48 @@ impl Provider<'_> {
         let mut state = self.state.borrow_mut();
         state.early.remove(package);
         state.late.insert(package.clone())
+    }
+}
+
+impl Provider<'_> {
+    /// With no wheel for the target and a dynamic sdist, the dependencies
+    /// of `name==version` as its wheels for other platforms say them: the
+    /// same release, built by its authors. The first and the last wheel by
+    /// name are read and must agree on Requires-Dist and Requires-Python
+    /// (a release whose platforms need different things cannot be told
+    /// from another platform's). `None` when the version has no wheel.
+    fn sibling(
+        &self,
+        name: &PackageName,
+        version: &Version,
+        candidate: &Candidate,
+    ) -> Result<Option<Result<Arc<layerlock_dist::CoreMetadata>, String>>, SourceError> {
+        let mut wheels: Vec<&layerlock_dist::IndexFile> = candidate
+            .files
+            .iter()
+            .filter(|f| matches!(f.kind(name), layerlock_dist::DistKind::Wheel(_)))
+            .collect();
+        wheels.sort_by(|a, b| a.filename.cmp(&b.filename));
+        let (Some(first), Some(last)) = (wheels.first(), wheels.last()) else {
+            return Ok(None);
+        };
+        let one = self.source.metadata(name, first)?;
+        if first.filename != last.filename {
+            let other = self.source.metadata(name, last)?;
+            if one.requires_dist != other.requires_dist
+                || one.requires_python != other.requires_python
+            {
+                return Ok(Some(Err(format!(
+                    "{name}=={version}: no wheel for the target, its sdist's dependencies are dynamic, and its wheels for other platforms disagree on them ({} and {}), so none can stand for the target",
+                    first.filename, last.filename
+                ))));
+            }
+        }
+        self.state.borrow_mut().warnings.insert(format!(
+            "{name}=={version}: dependencies read from its wheel {}'s metadata (no wheel for this target; the sdist's are dynamic); the installer builds the sdist",
+            first.filename
+        ));
+        Ok(Some(Ok(one)))
     }
 }
 

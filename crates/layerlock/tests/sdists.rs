@@ -281,3 +281,41 @@ fn stats_are_written_when_the_compile_fails() {
         "{stats}"
     );
 }
+
+/// No wheel for the target and a dynamic sdist, but wheels for other
+/// platforms: their METADATA gives the dependencies, it is said, and the
+/// sdist is locked for the installer to build.
+#[test]
+fn a_dynamic_sdist_takes_its_dependencies_from_sibling_wheels() {
+    let (index, work) = (index(), Work::new());
+    work.write("in.txt", "s-sibling\n");
+    let mut cmd = work.layerlock(&["compile", "in.txt", "-o", "lock.txt"]);
+    cmd.args([
+        "--python-version",
+        "3.12",
+        "--platform",
+        "aarch64-apple-darwin",
+    ])
+    .args(["--index-url", &index.json(), "--hashes", "target"]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("lock.txt");
+    assert_eq!(pins(&lock), ["s-dep==1.0.0", "s-sibling==1.0.0"], "{lock}");
+    let stderr = stderr.replace("\n  ", " ");
+    assert!(
+        stderr.contains("s-sibling==1.0.0: dependencies read from its wheel"),
+        "{stderr}"
+    );
+    // The sdist is what the target installs: its one hash.
+    let entry = lock.split("s-sibling==1.0.0").nth(1).unwrap();
+    assert_eq!(
+        entry
+            .split("# via")
+            .next()
+            .unwrap()
+            .matches("--hash=")
+            .count(),
+        1,
+        "{lock}"
+    );
+}
