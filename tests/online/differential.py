@@ -327,6 +327,14 @@ CASES: dict[str, Case] = {
         platform="x86_64-manylinux_2_28",
         note="versions with wheels for other Pythons only: the sdist serves on 3.12",
     ),
+    "python-minor": Case(
+        cwd=_local("python-minor"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.9",
+        platform="x86_64-manylinux_2_28",
+        note="a bare 3.9 against requires-python !=3.9.0,!=3.9.1 (uv's lower-bound rule)",
+    ),
 }
 
 # Deliberate, understood differences: {case: {package: reason}}. A package

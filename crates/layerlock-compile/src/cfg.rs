@@ -74,6 +74,10 @@ pub struct LayerConfig {
     /// Packages that must come as wheels (`:all:` or names).
     #[serde(default)]
     pub only_binary: Vec<String>,
+    /// Packages that may fall back past newer releases whose dependencies
+    /// are dynamic (`:all:` or names).
+    #[serde(default)]
+    pub allow_walk_back: Vec<String>,
     /// One Python version, or several (`python-versions`): with
     /// `platform`, the matrix of targets the layer serves.
     #[serde(alias = "python-versions")]
@@ -361,6 +365,7 @@ pub const LAYER_KEYS: &[&str] = &[
     "all-extras",
     "groups",
     "only-binary",
+    "allow-walk-back",
     "python-version",
     "python-versions",
     "platform",
@@ -401,6 +406,7 @@ pub fn with_defaults(d: &LayerConfig, layers: &[LayerConfig]) -> Vec<LayerConfig
             all_extras: l.all_extras.or(d.all_extras),
             groups: or_default(&l.groups, &d.groups),
             only_binary: or_default(&l.only_binary, &d.only_binary),
+            allow_walk_back: or_default(&l.allow_walk_back, &d.allow_walk_back),
             python_version: l
                 .python_version
                 .clone()

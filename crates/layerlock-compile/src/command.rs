@@ -62,6 +62,7 @@ const WITH_VALUE: &[&str] = &[
     "--extra",
     "--group",
     "--only-binary",
+    "--allow-walk-back",
 ];
 
 /// The command line that regenerates the output, in one normal form: flags

@@ -139,7 +139,10 @@ fn compile_with(
     let mut seen = Vec::new();
     for ((view, r), keep) in views.iter().zip(&resolved).zip(&keeps) {
         together.notes.extend(young_kept(r, keep, views.len() > 1));
+        let (notes, walked) = crate::walk_back::judge(r, &view.allow_walk_back, views.len() > 1)?;
+        together.notes.extend(notes);
         let mut part = lock(view, &r.prepared, &r.resolution)?;
+        part.header.walked_back = walked;
         if options.check_files {
             let (notes, files) = files_of(view, r, &mut part, views.len() > 1)?;
             together.notes.extend(notes);

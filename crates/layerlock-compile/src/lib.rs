@@ -24,6 +24,7 @@ mod source;
 mod sources;
 mod stats;
 mod targets;
+mod walk_back;
 
 pub use cfg::{
     CooldownConfig, CooldownFlagText, ExemptConfig, HashesKey, LAYER_KEYS, LayerConfig, OneOrMany,
@@ -52,3 +53,4 @@ pub use source::{
 pub use sources::{FixedSourceError, SourceProblem};
 pub use stats::{layer_stats, stats_report};
 pub use targets::SHARING_ROUNDS;
+pub use walk_back::{FRESH_DAYS, MAX_SKIPPED};

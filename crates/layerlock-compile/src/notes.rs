@@ -34,6 +34,12 @@ pub enum Note {
     },
     /// The image's distributions the layer replaces on purpose.
     Replaces(Vec<String>),
+    /// Packages taken older than newer releases whose dependencies are
+    /// dynamic, one line each; `target` named when the layer has several.
+    WalkedBack {
+        target: Option<String>,
+        lines: Vec<String>,
+    },
 }
 
 impl Note {
@@ -46,6 +52,7 @@ impl Note {
             Self::Divergent(apart) => divergent(apart),
             Self::HeldTogether(held) => held_together(held),
             Self::Unchecked { target, items } => unchecked(target.as_deref(), items),
+            Self::WalkedBack { target, lines } => walked_back(target.as_deref(), lines),
             Self::Replaces(replaced) => vec![format!(
                 "the layer replaces the image's {} on purpose (recorded in the lock; install removes {} first)",
                 replaced.join(", "),
@@ -153,4 +160,13 @@ fn unchecked(target: Option<&str>, items: &[String]) -> Vec<String> {
     )];
     lines.extend(items.iter().map(|i| format!("  {i}")));
     lines
+}
+
+fn walked_back(target: Option<&str>, lines: &[String]) -> Vec<String> {
+    let whom = target.map(|t| format!(" for {t}")).unwrap_or_default();
+    let mut out = vec![format!(
+        "taken older than newer releases that only say their dependencies by building{whom}:"
+    )];
+    out.extend(lines.iter().map(|l| format!("  {l}")));
+    out
 }

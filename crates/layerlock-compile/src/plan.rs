@@ -142,6 +142,9 @@ pub struct LayerPlan {
     pub project: layerlock_lock::ProjectParts,
     /// Packages that must come as wheels.
     pub only_binary: layerlock_resolve::OnlyBinary,
+    /// Packages that may be taken older than newer releases whose
+    /// dependencies only a build could say, with a note (`:all:` for any).
+    pub allow_walk_back: layerlock_resolve::OnlyBinary,
     /// The first target's (the only one's, in a one-target layer) bases;
     /// `targets` has every target's.
     pub bases: Vec<UserPath>,

@@ -1,9 +1,10 @@
 //! The target a layer is compiled for: a Python version and a platform, with
 //! the PEP 425 tags and PEP 508 marker values that follow from them.
 
+use std::ops::Bound;
 use std::str::FromStr;
 
-use uv_pep440::Version;
+use uv_pep440::{LowerBound, Version, VersionSpecifiers, release_specifiers_to_ranges};
 use uv_pep508::{MarkerEnvironment, MarkerEnvironmentBuilder};
 use uv_platform_tags::{Arch, Os, Platform, Tags, TagsOptions};
 
@@ -38,6 +39,8 @@ pub enum TargetError {
 #[derive(Debug, Clone)]
 pub struct Target {
     python: Version,
+    /// Whether the patch was given (`3.12.4`), or only `3.12`.
+    python_patch: bool,
     python_minor: (u8, u8),
     platform_name: String,
     tags: Tags,
@@ -101,6 +104,7 @@ impl Target {
         .map_err(|e| TargetError::Tags(e.to_string()))?;
         Ok(Self {
             python: Version::from_str(&full).map_err(|_| bad())?,
+            python_patch: patch.is_some(),
             python_minor: (major, minor),
             platform_name: canonical,
             tags,
@@ -112,6 +116,37 @@ impl Target {
     /// for requires-python checks.
     pub fn python(&self) -> &Version {
         &self.python
+    }
+
+    /// Whether the patch was given: then requires-python is judged against
+    /// the exact version.
+    pub fn python_exact(&self) -> bool {
+        self.python_patch
+    }
+
+    /// Whether a requires-python admits the target's Python.
+    ///
+    /// Given `3.9.4`, the version is exact: the specifier must contain it.
+    /// Given a bare `3.9`, the target is a minor series, not `3.9.0`, and
+    /// the judgment is uv's (`RequiresPython::is_contained_by` in
+    /// uv-distribution-types, with `--python-version 3.9` as `>=3.9`): the
+    /// specifier's lowest admitted version must be at most `3.9`; a hole
+    /// (`!=3.9.0`) or an upper bound (`<3.9.5`) does not refuse, because
+    /// requires-python is how packages drop old Pythons, and a lock for
+    /// "3.9" that refused `!=3.9.0,!=3.9.1` would refuse what every later
+    /// 3.9 runs (`cryptography` 45).
+    pub fn allows_python(&self, requires_python: &VersionSpecifiers) -> bool {
+        if self.python_patch {
+            return requires_python.contains(&self.python);
+        }
+        let series = Version::new([
+            u64::from(self.python_minor.0),
+            u64::from(self.python_minor.1),
+        ]);
+        let lowest = release_specifiers_to_ranges(requires_python.clone())
+            .bounding_range()
+            .map_or(Bound::Unbounded, |(lower, _)| lower.cloned());
+        LowerBound::new(lowest).contains(&series)
     }
 
     /// `3.12`.
@@ -287,6 +322,47 @@ mod tests {
         WheelFilename::from_str(file)
             .unwrap()
             .is_compatible(target.tags())
+    }
+
+    fn allows(python: &str, spec: &str) -> bool {
+        let target = Target::new(python, "linux").unwrap();
+        target.allows_python(&VersionSpecifiers::from_str(spec).unwrap())
+    }
+
+    /// A bare 3.9 is judged by the specifier's lowest admitted version, as
+    /// uv does; these are the vectors the online differential suite checks
+    /// against uv.
+    #[test]
+    fn a_bare_minor_is_judged_by_the_lowest_version_as_uv_does() {
+        for (spec, allowed) in [
+            ("!=3.9.0", true),
+            (">=3.7,!=3.9.0,!=3.9.1", true),
+            (">=3.9.1", false),
+            ("<3.9.5", true),
+            (">=3.9", true),
+            ("==3.9.*", true),
+            (">3.9", false),
+            (">=3.10", false),
+            ("<3.9", true),
+        ] {
+            assert_eq!(allows("3.9", spec), allowed, "3.9 against {spec}");
+        }
+    }
+
+    #[test]
+    fn a_given_patch_is_exact() {
+        for (spec, allowed) in [
+            ("!=3.9.0", false),
+            (">=3.9.1", false),
+            ("<3.9.5", true),
+            (">=3.9", true),
+            ("==3.9.*", true),
+            (">3.9", false),
+        ] {
+            assert_eq!(allows("3.9.0", spec), allowed, "3.9.0 against {spec}");
+        }
+        assert!(allows("3.9.4", ">=3.9.1"));
+        assert!(!allows("3.9.6", "<3.9.5"));
     }
 
     #[test]

@@ -86,6 +86,10 @@ pub struct Header {
     /// base pins with no wheel on the indexes asked, entries from sdists,
     /// git or directories.
     pub unchecked: Vec<String>,
+    /// Packages taken older than newer releases whose dependencies only
+    /// a build could say, allowed on purpose (`--allow-walk-back`):
+    /// `name==old (why)`, so a reader of the lock sees the fall-back.
+    pub walked_back: Vec<String>,
     /// The command that regenerates it.
     pub command: Option<String>,
     /// "Python 3.12 on x86_64-manylinux_2_28", for the first comment line.

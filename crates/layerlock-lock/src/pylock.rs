@@ -101,6 +101,7 @@ fn header(path: &Path, doc: &toml::Table) -> Result<Header, LockError> {
         owned: strings(tool.and_then(|t| t.get("owned"))),
         replaces: strings(tool.and_then(|t| t.get("replaces"))),
         unchecked: strings(tool.and_then(|t| t.get("unchecked"))),
+        walked_back: strings(tool.and_then(|t| t.get("walked-back"))),
         command: tool
             .and_then(|t| t.get("command"))
             .and_then(Value::as_str)
@@ -743,6 +744,9 @@ fn write_tool(out: &mut String, lock: &Lock) {
     if !h.unchecked.is_empty() {
         let _ = writeln!(out, "unchecked = {}", list(&h.unchecked));
     }
+    if !h.walked_back.is_empty() {
+        let _ = writeln!(out, "walked-back = {}", list(&h.walked_back));
+    }
     if let Some(command) = &h.command {
         let _ = writeln!(out, "command = {}", toml_string(command));
     }
@@ -805,6 +809,7 @@ mod tests {
                 owned: vec![],
                 replaces: vec![],
                 unchecked: vec![],
+                walked_back: vec![],
                 command: Some("layerlock compile in.txt -o \"pylock.kv.toml\"".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
                 requires_python: None,

@@ -226,6 +226,8 @@ fn header(text: &str) -> Header {
             header.replaces.push(rest.trim().to_string());
         } else if let Some(rest) = comment.strip_prefix("layerlock-unchecked:") {
             header.unchecked.push(rest.trim().to_string());
+        } else if let Some(rest) = comment.strip_prefix("layerlock-walked-back:") {
+            header.walked_back.push(rest.trim().to_string());
         }
     }
     header
@@ -303,6 +305,9 @@ pub(crate) fn render(lock: &Lock, output: &str) -> String {
     }
     for unchecked in &h.unchecked {
         comment(&format!("layerlock-unchecked: {unchecked}"));
+    }
+    for walked in &h.walked_back {
+        comment(&format!("layerlock-walked-back: {walked}"));
     }
     let mut packages: Vec<&LockedPackage> = lock.packages.iter().collect();
     packages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -397,6 +402,7 @@ mod tests {
                 owned: vec!["torch".into()],
                 replaces: vec![],
                 unchecked: vec![],
+                walked_back: vec![],
                 command: Some("layerlock compile in.txt -b base.txt -o kv.lock.txt".into()),
                 description: Some("Python 3.12 on x86_64-manylinux_2_28".into()),
                 environments: Vec::new(),
@@ -479,10 +485,14 @@ mod tests {
 
     #[test]
     fn replaced_and_unchecked_packages_read_back() {
-        let text = "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\n# layerlock-replaces: cupy-cuda12x==13.6.0\n# layerlock-unchecked: torch==2.11.0+cu130 (no wheel)\nsix==1.16.0 \\\n    --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926\n";
+        let text = "# layerlock-target: python=3.12 platform=x86_64-manylinux_2_28\n# layerlock-replaces: cupy-cuda12x==13.6.0\n# layerlock-unchecked: torch==2.11.0+cu130 (no wheel)\n# layerlock-walked-back: dkimpy==0.7.1 (25 newer releases are sdists with dynamic metadata, newest 1.1.8)\nsix==1.16.0 \\\n    --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926\n";
         let lock = Lock::parse(Path::new("l.txt"), text).unwrap();
         assert_eq!(lock.header.replaces, ["cupy-cuda12x==13.6.0"]);
         assert_eq!(lock.header.unchecked, ["torch==2.11.0+cu130 (no wheel)"]);
+        assert_eq!(
+            lock.header.walked_back,
+            ["dkimpy==0.7.1 (25 newer releases are sdists with dynamic metadata, newest 1.1.8)"]
+        );
         let again = render(&lock, "l.txt");
         assert!(
             again.contains("# layerlock-replaces: cupy-cuda12x==13.6.0\n"),

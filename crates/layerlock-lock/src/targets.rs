@@ -264,6 +264,7 @@ fn header(parts: &[Lock], targets: Vec<LockTarget>) -> Header {
         owned: per_target(|h| &h.owned),
         replaces: per_target(|h| &h.replaces),
         unchecked: per_target(|h| &h.unchecked),
+        walked_back: per_target(|h| &h.walked_back),
         targets,
         requires_python: None,
         command: first.command,

@@ -250,6 +250,7 @@ pub struct CandidatesMemo {
 #[derive(Debug)]
 struct Memo {
     python: Version,
+    python_exact: bool,
     platform: String,
     filters: Filters,
     candidates: Arc<Candidates>,
@@ -258,6 +259,7 @@ struct Memo {
 impl Memo {
     fn fits(&self, target: &Target, filters: &Filters) -> bool {
         self.python == *target.python()
+            && self.python_exact == target.python_exact()
             && self.platform == target.platform_name()
             && self.filters == *filters
     }
@@ -293,6 +295,7 @@ impl CandidatesMemo {
         }
         memos.entry(name.clone()).or_default().push(Memo {
             python: target.python().clone(),
+            python_exact: target.python_exact(),
             platform: target.platform_name().to_string(),
             filters,
             candidates: made.clone(),
@@ -356,7 +359,7 @@ fn judge(
         };
         any_compatible = true;
         if let Some(spec) = &file.requires_python
-            && !spec.contains(target.python())
+            && !target.allows_python(spec)
         {
             requires_python = Some(spec.to_string());
             continue;
@@ -456,7 +459,7 @@ fn source_distribution(
         .filter(|(_, wheel)| wheel.is_none())
         .map(|(f, _)| f)
         .find(|f| match &f.requires_python {
-            Some(spec) if !spec.contains(target.python()) => {
+            Some(spec) if !target.allows_python(spec) => {
                 python = Some(spec.to_string());
                 false
             }

@@ -18,6 +18,7 @@ mod provider;
 mod request;
 mod solve;
 mod targets;
+mod walk_back;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,6 +46,8 @@ pub use policy::{
 pub use request::{
     BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
 };
+
+pub use walk_back::{Skipped, WalkedBack, released};
 
 pub use targets::{
     Divergence, HeldTogether, TargetPins, divergences, held_together, shared_preferences,
@@ -254,6 +257,17 @@ pub fn resolve_sharing(
             .and_then(|c| c.get(version))
             .map(|c| c.files.clone())
             .unwrap_or_default();
+        if let Some(dynamic) = state.dynamic_versions.get(name)
+            && let Some(walked) = walk_back::walked_back(
+                name,
+                version,
+                &files,
+                dynamic,
+                state.candidates.get(name).map(|c| &**c),
+            )
+        {
+            resolution.walked_back.insert(name.clone(), walked);
+        }
         resolution.packages.insert(
             name.clone(),
             Resolved {

@@ -69,7 +69,7 @@ pub fn to_lock(
                     && file
                         .requires_python
                         .as_ref()
-                        .is_none_or(|r| r.contains(target.python()))
+                        .is_none_or(|r| target.allows_python(r))
             }
             _ => false,
         };
@@ -141,6 +141,7 @@ pub fn to_lock(
             owned: spec.owned,
             replaces: Vec::new(),
             unchecked: Vec::new(),
+            walked_back: Vec::new(),
             command: Some(spec.command),
             description: Some(target.describe()),
             environments: vec![environment(target)],

@@ -198,7 +198,7 @@ impl Lookahead {
         if metadata
             .requires_python
             .as_ref()
-            .is_some_and(|spec| !spec.contains(target.python()))
+            .is_some_and(|spec| !target.allows_python(spec))
         {
             return true;
         }

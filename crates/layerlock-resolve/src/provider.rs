@@ -80,6 +80,22 @@ pub(crate) struct State {
     /// Source distributions whose dependencies only a build could say,
     /// with why (for the hints).
     pub(crate) dynamic: BTreeMap<PackageName, Vec<String>>,
+    /// The same, by version: the versions passed over only because a
+    /// build would say their dependencies (what a walk-back skipped).
+    pub(crate) dynamic_versions: BTreeMap<PackageName, BTreeMap<Version, String>>,
+}
+
+impl State {
+    /// `name==version` cannot be used: only a build could say what it
+    /// needs, for `why`.
+    fn dynamic(&mut self, name: &PackageName, version: &Version, why: String) {
+        self.dynamic_versions
+            .entry(name.clone())
+            .or_default()
+            .entry(version.clone())
+            .or_insert_with(|| why.clone());
+        self.dynamic.entry(name.clone()).or_default().push(why);
+    }
 }
 
 pub(crate) struct Provider<'a> {
@@ -513,7 +529,7 @@ impl<'a> Provider<'a> {
         if let Some(fixed) = self.request.fixed.get(name) {
             let metadata = &fixed.metadata;
             return Ok(match &metadata.requires_python {
-                Some(spec) if !spec.contains(self.request.target.python()) => Err(format!(
+                Some(spec) if !self.request.target.allows_python(spec) => Err(format!(
                     "{name}=={version} ({}) requires Python {spec}",
                     fixed.source.url()
                 )),
@@ -544,20 +560,24 @@ impl<'a> Provider<'a> {
             Ok(metadata) => metadata,
             // That version cannot be locked; another may.
             Err(SourceError::Dynamic { message }) => {
-                self.state
-                    .borrow_mut()
-                    .dynamic
-                    .entry(name.clone())
-                    .or_default()
-                    .push(message);
-                return Ok(Err(format!(
-                    "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
-                )));
+                match self.sibling(name, version, candidate)? {
+                    Some(Ok(metadata)) => metadata,
+                    Some(Err(why)) => {
+                        self.state.borrow_mut().dynamic(name, version, why.clone());
+                        return Ok(Err(why));
+                    }
+                    None => {
+                        self.state.borrow_mut().dynamic(name, version, message);
+                        return Ok(Err(format!(
+                            "{name}=={version} has no wheel for the target and its sdist's dependencies are dynamic (layerlock never builds)"
+                        )));
+                    }
+                }
             }
             Err(e) => return Err(e),
         };
         if let Some(spec) = &metadata.requires_python
-            && !spec.contains(self.request.target.python())
+            && !self.request.target.allows_python(spec)
         {
             return Ok(Err(format!("{name}=={version} requires Python {spec}")));
         }
@@ -699,14 +719,13 @@ impl Provider<'_> {
     /// the extra's requirements, which only running its setup.py says. The
     /// reason is kept with the dynamic ones, so the hint names what to do.
     fn computed_extra(&self, name: &PackageName, version: &Version, extra: &ExtraName) -> String {
-        self.state
-            .borrow_mut()
-            .dynamic
-            .entry(name.clone())
-            .or_default()
-            .push(format!(
+        self.state.borrow_mut().dynamic(
+            name,
+            version,
+            format!(
                 "{name}=={version}: its source distribution's setup.py computes what the extra `{extra}` needs, so only running it could say"
-            ));
+            ),
+        );
         format!(
             "{name}[{extra}]=={version} has no wheel for the target and its sdist computes that extra (layerlock never builds)"
         )
@@ -747,6 +766,48 @@ impl Provider<'_> {
         let mut state = self.state.borrow_mut();
         state.early.remove(package);
         state.late.insert(package.clone())
+    }
+}
+
+impl Provider<'_> {
+    /// With no wheel for the target and a dynamic sdist, the dependencies
+    /// of `name==version` as its wheels for other platforms say them: the
+    /// same release, built by its authors. The first and the last wheel by
+    /// name are read and must agree on Requires-Dist and Requires-Python
+    /// (a release whose platforms need different things cannot be told
+    /// from another platform's). `None` when the version has no wheel.
+    fn sibling(
+        &self,
+        name: &PackageName,
+        version: &Version,
+        candidate: &Candidate,
+    ) -> Result<Option<Result<Arc<layerlock_dist::CoreMetadata>, String>>, SourceError> {
+        let mut wheels: Vec<&layerlock_dist::IndexFile> = candidate
+            .files
+            .iter()
+            .filter(|f| matches!(f.kind(name), layerlock_dist::DistKind::Wheel(_)))
+            .collect();
+        wheels.sort_by(|a, b| a.filename.cmp(&b.filename));
+        let (Some(first), Some(last)) = (wheels.first(), wheels.last()) else {
+            return Ok(None);
+        };
+        let one = self.source.metadata(name, first)?;
+        if first.filename != last.filename {
+            let other = self.source.metadata(name, last)?;
+            if one.requires_dist != other.requires_dist
+                || one.requires_python != other.requires_python
+            {
+                return Ok(Some(Err(format!(
+                    "{name}=={version}: no wheel for the target, its sdist's dependencies are dynamic, and its wheels for other platforms disagree on them ({} and {}), so none can stand for the target",
+                    first.filename, last.filename
+                ))));
+            }
+        }
+        self.state.borrow_mut().warnings.insert(format!(
+            "{name}=={version}: dependencies read from its wheel {}'s metadata (no wheel for this target; the sdist's are dynamic); the installer builds the sdist",
+            first.filename
+        ));
+        Ok(Some(Ok(one)))
     }
 }
 

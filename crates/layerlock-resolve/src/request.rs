@@ -209,4 +209,7 @@ pub struct Resolution {
     /// Preferred versions (kept pins) that were passed over, with why the
     /// last one was: a package the layer still has at another version.
     pub replaced: BTreeMap<PackageName, String>,
+    /// Packages taken older than newer releases whose dependencies only a
+    /// build could say (see [`crate::WalkedBack`]).
+    pub walked_back: BTreeMap<PackageName, crate::WalkedBack>,
 }

@@ -448,6 +448,17 @@ pub struct LayerArgs {
         value_delimiter = ','
     )]
     pub only_binary: Vec<String>,
+    /// Packages that may be locked older than newer releases whose
+    /// dependencies only a build could say (sdists with dynamic metadata):
+    /// `:all:` or names, comma-separated or repeated. Without it, falling
+    /// back past more than one such release, or past one older than 14
+    /// days, is refused.
+    #[arg(
+        long = "allow-walk-back",
+        value_name = ":all:|PKG[,PKG]",
+        value_delimiter = ','
+    )]
+    pub allow_walk_back: Vec<String>,
     /// When to choose pre-releases (default: only when no stable version fits).
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,
@@ -665,6 +676,10 @@ mod tests {
             "linux",
             "--only-binary",
             "x,y",
+            "--allow-walk-back",
+            "a,b",
+            "--allow-walk-back",
+            "c",
             "--owned",
             "nccl==2.1,cuda-python",
         ]) else {
@@ -673,6 +688,7 @@ mod tests {
         assert_eq!(compile.layer.replace, ["cupy-cuda12x", "nixl-cu12"]);
         assert_eq!(compile.layer.python_version, ["3.11", "3.12"]);
         assert_eq!(compile.layer.only_binary, ["x", "y"]);
+        assert_eq!(compile.layer.allow_walk_back, ["a", "b", "c"]);
         assert_eq!(compile.layer.owned, ["nccl==2.1", "cuda-python"]);
     }
 }

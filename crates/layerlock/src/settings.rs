@@ -384,11 +384,23 @@ fn merge(
     let layer = LayerPlan {
         name: own.name,
         inputs: own.inputs,
-        only_binary: only_binary(if args.only_binary.is_empty() {
-            keys.map(|k| k.only_binary.as_slice()).unwrap_or_default()
-        } else {
-            &args.only_binary
-        })?,
+        only_binary: package_set(
+            "--only-binary",
+            if args.only_binary.is_empty() {
+                keys.map(|k| k.only_binary.as_slice()).unwrap_or_default()
+            } else {
+                &args.only_binary
+            },
+        )?,
+        allow_walk_back: package_set(
+            "--allow-walk-back",
+            if args.allow_walk_back.is_empty() {
+                keys.map(|k| k.allow_walk_back.as_slice())
+                    .unwrap_or_default()
+            } else {
+                &args.allow_walk_back
+            },
+        )?,
         constraints: paths(&args.constraints, keys.map(|k| &k.constraints)),
         overrides: paths(&args.overrides, keys.map(|k| &k.overrides)),
         project,
@@ -870,9 +882,10 @@ fn with_recorded_flags(
     Ok(now)
 }
 
-/// `--only-binary` values as pip and uv take them: comma-separated names,
-/// `:all:` for every package, `:none:` clearing what came before.
-fn only_binary(values: &[String]) -> Result<layerlock_resolve::OnlyBinary> {
+/// `--only-binary` (or `--allow-walk-back`, `flag`) values as pip and uv
+/// take them: comma-separated names, `:all:` for every package, `:none:`
+/// clearing what came before.
+fn package_set(flag: &str, values: &[String]) -> Result<layerlock_resolve::OnlyBinary> {
     let mut out = layerlock_resolve::OnlyBinary::default();
     for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
         match item {
@@ -880,7 +893,7 @@ fn only_binary(values: &[String]) -> Result<layerlock_resolve::OnlyBinary> {
             ":all:" => out.all = true,
             ":none:" => out = layerlock_resolve::OnlyBinary::default(),
             name => out.packages.push(name.parse().map_err(|_| {
-                anyhow::anyhow!("--only-binary {name}: not a package name (or :all:, :none:)")
+                anyhow::anyhow!("{flag} {name}: not a package name (or :all:, :none:)")
             })?),
         }
     }

@@ -93,10 +93,112 @@ fn dynamic_dependencies_are_refused_with_why_and_what_to_do() {
             "{stderr}"
         );
     }
-    // A newer dynamic sdist is passed over for an older wheel.
-    let (code, _, stderr) = compile(&work, &index, "s-fallback\n", &[]);
+}
+
+/// One fresh release skipped for an older wheel (the sdist is out, its
+/// wheels are not yet): taken, and said.
+#[test]
+fn one_fresh_dynamic_release_is_passed_over_with_a_note() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-fallback\n",
+        &["--exclude-newer", "2024-01-20T00:00:00Z"],
+    );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(pins(&work.read("lock.txt")), ["s-fallback==1.0.0"]);
+    let stderr = stderr.replace("\n  ", " ");
+    assert!(
+        stderr.contains("s-fallback==1.0.0 (uploaded 2024-01-01) taken: 1 newer release is an sdist with dynamic metadata, newest 2.0.0"),
+        "{stderr}"
+    );
+    // Not allowed on purpose: no record in the lock.
+    assert!(!work.read("lock.txt").contains("layerlock-walked-back"));
+}
+
+/// The same release, skipped when it is more than 14 days old, is refused:
+/// its wheels are not coming.
+#[test]
+fn one_old_dynamic_release_is_refused() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-fallback\n",
+        &["--exclude-newer", "2024-01-25T00:00:00Z"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "s-fallback: 1 newer release skipped, the newest 2.0.0 (uploaded 2024-01-10)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Many releases skipped: refused with the newest, why it cannot be read,
+/// the fall-back and its date, and the ways out; `--allow-walk-back` takes
+/// it, says so and records it in the lock.
+#[test]
+fn a_walk_back_past_many_dynamic_releases_is_refused_unless_allowed() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-walkback\n", &[]);
+    assert_eq!(code, 2, "{stderr}");
+    let stderr = stderr.replace("\n  ", " ");
+    for said in [
+        "s-walkback: 3 newer releases skipped, the newest 1.3.0",
+        "declares `requires-dist` Dynamic",
+        "it would fall back to 1.0.0 (uploaded 2023-01-01)",
+        "`s-walkback==1.0.0`",
+        "--find-links",
+        "--only-binary s-walkback",
+        "--allow-walk-back s-walkback",
+    ] {
+        assert!(stderr.contains(said), "{said}: {stderr}");
+    }
+    assert!(!work.path().join("lock.txt").exists());
+
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-walkback\n",
+        &["--allow-walk-back", "s-other,s-walkback"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("lock.txt");
+    assert_eq!(pins(&lock), ["s-walkback==1.0.0"]);
+    assert!(
+        lock.contains("# layerlock-walked-back: s-walkback==1.0.0 (3 newer releases are sdists with dynamic metadata, newest 1.3.0)\n"),
+        "{lock}"
+    );
+    assert!(stderr.contains("(--allow-walk-back)"), "{stderr}");
+
+    // `--only-binary` takes the wheel on purpose: nothing to refuse.
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "s-walkback\n",
+        &["--only-binary", "s-walkback"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// The opt-in from a layer's config.
+#[test]
+fn the_walk_back_opt_in_is_a_layer_key() {
+    let (index, work) = (index(), Work::new());
+    work.write("in.txt", "s-walkback\n");
+    work.write(
+        "layerlock.toml",
+        "[[layer]]\nname = \"app\"\ninputs = [\"in.txt\"]\noutput = \"lock.txt\"\nallow-walk-back = [\":all:\"]\n",
+    );
+    let (code, _, stderr) = run(work.compile(&index.json(), &[]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        work.read("lock.txt")
+            .contains("# layerlock-walked-back: s-walkback==1.0.0")
+    );
 }
 
 #[test]
@@ -177,5 +279,43 @@ fn stats_are_written_when_the_compile_fails() {
     assert!(
         stats["requests"]["sdist"]["count"].as_u64().unwrap() >= 1,
         "{stats}"
+    );
+}
+
+/// No wheel for the target and a dynamic sdist, but wheels for other
+/// platforms: their METADATA gives the dependencies, it is said, and the
+/// sdist is locked for the installer to build.
+#[test]
+fn a_dynamic_sdist_takes_its_dependencies_from_sibling_wheels() {
+    let (index, work) = (index(), Work::new());
+    work.write("in.txt", "s-sibling\n");
+    let mut cmd = work.layerlock(&["compile", "in.txt", "-o", "lock.txt"]);
+    cmd.args([
+        "--python-version",
+        "3.12",
+        "--platform",
+        "aarch64-apple-darwin",
+    ])
+    .args(["--index-url", &index.json(), "--hashes", "target"]);
+    let (code, _, stderr) = run(cmd);
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("lock.txt");
+    assert_eq!(pins(&lock), ["s-dep==1.0.0", "s-sibling==1.0.0"], "{lock}");
+    let stderr = stderr.replace("\n  ", " ");
+    assert!(
+        stderr.contains("s-sibling==1.0.0: dependencies read from its wheel"),
+        "{stderr}"
+    );
+    // The sdist is what the target installs: its one hash.
+    let entry = lock.split("s-sibling==1.0.0").nth(1).unwrap();
+    assert_eq!(
+        entry
+            .split("# via")
+            .next()
+            .unwrap()
+            .matches("--hash=")
+            .count(),
+        1,
+        "{lock}"
     );
 }

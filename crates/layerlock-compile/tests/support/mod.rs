@@ -63,6 +63,7 @@ impl Work {
             overrides: Vec::new(),
             project: Default::default(),
             only_binary: Default::default(),
+            allow_walk_back: Default::default(),
             bases: target.bases.clone(),
             base_env: None,
             output: None,

@@ -1,0 +1,80 @@
+//! Chosen versions older than releases the resolver skipped only because
+//! their dependencies are dynamic (an sdist only a build could read), as
+//! data: `layerlock-compile` decides whether such a walk-back is told or
+//! refused.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+
+use layerlock_dist::IndexFile;
+
+use crate::candidates::Candidates;
+
+/// One package the resolution took at an older version than releases it
+/// could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkedBack {
+    pub name: PackageName,
+    pub chosen: Version,
+    /// When the chosen version was first uploaded, if the index says.
+    pub chosen_uploaded: Option<Timestamp>,
+    /// The releases skipped, newest first: each newer than `chosen`, in
+    /// the range asked for and usable on the target but for its dynamic
+    /// dependencies.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A release passed over because only a build could say what it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub version: Version,
+    pub uploaded: Option<Timestamp>,
+    /// Why its dependencies cannot be read (the sdist reader's words).
+    pub why: String,
+}
+
+impl WalkedBack {
+    /// The newest release skipped.
+    pub fn newest(&self) -> Option<&Skipped> {
+        self.skipped.first()
+    }
+}
+
+/// When a version was released: its earliest file's upload time.
+pub fn released(files: &[IndexFile]) -> Option<Timestamp> {
+    files.iter().filter_map(|f| f.upload_time).min()
+}
+
+/// `name` at `chosen`, against the versions tried and found dynamic
+/// (`dynamic`): `None` unless some newer one was skipped.
+pub(crate) fn walked_back(
+    name: &PackageName,
+    chosen: &Version,
+    chosen_files: &[IndexFile],
+    dynamic: &BTreeMap<Version, String>,
+    candidates: Option<&Candidates>,
+) -> Option<WalkedBack> {
+    let skipped: Vec<Skipped> = dynamic
+        .range((
+            std::ops::Bound::Excluded(chosen),
+            std::ops::Bound::Unbounded,
+        ))
+        .rev()
+        .map(|(version, why)| Skipped {
+            version: version.clone(),
+            uploaded: candidates
+                .and_then(|c| c.get(version))
+                .and_then(|c| released(&c.files)),
+            why: why.clone(),
+        })
+        .collect();
+    (!skipped.is_empty()).then(|| WalkedBack {
+        name: name.clone(),
+        chosen: chosen.clone(),
+        chosen_uploaded: released(chosen_files),
+        skipped,
+    })
+}
