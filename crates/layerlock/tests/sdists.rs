@@ -179,3 +179,63 @@ fn stats_are_written_when_the_compile_fails() {
         "{stats}"
     );
 }
+
+/// The cache's metadata folder (inside the folder of its layout's number).
+fn metadata_dir(work: &Work) -> std::path::PathBuf {
+    let layout = std::fs::read_dir(&work.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("metadata").is_dir())
+        .unwrap();
+    layout.join("metadata")
+}
+
+/// Write a metadata cache entry `key` as the cache seals it.
+fn put_cached(work: &Work, key: &str, body: &[u8]) {
+    let mut entry = format!("crc32 {:08x}\n", crc32fast::hash(body)).into_bytes();
+    entry.extend_from_slice(body);
+    std::fs::write(metadata_dir(work).join(format!("{key}.METADATA")), entry).unwrap();
+}
+
+#[test]
+fn a_dynamic_verdict_of_an_older_reader_is_not_trusted() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // The answer is kept under the reader's number and the sdist's sha256.
+    let entries: Vec<String> = std::fs::read_dir(metadata_dir(&work))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sdist-"))
+        .collect();
+    let [entry] = entries.as_slice() else {
+        panic!("one sdist answer: {entries:?}")
+    };
+    let (number, key) = entry
+        .strip_prefix("sdist-")
+        .and_then(|rest| rest.split_once('-'))
+        .unwrap();
+    let number: u32 = number.parse().unwrap();
+    let key = key.strip_suffix(".METADATA").unwrap();
+    assert!(key.starts_with("sha256-"), "{entry}");
+    std::fs::remove_file(metadata_dir(&work).join(entry)).unwrap();
+    let dynamic = b"\0layerlock-dynamic\nan older reader could not tell";
+    put_cached(&work, &format!("sdist-{}-{key}", number - 1), dynamic);
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("lock.txt")),
+        ["s-dep==1.0.0", "s-static==1.0.0"]
+    );
+    // The same verdict under the reader's own number is the answer: the
+    // entry above was one the cache reads.
+    put_cached(&work, &format!("sdist-{number}-{key}"), dynamic);
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &["-q"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr
+            .replace("\n  ", " ")
+            .contains("an older reader could not tell"),
+        "{stderr}"
+    );
+}
