@@ -263,6 +263,8 @@ struct Inner {
     next_hook: std::sync::atomic::AtomicU64,
     progress: Hook<Arc<dyn Progress>>,
     stats: Recorder,
+    /// What this client's resolver counted, by host.
+    hosts: Arc<Mutex<std::collections::BTreeMap<String, crate::stats::HostCounts>>>,
 }
 
 pub struct IndexClient {
@@ -335,6 +337,7 @@ impl IndexClient {
                 next_hook: std::sync::atomic::AtomicU64::new(0),
                 progress: Hook::default(),
                 stats: Recorder::new(),
+                hosts: Arc::default(),
             }),
             runtime: Some(runtime),
         })
@@ -365,7 +368,11 @@ impl IndexClient {
 
     /// What the client fetched so far, and when.
     pub fn stats(&self) -> FetchStats {
-        self.inner.stats.snapshot()
+        let mut stats = self.inner.stats.snapshot();
+        if let Ok(hosts) = self.inner.hosts.lock() {
+            stats.hosts = hosts.clone();
+        }
+        stats
     }
 
     /// Whether the client reads the cache alone.
@@ -785,7 +792,13 @@ impl Inner {
         let timeout = self.timeout;
         self.http
             .get_or_init(|| {
+                // One lookup per host for the run, shared by every client;
+                // connections are pooled and kept alive (reqwest's
+                // default), HTTP/2 where the server offers it by ALPN.
+                let resolver =
+                    crate::dns::Resolver::new(crate::dns::Hosts::shared(), self.hosts.clone());
                 reqwest::Client::builder()
+                    .dns_resolver(Arc::new(resolver))
                     .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
                     .connect_timeout(timeout.min(Duration::from_secs(10)))
                     .read_timeout(timeout)
