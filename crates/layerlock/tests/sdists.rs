@@ -239,3 +239,46 @@ fn a_dynamic_verdict_of_an_older_reader_is_not_trusted() {
         "{stderr}"
     );
 }
+
+/// `NAME-1.0.tar.gz` in `dir`, as setuptools orders it: PKG-INFO (its
+/// text `pkg_info`), then `mib` MiB of random bytes, then a setup.py.
+fn large_sdist(dir: &std::path::Path, name: &str, pkg_info: &str, mib: u32) {
+    let script = r#"
+import io, os, sys, tarfile
+folder, name, pkg_info, mib = sys.argv[1:]
+top = f"{name}-1.0"
+def add(tar, member, data):
+    info = tarfile.TarInfo(f"{top}/{member}")
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+with tarfile.open(os.path.join(folder, f"{top}.tar.gz"), "w:gz", compresslevel=1) as tar:
+    add(tar, "PKG-INFO", pkg_info.encode())
+    add(tar, f"{name}/data.bin", os.urandom(int(mib) << 20))
+    add(tar, "setup.py", b"from setuptools import setup\nsetup()\n")
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap(), name, pkg_info])
+        .arg(mib.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_static_pkg_info_ahead_of_a_large_tree_is_all_that_is_downloaded() {
+    let files = tempfile::tempdir().unwrap();
+    let pkg_info = "Metadata-Version: 2.2\nName: bigstatic\nVersion: 1.0\nRequires-Dist: s-dep\n";
+    large_sdist(files.path(), "bigstatic", pkg_info, 16);
+    let extra = ["--extra-dir", files.path().to_str().unwrap()];
+    let (index, work) = (Index::start(&["sdists.toml"], &extra), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "bigstatic\n", &["--stats", "stats.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("lock.txt")),
+        ["bigstatic==1.0", "s-dep==1.0.0"]
+    );
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
+    // A few pieces of the body at most, not its 16 MiB.
+    assert!(received < 2 << 20, "{stats}");
+}
