@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use layerlock_index::{Fetch, FetchStats, Traffic};
+use layerlock_index::{Fetch, FetchStats, HostCounts, Traffic};
 use layerlock_resolve::Resolution;
 use serde_json::{Value, json};
 
@@ -27,6 +27,18 @@ fn traffic_json(traffic: &BTreeMap<Fetch, Traffic>) -> Value {
         );
     }
     Value::Object(out)
+}
+
+/// By host, the DNS lookups and new connections of a layer's client.
+fn hosts_json(hosts: &BTreeMap<String, HostCounts>) -> Value {
+    hosts
+        .iter()
+        .map(|(host, c)| {
+            let counts = json!({"dns_lookups": c.lookups, "connections": c.connections});
+            (host.clone(), counts)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// One layer's `--stats`: what it fetched, and when each level of its
@@ -68,6 +80,7 @@ pub fn layer_stats(
             .iter()
             .map(|(what, waited)| json!({"for": what, "ms": millis(*waited)}))
             .collect::<Vec<_>>(),
+        "hosts": hosts_json(&fetched.hosts),
         "levels": levels
             .into_iter()
             .map(|(level, (packages, page, metadata))| {
@@ -86,7 +99,15 @@ pub fn layer_stats(
 /// Every layer's stats, and the requests of all of them together.
 pub fn stats_report(layers: Vec<Value>) -> Value {
     let mut total: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut hosts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for layer in &layers {
+        if let Some(counts) = layer["hosts"].as_object() {
+            for (host, c) in counts {
+                let slot = hosts.entry(host.clone()).or_default();
+                slot.0 += c["dns_lookups"].as_u64().unwrap_or_default();
+                slot.1 += c["connections"].as_u64().unwrap_or_default();
+            }
+        }
         if let Some(requests) = layer["requests"].as_object() {
             for (kind, t) in requests {
                 let slot = total.entry(kind.clone()).or_default();
@@ -100,6 +121,14 @@ pub fn stats_report(layers: Vec<Value>) -> Value {
         "requests": total
             .into_iter()
             .map(|(kind, (count, bytes))| (kind, json!({"count": count, "bytes": bytes})))
+            .collect::<serde_json::Map<_, _>>(),
+        // Every client of the run shares one lookup per host: summed over
+        // the layers, a host's lookups are the run's.
+        "hosts": hosts
+            .into_iter()
+            .map(|(host, (lookups, connections))| {
+                (host, json!({"dns_lookups": lookups, "connections": connections}))
+            })
             .collect::<serde_json::Map<_, _>>(),
         "layers": layers,
     })

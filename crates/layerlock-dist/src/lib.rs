@@ -25,5 +25,8 @@ pub use marker::{
 };
 pub use metadata::{COMPUTED_EXTRA_FIELD, CoreMetadata, MAX_EXTRAS, MetadataError, header_len};
 pub use source::{PackageSource, ProjectAnswer, SourceError};
-pub use source_metadata::{SourceFiles, from_pyproject, from_setup_cfg, sdist_metadata};
+pub use source_metadata::{
+    SOURCE_READER_VERSION, SourceFiles, from_pyproject, from_setup_cfg, sdist_metadata,
+    sdist_settled,
+};
 pub use target::{Target, TargetError};

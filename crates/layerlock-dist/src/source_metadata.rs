@@ -329,6 +329,39 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
     Ok(out)
 }
 
+/// The number of the rules [`sdist_metadata`] and [`sdist_settled`] follow,
+/// together with how much of an archive the index client reads for them.
+/// Its answers are cached under this number beside the sdist's sha256, so
+/// bump it with every change that can turn an answer around (a file newly
+/// read, a refusal lifted or added, a cap moved): a fixed reader must never
+/// trust an old "dynamic" verdict, nor an old reader's acceptance.
+pub const SOURCE_READER_VERSION: u32 = 5;
+
+/// Whether the files seen so far, in an archive read from its start, settle
+/// what [`sdist_metadata`] answers, whatever of the wanted files that was
+/// not seen yet may still come (each comes at most once): a static PKG-INFO
+/// settles it, as does a PKG-INFO that is not static beside a
+/// pyproject.toml that has a `[project]` table or names a backend other
+/// than setuptools (setup.cfg and setup.py are then never read), as do all
+/// four files. The rest of the archive is then not read.
+pub fn sdist_settled(files: &SourceFiles) -> bool {
+    let Some(pkg_info) = &files.pkg_info else {
+        return false;
+    };
+    if static_pkg_info(&String::from_utf8_lossy(pkg_info)).is_ok() {
+        return true;
+    }
+    if let Some(pyproject) = &files.pyproject {
+        let text = String::from_utf8_lossy(pyproject);
+        let has_project =
+            toml::from_str::<toml::Table>(&text).is_ok_and(|t| t.contains_key("project"));
+        if has_project || foreign_backend(&text).is_some() {
+            return true;
+        }
+    }
+    files.setup_cfg.is_some() && files.setup_py.is_some() && files.pyproject.is_some()
+}
+
 /// A source distribution's metadata for `name` `version`: the first of its
 /// static PKG-INFO, its static pyproject.toml, a declarative setup.cfg, a
 /// setup.py that spells its dependencies as literals (or names none);
@@ -673,5 +706,43 @@ mod tests {
         assert_eq!(meta.provides_extra[0].as_ref(), "a");
         assert_eq!(meta.computed_extras[0].as_ref(), "test");
         assert_eq!(names(&meta), ["x ; extra == 'a'"]);
+    }
+
+    #[test]
+    fn what_settles_an_answer_is_what_no_later_file_can_change() {
+        let dynamic = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
+        let fixed = "Metadata-Version: 2.2\nName: a\nVersion: 1\nRequires-Dist: b\n";
+        let project = "[project]\nname = \"a\"\ndependencies = [\"c\"]\n";
+        let flit = "[build-system]\nbuild-backend = \"flit_core.buildapi\"\n";
+        let setuptools = "[build-system]\nbuild-backend = \"setuptools.build_meta\"\n";
+        for (files, settled) in [
+            (files(fixed, "", "", ""), true),
+            (files(dynamic, project, "", ""), true),
+            (files(dynamic, flit, "", ""), true),
+            (files(dynamic, setuptools, "[options]\n", "setup()"), true),
+            // A PKG-INFO may still come and win.
+            (files("", project, "[options]\n", "setup()"), false),
+            (files(dynamic, "", "", ""), false),
+            (files(dynamic, setuptools, "[options]\n", ""), false),
+            (files(dynamic, setuptools, "", "setup()"), false),
+        ] {
+            assert_eq!(sdist_settled(&files), settled, "{files:?}");
+            if settled {
+                // Each file not yet seen, added, leaves the answer as it was.
+                let answer = sdist_metadata(&files, "a", "1");
+                let mut more = files.clone();
+                for (slot, text) in [
+                    (
+                        &mut more.pyproject,
+                        "[project]\nname = \"a\"\ndependencies = [\"x\"]\n",
+                    ),
+                    (&mut more.setup_cfg, "[options]\ninstall_requires = y\n"),
+                    (&mut more.setup_py, "setup(install_requires=['z'])"),
+                ] {
+                    slot.get_or_insert_with(|| text.as_bytes().to_vec());
+                }
+                assert_eq!(sdist_metadata(&more, "a", "1"), answer, "{files:?}");
+            }
+        }
     }
 }

@@ -282,8 +282,12 @@ fn required(field: &str) -> Option<String> {
 }
 
 pub fn hex_sha256(bytes: &[u8]) -> String {
+    hex_digest(&Sha256::digest(bytes))
+}
+
+/// A digest in lower-case hex, as indexes write sha256s.
+pub fn hex_digest(digest: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest {
         out.push(char::from(DIGITS[usize::from(b >> 4)]));

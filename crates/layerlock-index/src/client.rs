@@ -263,6 +263,8 @@ struct Inner {
     next_hook: std::sync::atomic::AtomicU64,
     progress: Hook<Arc<dyn Progress>>,
     stats: Recorder,
+    /// What this client's resolver counted, by host.
+    hosts: Arc<Mutex<std::collections::BTreeMap<String, crate::stats::HostCounts>>>,
 }
 
 pub struct IndexClient {
@@ -335,6 +337,7 @@ impl IndexClient {
                 next_hook: std::sync::atomic::AtomicU64::new(0),
                 progress: Hook::default(),
                 stats: Recorder::new(),
+                hosts: Arc::default(),
             }),
             runtime: Some(runtime),
         })
@@ -365,7 +368,11 @@ impl IndexClient {
 
     /// What the client fetched so far, and when.
     pub fn stats(&self) -> FetchStats {
-        self.inner.stats.snapshot()
+        let mut stats = self.inner.stats.snapshot();
+        if let Ok(hosts) = self.inner.hosts.lock() {
+            stats.hosts = hosts.clone();
+        }
+        stats
     }
 
     /// Whether the client reads the cache alone.
@@ -785,7 +792,13 @@ impl Inner {
         let timeout = self.timeout;
         self.http
             .get_or_init(|| {
+                // One lookup per host for the run, shared by every client;
+                // connections are pooled and kept alive (reqwest's
+                // default), HTTP/2 where the server offers it by ALPN.
+                let resolver =
+                    crate::dns::Resolver::new(crate::dns::Hosts::shared(), self.hosts.clone());
                 reqwest::Client::builder()
+                    .dns_resolver(Arc::new(resolver))
                     .user_agent(concat!("layerlock/", env!("CARGO_PKG_VERSION")))
                     .connect_timeout(timeout.min(Duration::from_secs(10)))
                     .read_timeout(timeout)
@@ -1152,7 +1165,7 @@ impl Inner {
             _ => None,
         };
         let key = match &sdist {
-            Some(_) => format!("{SDIST_READER}-{key}"),
+            Some(_) => sdist_key(&key),
             None => key,
         };
         let invalid = |message: String| SourceError::Invalid {
@@ -1222,8 +1235,12 @@ impl Inner {
     /// A source distribution's metadata, read from the files in its
     /// archive that hold it statically (see
     /// [`layerlock_dist::sdist_metadata`]); when none does, [`DYNAMIC`]
-    /// and why, which the cache keeps like any answer. The whole archive
-    /// is read (checked against its sha256): gzip cannot be read by range.
+    /// and why, which the cache keeps like any answer. A `.tar.gz` is read
+    /// as it arrives and only until its files settle the answer (gzip
+    /// cannot be read by range); a zip is read whole. Either stops at
+    /// [`MAX_SDIST_READ`], which is a refusal with why. An archive read to
+    /// its end is checked against its sha256; one read in part cannot be,
+    /// as with the ranges read of a wheel.
     async fn sdist_metadata(
         &self,
         name: &PackageName,
@@ -1231,29 +1248,149 @@ impl Inner {
         file: &IndexFile,
     ) -> Result<Vec<u8>, SourceError> {
         let (url, invalid) = parsed_url(file)?;
-        let bytes = if url.scheme() == "file" {
-            local_file(&url, MAX_SDIST_BYTES, "an sdist")?
+        let lower = file.filename.to_ascii_lowercase();
+        let read = if url.scheme() == "file" {
+            let bytes = local_file(&url, MAX_SDIST_BYTES, "an sdist")?;
+            self.check_hash(&url, file, &bytes)?;
+            sdist::source_files(&file.filename, &bytes)
+        } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+            self.stream_sdist(&url, file).await?
         } else {
-            let response = self
-                .get(Fetch::Sdist, &url, HeaderMap::new(), MAX_SDIST_BYTES)
-                .await?;
-            if !response.status.is_success() {
-                return Err(SourceError::Status {
-                    url: redact(url.as_str()),
-                    status: response.status.as_u16(),
-                });
-            }
-            response.body
+            self.whole_sdist(&url, file).await?
         };
-        self.check_hash(&url, file, &bytes)?;
-        let files =
-            sdist::source_files(&file.filename, &bytes).map_err(|e| invalid(e.to_string()))?;
+        let files = match read {
+            Ok(files) => files,
+            Err(why @ sdist::SdistError::PastCap { .. }) => {
+                return Ok([DYNAMIC, why.to_string().as_bytes()].concat());
+            }
+            Err(e) => return Err(invalid(e.to_string())),
+        };
         Ok(
             match layerlock_dist::sdist_metadata(&files, name.as_ref(), &version.to_string()) {
                 Ok(metadata) => metadata,
                 Err(why) => [DYNAMIC, why.as_bytes()].concat(),
             },
         )
+    }
+
+    /// A zip sdist, read whole (its central directory is at its end), when
+    /// it is no larger than [`MAX_SDIST_READ`].
+    async fn whole_sdist(
+        &self,
+        url: &Url,
+        file: &IndexFile,
+    ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, SourceError> {
+        let past_cap = |total| sdist::SdistError::PastCap {
+            missing: "central directory".to_string(),
+            cap: MAX_SDIST_READ,
+            total,
+        };
+        if file.size.is_some_and(|size| size > MAX_SDIST_READ) {
+            return Ok(Err(past_cap(file.size)));
+        }
+        let response = self
+            .get(Fetch::Sdist, url, HeaderMap::new(), MAX_SDIST_READ)
+            .await?;
+        if !response.status.is_success() {
+            return Err(SourceError::Status {
+                url: redact(url.as_str()),
+                status: response.status.as_u16(),
+            });
+        }
+        self.check_hash(url, file, &response.body)?;
+        Ok(sdist::source_files(&file.filename, &response.body))
+    }
+
+    /// A `.tar.gz` sdist's wanted files, read as the body arrives, with
+    /// bounded retries of a connection that fails (the read starts over).
+    async fn stream_sdist(
+        &self,
+        url: &Url,
+        file: &IndexFile,
+    ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, SourceError> {
+        let shutting_down = |_| SourceError::Other {
+            message: "the client is shutting down".to_string(),
+        };
+        let _guess = self.guess_permit(url).await.map_err(shutting_down)?;
+        let _permit = self.permits.acquire().await.map_err(shutting_down)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.stream_once(url, file).await {
+                Ok(read) => return Ok(read),
+                Err(Streamed::Failed(e)) => return Err(e),
+                Err(Streamed::Passing(_, asked)) if attempt <= self.retries => {
+                    let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
+                    tokio::time::sleep(asked.map_or(backoff, |a| a.max(backoff))).await;
+                }
+                Err(Streamed::Passing(message, _)) => {
+                    return Err(SourceError::Network {
+                        url: redact(url.as_str()),
+                        attempts: attempt,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One GET of a `.tar.gz` sdist, its body handed piece by piece to the
+    /// archive reader on a blocking thread; the download stops when the
+    /// reader has its answer or at [`MAX_SDIST_READ`].
+    async fn stream_once(
+        &self,
+        url: &Url,
+        file: &IndexFile,
+    ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, Streamed> {
+        let sent = Instant::now();
+        let mut request = self.http().map_err(Streamed::Failed)?.get(url.clone());
+        if let Some(creds) = self.keyring.for_url(url) {
+            request = request.basic_auth(&creds.username, creds.password.as_ref());
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                self.stats.request(Fetch::Sdist, 0, sent.elapsed());
+                return Err(Streamed::Passing(error_chain(&e.without_url()), None));
+            }
+        };
+        let status = response.status();
+        if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            self.stats.request(Fetch::Sdist, 0, sent.elapsed());
+            let asked = retry_after(response.headers());
+            return Err(Streamed::Passing(format!("HTTP {status}"), asked));
+        }
+        if !status.is_success() {
+            self.stats.request(Fetch::Sdist, 0, sent.elapsed());
+            return Err(Streamed::Failed(SourceError::Status {
+                url: redact(url.as_str()),
+                status: status.as_u16(),
+            }));
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(PIECES_AHEAD);
+        let reader =
+            tokio::task::spawn_blocking(move || sdist::tar_gz_files(sdist::Pieces::new(rx)));
+        let fed = feed(response, tx, file.size).await;
+        self.stats
+            .request(Fetch::Sdist, fed.bytes as usize, sent.elapsed());
+        let read = reader.await.map_err(|e| {
+            Streamed::Failed(SourceError::Other {
+                message: format!("the sdist reader stopped: {e}"),
+            })
+        })?;
+        if let Some(why) = fed.failed {
+            return Err(Streamed::Passing(why, None));
+        }
+        if let (Some(actual), Some(expected)) = (fed.sha256, &file.sha256)
+            && &actual != expected
+        {
+            return Err(Streamed::Failed(SourceError::HashMismatch {
+                url: redact(url.as_str()),
+                expected: expected.clone(),
+                actual,
+            }));
+        }
+        Ok(read)
     }
 
     /// PEP 658 `.metadata` when offered, else ranges of the wheel's zip,
@@ -2007,17 +2144,98 @@ fn local_file(url: &Url, limit: u64, what: &str) -> Result<Vec<u8>, SourceError>
     })
 }
 
-/// The largest source distribution read whole for its metadata.
+/// The largest local source distribution read whole for its metadata.
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The most of an sdist's archive (compressed) downloaded for its metadata
+/// files. Nearly every sdist is smaller, so it is read as far as it must
+/// be; the few of hundreds of megabytes (pyspark's are over 300) keep
+/// setup.py behind their package tree and were downloaded whole to learn
+/// that their metadata is dynamic anyway. This bounds that to seconds on
+/// a fast link, and the refusal says why.
+const MAX_SDIST_READ: u64 = 64 << 20;
+
+/// How many pieces of a body may wait for the archive reader: enough to
+/// keep the network busy while it inflates, few enough that little is
+/// downloaded past where it stops.
+const PIECES_AHEAD: usize = 8;
+
+/// How one streamed GET ended when it did not give an answer.
+enum Streamed {
+    /// A fault worth another try (why, and the server's Retry-After).
+    Passing(String, Option<Duration>),
+    Failed(SourceError),
+}
+
+/// What [`feed`] sent.
+struct Fed {
+    bytes: u64,
+    /// The body's sha256, when it was read to its end.
+    sha256: Option<String>,
+    /// Why the connection failed, when it did.
+    failed: Option<String>,
+}
+
+/// Hand `response`'s body to the archive reader behind `tx` until it ends,
+/// the reader stops (it drops its end) or [`MAX_SDIST_READ`] is reached.
+/// Each wait for a piece is bounded by the client's read timeout.
+async fn feed(
+    mut response: reqwest::Response,
+    tx: tokio::sync::mpsc::Sender<sdist::Piece>,
+    size: Option<u64>,
+) -> Fed {
+    use sha2::Digest;
+    let total = response.content_length().or(size);
+    let mut hasher = sha2::Sha256::new();
+    let mut fed = Fed {
+        bytes: 0,
+        sha256: None,
+        failed: None,
+    };
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => {
+                fed.sha256 = Some(crate::cache::hex_digest(&hasher.finalize()));
+                return fed;
+            }
+            Err(e) => {
+                let why = e.without_url().to_string();
+                fed.failed = Some(why.clone());
+                let _ = tx.send(sdist::Piece::Failed(why)).await;
+                return fed;
+            }
+        };
+        let room = usize::try_from(MAX_SDIST_READ - fed.bytes).unwrap_or(usize::MAX);
+        let piece = &chunk[..chunk.len().min(room)];
+        fed.bytes += piece.len() as u64;
+        hasher.update(piece);
+        if tx.send(sdist::Piece::Bytes(piece.to_vec())).await.is_err() {
+            // The reader has its answer.
+            return fed;
+        }
+        if piece.len() < chunk.len() {
+            let cap = sdist::CapReached {
+                cap: MAX_SDIST_READ,
+                total,
+            };
+            let _ = tx.send(sdist::Piece::Cap(cap)).await;
+            return fed;
+        }
+    }
+}
 
 /// What the metadata of an sdist whose dependencies are dynamic is kept
 /// as (then why): no METADATA starts so.
 const DYNAMIC: &[u8] = b"\0layerlock-dynamic\n";
 
-/// The rules the sdist reader follows, by number: a change to what it
-/// accepts or refuses takes a new one, so no answer of older rules is
-/// read from the cache.
-const SDIST_READER: &str = "sdist-4";
+/// The cache key of an sdist's answer: its own key (its sha256 when the
+/// index gives one) under the number of the reader's rules
+/// ([`layerlock_dist::SOURCE_READER_VERSION`]), so no answer of older rules
+/// is read from the cache. Numbers up to 4 were this crate's own `sdist-N`.
+fn sdist_key(file_key: &str) -> String {
+    format!("sdist-{}-{file_key}", layerlock_dist::SOURCE_READER_VERSION)
+}
 
 /// The body, or `None` when it runs past `limit` bytes (read no further).
 async fn read_capped(

@@ -6,6 +6,7 @@ mod auth;
 mod cache;
 pub use cache::unusable as cache_unusable;
 mod client;
+mod dns;
 mod find_links;
 mod page;
 pub mod sdist;
@@ -25,4 +26,4 @@ pub use client::{
     Ahead, Aimed, ClientError, ClientSettings, Expander, IndexClient, IndexConfig, Progress,
     Speculator, package_name,
 };
-pub use stats::{Arrivals, Fetch, FetchStats, Traffic};
+pub use stats::{Arrivals, Fetch, FetchStats, HostCounts, Traffic};

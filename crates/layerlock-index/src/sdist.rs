@@ -3,6 +3,15 @@
 //! archive in memory: a `.tar.gz` streamed through gzip and a minimal tar
 //! reader, a `.zip` through its central directory. Nothing is unpacked to
 //! disk and nothing in it runs.
+//!
+//! A tar is read only as far as the answer needs: once the files seen
+//! settle what [`layerlock_dist::sdist_metadata`] says
+//! ([`layerlock_dist::sdist_settled`]), the rest is neither read nor
+//! downloaded. What lies after is then not checked either (a second top
+//! folder, a metadata file twice, the end blocks): the price of not
+//! reading hundreds of megabytes, and no more than a build's extraction
+//! trusts, since the metadata the reader takes is the metadata the build
+//! must produce (PEP 643) or the files it builds from.
 
 use std::io::Read;
 
@@ -32,6 +41,137 @@ pub enum SdistError {
     Bomb,
     #[error("a source distribution as {0}, which layerlock does not read (.tar.gz and .zip only)")]
     Format(String),
+    /// The download stopped at its cap before the answer was settled.
+    #[error(
+        "its {missing}, if any, lies past the first {cap} MiB of {size}; layerlock does not download more to read it",
+        cap = cap >> 20,
+        size = total.map_or_else(|| "the archive".to_string(), |t| format!("a {} MiB archive", t.div_ceil(1 << 20)))
+    )]
+    PastCap {
+        /// The wanted files not seen before the cap, as words.
+        missing: String,
+        cap: u64,
+        /// The archive's size, when the server or the index says it.
+        total: Option<u64>,
+    },
+}
+
+/// Why a byte source stopped: the cap on what is downloaded was reached
+/// (`cap` bytes of an archive of `total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the download stopped at its cap of {cap} bytes")]
+pub struct CapReached {
+    pub cap: u64,
+    pub total: Option<u64>,
+}
+
+/// What the network side hands the archive reader.
+pub(crate) enum Piece {
+    Bytes(Vec<u8>),
+    /// No more comes: the cap was reached.
+    Cap(CapReached),
+    /// No more comes: the connection failed (why).
+    Failed(String),
+}
+
+/// A body arriving in pieces, as a blocking `Read` for the archive reader
+/// (on a blocking thread). When the reader stops, dropping this tells the
+/// network side to stop downloading.
+pub(crate) struct Pieces {
+    rx: tokio::sync::mpsc::Receiver<Piece>,
+    held: Vec<u8>,
+    at: usize,
+    ended: Option<Piece>,
+}
+
+impl Pieces {
+    pub(crate) fn new(rx: tokio::sync::mpsc::Receiver<Piece>) -> Self {
+        Self {
+            rx,
+            held: Vec::new(),
+            at: 0,
+            ended: None,
+        }
+    }
+}
+
+impl Read for Pieces {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.held.len() {
+            // The sender lives only while its response does (bounded by the
+            // client's timeouts); when it is gone, the body has ended.
+            let piece = match self.ended.take() {
+                Some(ended) => ended,
+                None => match self.rx.blocking_recv() {
+                    Some(piece) => piece,
+                    None => return Ok(0),
+                },
+            };
+            match piece {
+                Piece::Bytes(bytes) => {
+                    self.held = bytes;
+                    self.at = 0;
+                }
+                Piece::Cap(cap) => {
+                    self.ended = Some(Piece::Cap(cap));
+                    return Err(std::io::Error::other(cap));
+                }
+                Piece::Failed(why) => {
+                    self.ended = Some(Piece::Failed(why.clone()));
+                    return Err(std::io::Error::other(why));
+                }
+            }
+        }
+        let n = buf.len().min(self.held.len() - self.at);
+        buf[..n].copy_from_slice(&self.held[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// The wanted files of a `.tar.gz` read from `r` as it arrives, read no
+/// further than the answer needs.
+pub(crate) fn tar_gz_files(r: impl Read) -> Result<SourceFiles, SdistError> {
+    let gz = flate2::read::MultiGzDecoder::new(r);
+    tar_files(gz.take(MAX_UNPACKED_BYTES + 1))
+}
+
+/// An I/O error of the byte source or gzip, as the reader's error.
+fn io_error(e: &std::io::Error, read: u64) -> SdistError {
+    if let Some(cap) = e.get_ref().and_then(|i| i.downcast_ref::<CapReached>()) {
+        return SdistError::PastCap {
+            missing: String::new(),
+            cap: cap.cap,
+            total: cap.total,
+        };
+    }
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof if read >= MAX_UNPACKED_BYTES => SdistError::Bomb,
+        std::io::ErrorKind::UnexpectedEof => SdistError::Tar("it ends inside an entry"),
+        _ => SdistError::Gzip(e.to_string()),
+    }
+}
+
+/// The wanted files not among `files`, as words (`setup.cfg or setup.py`).
+fn unseen(files: &SourceFiles) -> String {
+    let names = ["PKG-INFO", "pyproject.toml", "setup.cfg", "setup.py"];
+    let seen = [
+        files.pkg_info.is_some(),
+        files.pyproject.is_some(),
+        files.setup_cfg.is_some(),
+        files.setup_py.is_some(),
+    ];
+    let missing: Vec<&str> = names
+        .iter()
+        .zip(seen)
+        .filter(|(_, seen)| !seen)
+        .map(|(name, _)| *name)
+        .collect();
+    match missing.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "metadata files".to_string(),
+    }
 }
 
 /// A member's path as an extractor would place it: `.` and empty parts
@@ -121,19 +261,15 @@ pub fn source_files(filename: &str, bytes: &[u8]) -> Result<SourceFiles, SdistEr
 
 /// Read `n` bytes, or say the archive ends too soon.
 fn read_exact(r: &mut impl Read, buf: &mut [u8], read: &mut u64) -> Result<(), SdistError> {
-    r.read_exact(buf).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof if *read >= MAX_UNPACKED_BYTES => SdistError::Bomb,
-        std::io::ErrorKind::UnexpectedEof => SdistError::Tar("it ends inside an entry"),
-        _ => SdistError::Gzip(e.to_string()),
-    })?;
+    r.read_exact(buf).map_err(|e| io_error(&e, *read))?;
     *read += buf.len() as u64;
     Ok(())
 }
 
 /// Skip `n` bytes.
 fn skip(r: &mut impl Read, n: u64, read: &mut u64) -> Result<(), SdistError> {
-    let copied = std::io::copy(&mut r.take(n), &mut std::io::sink())
-        .map_err(|e| SdistError::Gzip(e.to_string()))?;
+    let copied =
+        std::io::copy(&mut r.take(n), &mut std::io::sink()).map_err(|e| io_error(&e, *read))?;
     *read += copied;
     if copied < n {
         return Err(if *read >= MAX_UNPACKED_BYTES {
@@ -217,11 +353,26 @@ fn checksum_ok(header: &[u8; BLOCK]) -> bool {
     sum == stored
 }
 
-/// The wanted files of a tar stream (ustar, PAX and GNU long names). The
-/// archive must end with its end block, keep every member in one top
-/// folder and hold each wanted file once, as a plain file.
-fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
+/// The wanted files of a tar stream (ustar, PAX and GNU long names), read
+/// until they settle the answer or the archive ends. What is read must
+/// keep every member in one top folder and hold each wanted file once, as
+/// a plain file; an archive read to its end must end with its end block.
+/// Stopped by the byte source's cap, the error names the files not seen.
+fn tar_files(r: impl Read) -> Result<SourceFiles, SdistError> {
     let mut files = SourceFiles::default();
+    match tar_walk(r, &mut files) {
+        Err(SdistError::PastCap { cap, total, .. }) => Err(SdistError::PastCap {
+            missing: unseen(&files),
+            cap,
+            total,
+        }),
+        Err(e) => Err(e),
+        Ok(()) => Ok(files),
+    }
+}
+
+/// [`tar_files`]' walk, filling `files`.
+fn tar_walk(mut r: impl Read, files: &mut SourceFiles) -> Result<(), SdistError> {
     let mut seen = Seen::default();
     let mut read = 0u64;
     let mut long_name: Option<String> = None;
@@ -229,7 +380,7 @@ fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
     loop {
         read_exact(&mut r, &mut header, &mut read)?;
         if header.iter().all(|b| *b == 0) {
-            return Ok(files);
+            return Ok(());
         }
         if !checksum_ok(&header) {
             return Err(SdistError::Tar("a header's checksum is wrong"));
@@ -276,7 +427,10 @@ fn tar_files(mut r: impl Read) -> Result<SourceFiles, SdistError> {
                 let mut data = vec![0u8; size as usize];
                 read_exact(&mut r, &mut data, &mut read)?;
                 skip(&mut r, padded - size, &mut read)?;
-                fill(&mut files, which, data)?;
+                fill(files, which, data)?;
+                if layerlock_dist::sdist_settled(files) {
+                    return Ok(());
+                }
             }
             (Some(_), _) => {
                 return Err(SdistError::Tar(
@@ -375,14 +529,14 @@ mod tests {
     fn the_top_level_files_are_found_and_nothing_deeper() {
         let bytes = targz(&[
             ("a-1/", b"", b'5'),
-            ("a-1/PKG-INFO", b"Metadata-Version: 2.2\n", b'0'),
+            ("a-1/PKG-INFO", b"Metadata-Version: 2.1\n", b'0'),
             ("a-1/sub/setup.py", b"deeper", b'0'),
             ("a-1/setup.cfg", b"[options]\n", b'0'),
         ]);
         let files = source_files("a-1.tar.gz", &bytes).expect("reads");
         assert_eq!(
             files.pkg_info.as_deref(),
-            Some(&b"Metadata-Version: 2.2\n"[..])
+            Some(&b"Metadata-Version: 2.1\n"[..])
         );
         assert_eq!(files.setup_cfg.as_deref(), Some(&b"[options]\n"[..]));
         assert_eq!(files.setup_py, None);
@@ -445,5 +599,71 @@ mod tests {
         let mut bytes = targz(&[("a-1/PKG-INFO", &[b'x'; 2000], b'0')]);
         bytes.truncate(bytes.len() / 2);
         assert!(source_files("a-1.tar.gz", &bytes).is_err());
+    }
+
+    #[test]
+    fn reading_stops_once_the_files_settle_the_answer() {
+        let fixed = b"Metadata-Version: 2.2\nName: a\nVersion: 1\nRequires-Dist: b\n";
+        let noise: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let mut bytes = targz(&[
+            ("a-1/PKG-INFO", fixed, b'0'),
+            ("a-1/big.bin", &noise, b'0'),
+            ("a-1/setup.py", b"setup()", b'0'),
+        ]);
+        // Cut in half, the archive still answers: what follows was not read.
+        bytes.truncate(bytes.len() / 2);
+        let files = source_files("a-1.tar.gz", &bytes).expect("reads");
+        assert_eq!(files.pkg_info.as_deref(), Some(&fixed[..]));
+        assert_eq!(files.setup_py, None);
+    }
+
+    /// `bytes`, then the cap.
+    struct Capped<'a>(&'a [u8]);
+
+    impl Read for Capped<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::other(CapReached {
+                    cap: 64 << 20,
+                    total: Some(200 << 20),
+                }));
+            }
+            self.0.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_cap_before_the_answer_names_what_was_not_seen() {
+        let noise: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let bytes = targz(&[
+            ("a-1/PKG-INFO", b"Metadata-Version: 2.1\n", b'0'),
+            ("a-1/pyproject.toml", b"[build-system]\n", b'0'),
+            ("a-1/big.bin", &noise, b'0'),
+            ("a-1/setup.py", b"setup()", b'0'),
+        ]);
+        let err = tar_gz_files(Capped(&bytes[..bytes.len() / 2])).expect_err("capped");
+        assert_eq!(
+            err.to_string(),
+            "its setup.cfg or setup.py, if any, lies past the first 64 MiB of a 200 MiB \
+             archive; layerlock does not download more to read it"
+        );
+    }
+
+    #[test]
+    fn pieces_read_as_the_body_they_carry() {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tx.try_send(Piece::Bytes(b"ab".to_vec())).expect("room");
+        tx.try_send(Piece::Bytes(Vec::new())).expect("room");
+        tx.try_send(Piece::Bytes(b"cde".to_vec())).expect("room");
+        tx.try_send(Piece::Failed("reset".to_string()))
+            .expect("room");
+        drop(tx);
+        let mut pieces = Pieces::new(rx);
+        let mut out = [0u8; 5];
+        pieces.read_exact(&mut out).expect("five bytes");
+        assert_eq!(&out, b"abcde");
+        // A failure stays one, read after read.
+        assert!(pieces.read(&mut out).is_err());
+        assert!(pieces.read(&mut out).is_err());
     }
 }

@@ -59,6 +59,15 @@ pub struct Arrivals {
     pub metadata: Option<Duration>,
 }
 
+/// Per host, how many DNS lookups a client made and how many connections
+/// it opened (each new connection asks the resolver; a pooled one does
+/// not). Hosts given as IP addresses are never resolved and not counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostCounts {
+    pub lookups: u64,
+    pub connections: u64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FetchStats {
     pub traffic: BTreeMap<Fetch, Traffic>,
@@ -73,6 +82,8 @@ pub struct FetchStats {
     /// The longest waits, longest first, with what was waited for.
     pub longest_waits: Vec<(String, Duration)>,
     pub arrivals: BTreeMap<PackageName, Arrivals>,
+    /// By host name: its DNS lookups and new connections.
+    pub hosts: BTreeMap<String, HostCounts>,
 }
 
 /// Collects [`FetchStats`] as the client works.

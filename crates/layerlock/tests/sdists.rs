@@ -319,3 +319,106 @@ fn a_dynamic_sdist_takes_its_dependencies_from_sibling_wheels() {
         "{lock}"
     );
 }
+
+/// The cache's metadata folder (inside the folder of its layout's number).
+fn metadata_dir(work: &Work) -> std::path::PathBuf {
+    let layout = std::fs::read_dir(&work.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("metadata").is_dir())
+        .unwrap();
+    layout.join("metadata")
+}
+
+/// Write a metadata cache entry `key` as the cache seals it.
+fn put_cached(work: &Work, key: &str, body: &[u8]) {
+    let mut entry = format!("crc32 {:08x}\n", crc32fast::hash(body)).into_bytes();
+    entry.extend_from_slice(body);
+    std::fs::write(metadata_dir(work).join(format!("{key}.METADATA")), entry).unwrap();
+}
+
+#[test]
+fn a_dynamic_verdict_of_an_older_reader_is_not_trusted() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // The answer is kept under the reader's number and the sdist's sha256.
+    let entries: Vec<String> = std::fs::read_dir(metadata_dir(&work))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sdist-"))
+        .collect();
+    let [entry] = entries.as_slice() else {
+        panic!("one sdist answer: {entries:?}")
+    };
+    let (number, key) = entry
+        .strip_prefix("sdist-")
+        .and_then(|rest| rest.split_once('-'))
+        .unwrap();
+    let number: u32 = number.parse().unwrap();
+    let key = key.strip_suffix(".METADATA").unwrap();
+    assert!(key.starts_with("sha256-"), "{entry}");
+    std::fs::remove_file(metadata_dir(&work).join(entry)).unwrap();
+    let dynamic = b"\0layerlock-dynamic\nan older reader could not tell";
+    put_cached(&work, &format!("sdist-{}-{key}", number - 1), dynamic);
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("lock.txt")),
+        ["s-dep==1.0.0", "s-static==1.0.0"]
+    );
+    // The same verdict under the reader's own number is the answer: the
+    // entry above was one the cache reads.
+    put_cached(&work, &format!("sdist-{number}-{key}"), dynamic);
+    let (code, _, stderr) = compile(&work, &index, "s-static\n", &["-q"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr
+            .replace("\n  ", " ")
+            .contains("an older reader could not tell"),
+        "{stderr}"
+    );
+}
+
+/// `NAME-1.0.tar.gz` in `dir`, as setuptools orders it: PKG-INFO (its
+/// text `pkg_info`), then `mib` MiB of random bytes, then a setup.py.
+fn large_sdist(dir: &std::path::Path, name: &str, pkg_info: &str, mib: u32) {
+    let script = r#"
+import io, os, sys, tarfile
+folder, name, pkg_info, mib = sys.argv[1:]
+top = f"{name}-1.0"
+def add(tar, member, data):
+    info = tarfile.TarInfo(f"{top}/{member}")
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+with tarfile.open(os.path.join(folder, f"{top}.tar.gz"), "w:gz", compresslevel=1) as tar:
+    add(tar, "PKG-INFO", pkg_info.encode())
+    add(tar, f"{name}/data.bin", os.urandom(int(mib) << 20))
+    add(tar, "setup.py", b"from setuptools import setup\nsetup()\n")
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap(), name, pkg_info])
+        .arg(mib.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_static_pkg_info_ahead_of_a_large_tree_is_all_that_is_downloaded() {
+    let files = tempfile::tempdir().unwrap();
+    let pkg_info = "Metadata-Version: 2.2\nName: bigstatic\nVersion: 1.0\nRequires-Dist: s-dep\n";
+    large_sdist(files.path(), "bigstatic", pkg_info, 16);
+    let extra = ["--extra-dir", files.path().to_str().unwrap()];
+    let (index, work) = (Index::start(&["sdists.toml"], &extra), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "bigstatic\n", &["--stats", "stats.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("lock.txt")),
+        ["bigstatic==1.0", "s-dep==1.0.0"]
+    );
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
+    // A few pieces of the body at most, not its 16 MiB.
+    assert!(received < 2 << 20, "{stats}");
+}

@@ -116,3 +116,28 @@ fn a_wheel_that_is_not_a_zip_is_reported_not_a_crash() {
     assert!(stderr.contains("junk-1.0.0-py3-none-any.whl"), "{stderr}");
     assert!(stderr.contains("not a zip file"), "{stderr}");
 }
+
+#[test]
+fn a_cold_compile_looks_the_index_host_up_once() {
+    let index = Index::start(&["layer.toml", "sdists.toml"], &[]);
+    let work = Work::new();
+    work.write("in.txt", "app\ns-middle\ns-pyproject\n");
+    // By name, so the host is looked up at all (an IP address never is).
+    let url = index.json().replace("127.0.0.1", "localhost");
+    let args = ["in.txt", "-o", "out.txt", "--stats", "stats.json"];
+    let (code, _, stderr) = run(work.compile(&url, &args));
+    assert_eq!(code, 0, "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let requests = &stats["requests"];
+    let sent: u64 = ["page", "metadata", "range", "sdist"]
+        .iter()
+        .map(|kind| requests[kind]["count"].as_u64().unwrap_or_default())
+        .sum();
+    assert!(sent > 10, "{stats}");
+    let host = &stats["hosts"]["localhost"];
+    assert_eq!(host["dns_lookups"], 1, "{stats}");
+    // Connections are pooled: far fewer than the requests.
+    let connections = host["connections"].as_u64().unwrap();
+    assert!((1..sent).contains(&connections), "{stats}");
+    assert_eq!(stats["layers"][0]["hosts"], stats["hosts"], "{stats}");
+}
