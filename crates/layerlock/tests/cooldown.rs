@@ -217,10 +217,7 @@ fn a_missing_upload_time_falls_back_to_the_json_api_then_fails_closed() {
     // beside it (`/html/pypi/NAME/VERSION/json`) does.
     let (code, stdout, _) = check(&work, &index.html(), &["--min-age", "7d"]);
     assert_eq!(code, 1, "{stdout}");
-    assert!(
-        stdout.contains("fresh   2.0.0   2026-11-27"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("fresh   2.0.0   2026-11-27"), "{stdout}");
     assert!(index.requests().contains("/html/pypi/fresh/2.0.0/json"));
 
     // Without it, the check fails closed.

@@ -109,14 +109,8 @@ fn two_platforms_share_versions_and_mark_what_differs() {
     // cooldown checks every target's entries, with the config's index.
     let (code, stdout, stderr) = run(work.layerlock(&["cooldown", "--min-age", "7d"]));
     assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stdout.contains("plugin     1.0.0"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("plugin     2.0.0"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("plugin     1.0.0"), "{stdout}");
+    assert!(stdout.contains("plugin     2.0.0"), "{stdout}");
     // A change on one image is told for that image.
     work.write("base-arm.txt", "engine==2.0.0\n");
     let (code, stdout, stderr) = run(work.layerlock(&["compile", "--diff"]));
