@@ -78,6 +78,12 @@ pub fn prepare_with(
             cooldown: layer.cooldown.as_ref().map(|c| c.policy.for_resolver()),
             allow_missing_time: layer.allow_missing_time,
             only_binary: layer.only_binary.clone(),
+            // One dynamic release more than a fall-back may skip settles
+            // the refusal: older sdists are not downloaded.
+            dynamic_reads: Some((
+                crate::walk_back::MAX_SKIPPED + 1,
+                layer.allow_walk_back.clone(),
+            )),
         },
         input_options: inputs.options,
     })

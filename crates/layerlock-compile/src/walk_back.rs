@@ -130,8 +130,12 @@ fn refusal(refused: &[&WalkedBack], target: &str) -> CompileError {
     );
     for w in refused {
         let Some(newest) = w.newest() else { continue };
+        let unread = match w.not_read {
+            0 => String::new(),
+            n => format!(" and {n} older sdist-only not downloaded"),
+        };
         message.push_str(&format!(
-            "\n  {}: {} newer release{} skipped, the newest {} ({}): {}; it would fall back to {} ({})",
+            "\n  {}: {} newer release{} skipped{unread}, the newest {} ({}): {}; it would fall back to {} ({})",
             w.name,
             w.skipped.len(),
             if w.skipped.len() == 1 { "" } else { "s" },

@@ -430,11 +430,20 @@ fn collect_hints(
             causes.insert(Cause::NoWheel(name.clone()));
             // The newest version tried says why; the rest are counted.
             if let Some(first) = reasons.first() {
-                let others = match reasons.len() - 1 {
+                let mut others = match reasons.len() - 1 {
                     0 => String::new(),
                     1 => " (1 older version's sdist alike)".to_string(),
                     n => format!(" ({n} older versions' sdists alike)"),
                 };
+                // Past the bound, older sdists were not downloaded: a
+                // fall-back that far would be refused anyway.
+                if let Some(not_read) = state.not_read.get(name) {
+                    others.push_str(&format!(
+                        "; {} older sdist-only release{} not downloaded (--allow-walk-back {name} reads on, and takes an old release if one can be read)",
+                        not_read.len(),
+                        if not_read.len() == 1 { " was" } else { "s were" }
+                    ));
+                }
                 hints.insert(format!(
                     "{first}{others}; layerlock never runs a build backend: pass --owned {name} if the image builds it, put a wheel of it in a --find-links folder, or pin a version that has a wheel"
                 ));

@@ -263,6 +263,7 @@ pub fn resolve_sharing(
                 version,
                 &files,
                 dynamic,
+                state.not_read.get(name),
                 state.candidates.get(name).map(|c| &**c),
             )
         {

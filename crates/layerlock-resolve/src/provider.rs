@@ -12,7 +12,7 @@ use uv_normalize::{ExtraName, PackageName};
 use uv_pep440::{Operator, Version};
 use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
 
-use layerlock_dist::{PackageSource, ProjectAnswer, SourceError};
+use layerlock_dist::{IndexFile, PackageSource, ProjectAnswer, SourceError};
 
 use crate::candidates::{Candidate, Candidates, CandidatesMemo, Exclusion};
 use crate::request::{Prerelease, ResolveRequest};
@@ -83,6 +83,9 @@ pub(crate) struct State {
     /// The same, by version: the versions passed over only because a
     /// build would say their dependencies (what a walk-back skipped).
     pub(crate) dynamic_versions: BTreeMap<PackageName, BTreeMap<Version, String>>,
+    /// Versions whose sdist was not downloaded because enough newer ones
+    /// already needed a build ([`ResolveRequest::dynamic_reads`]).
+    pub(crate) not_read: BTreeMap<PackageName, BTreeSet<Version>>,
 }
 
 impl State {
@@ -520,6 +523,29 @@ impl<'a> Provider<'a> {
         Ok(Some(chosen))
     }
 
+    /// Why `name==version`'s sdist is not downloaded: enough newer
+    /// releases of it already needed a build (`dynamic_reads`), so a
+    /// fall-back to this one would be refused anyway. `None`: read it.
+    fn not_read(&self, name: &PackageName, version: &Version, file: &IndexFile) -> Option<String> {
+        let (limit, allowed) = self.request.dynamic_reads.as_ref()?;
+        if file.filename.ends_with(".whl") || allowed.covers(name) {
+            return None;
+        }
+        let mut state = self.state.borrow_mut();
+        let seen = state.dynamic_versions.get(name).map_or(0, BTreeMap::len);
+        if seen < *limit {
+            return None;
+        }
+        state
+            .not_read
+            .entry(name.clone())
+            .or_default()
+            .insert(version.clone());
+        Some(format!(
+            "{name}=={version} was not read: {seen} newer releases already need a build to say what they need (--allow-walk-back {name} reads on)"
+        ))
+    }
+
     /// The metadata of `name==version`'s best wheel.
     fn metadata(
         &self,
@@ -556,6 +582,9 @@ impl<'a> Provider<'a> {
                     .map_or_else(|| "no usable wheel".to_string(), ToString::to_string)
             )));
         };
+        if let Some(why) = self.not_read(name, version, file) {
+            return Ok(Err(why));
+        }
         let metadata = match self.source.metadata(name, file) {
             Ok(metadata) => metadata,
             // That version cannot be locked; another may.

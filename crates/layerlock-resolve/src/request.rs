@@ -70,6 +70,12 @@ pub struct ResolveRequest {
     /// `--only-binary`: packages that must come as wheels (`all`: every
     /// one), as images that may hold no compiler demand.
     pub only_binary: OnlyBinary,
+    /// How many releases of a package may be found to need a build (a
+    /// dynamic sdist) before no further sdist of it is downloaded: past
+    /// that a fall-back is refused anyway, so reading sixty more archives
+    /// would learn nothing. `None` reads on; the packages the set names
+    /// (`--allow-walk-back`) are always read on.
+    pub dynamic_reads: Option<(usize, OnlyBinary)>,
 }
 
 /// Which packages must come as wheels.

@@ -25,6 +25,9 @@ pub struct WalkedBack {
     /// the range asked for and usable on the target but for its dynamic
     /// dependencies.
     pub skipped: Vec<Skipped>,
+    /// Older sdist-only releases, still newer than `chosen`, that were not
+    /// downloaded once enough releases had needed a build.
+    pub not_read: usize,
 }
 
 /// A release passed over because only a build could say what it needs.
@@ -55,6 +58,7 @@ pub(crate) fn walked_back(
     chosen: &Version,
     chosen_files: &[IndexFile],
     dynamic: &BTreeMap<Version, String>,
+    not_read: Option<&std::collections::BTreeSet<Version>>,
     candidates: Option<&Candidates>,
 ) -> Option<WalkedBack> {
     let skipped: Vec<Skipped> = dynamic
@@ -76,5 +80,6 @@ pub(crate) fn walked_back(
         chosen: chosen.clone(),
         chosen_uploaded: released(chosen_files),
         skipped,
+        not_read: not_read.map_or(0, |v| v.iter().filter(|v| *v > chosen).count()),
     })
 }

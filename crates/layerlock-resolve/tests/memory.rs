@@ -40,6 +40,7 @@ fn request(direct: &[&str], base: &[(&str, &str)]) -> ResolveRequest {
         shared: Default::default(),
         fixed: Default::default(),
         only_binary: Default::default(),
+        dynamic_reads: None,
         allow_missing_time: false,
         base: base
             .iter()

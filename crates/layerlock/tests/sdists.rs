@@ -146,8 +146,24 @@ fn a_walk_back_past_many_dynamic_releases_is_refused_unless_allowed() {
     let (code, _, stderr) = compile(&work, &index, "s-walkback\n", &[]);
     assert_eq!(code, 2, "{stderr}");
     let stderr = stderr.replace("\n  ", " ");
+    // Two dynamic releases settle the refusal: the third sdist is never
+    // downloaded.
+    let sdists = |log: &str, version: &str| {
+        log.lines()
+            .filter(|l| {
+                l.contains(&format!("s_walkback-{version}.tar.gz"))
+                    || l.contains(&format!("s-walkback-{version}.tar.gz"))
+            })
+            .count()
+    };
+    let log = index.requests();
+    assert!(
+        sdists(&log, "1.3.0") > 0 && sdists(&log, "1.2.0") > 0,
+        "{log}"
+    );
+    assert_eq!(sdists(&log, "1.1.0"), 0, "{log}");
     for said in [
-        "s-walkback: 3 newer releases skipped, the newest 1.3.0",
+        "s-walkback: 2 newer releases skipped and 1 older sdist-only not downloaded, the newest 1.3.0",
         "declares `requires-dist` Dynamic",
         "it would fall back to 1.0.0 (uploaded 2023-01-01)",
         "`s-walkback==1.0.0`",
@@ -421,4 +437,30 @@ fn a_static_pkg_info_ahead_of_a_large_tree_is_all_that_is_downloaded() {
     let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
     // A few pieces of the body at most, not its 16 MiB.
     assert!(received < 2 << 20, "{stats}");
+}
+
+/// No release readable without a build (pyspark's shape): after two, the
+/// older sdists are not downloaded, and the refusal says so and how to
+/// read on.
+#[test]
+fn a_package_of_dynamic_sdists_only_is_refused_after_two_reads() {
+    let (index, work) = (index(), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "s-allsdist\n", &[]);
+    assert_eq!(code, 2, "{stderr}");
+    let stderr = stderr.replace("\n  ", " ");
+    assert!(stderr.contains("hint: s-allsdist==1.3.0: its source distribution does not say its dependencies statically"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "2 older sdist-only releases were not downloaded (--allow-walk-back s-allsdist reads on"
+        ),
+        "{stderr}"
+    );
+    let log = index.requests();
+    let got = |v: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("-{v}.tar.gz")))
+            .count()
+    };
+    assert!(got("1.3.0") > 0 && got("1.2.0") > 0, "{log}");
+    assert_eq!(got("1.1.0") + got("1.0.0"), 0, "{log}");
 }
