@@ -150,10 +150,14 @@ pub(crate) fn failure(
     held: Option<&[HeldBack]>,
 ) -> CompileError {
     match err {
+        ResolveError::NoSolution { unread, .. } if !unread.is_empty() => {
+            crate::walk_back::unread_refusal(&unread, &prepared.request.target.describe())
+        }
         ResolveError::NoSolution {
             report,
             mut hints,
             causes,
+            ..
         } => {
             let mut message = format!(
                 "no layer for {} satisfies the requirements with the base fixed:\n{}",

@@ -7,7 +7,7 @@
 //! unless `--allow-walk-back` names the package.
 
 use jiff::{SignedDuration, Timestamp};
-use layerlock_resolve::{OnlyBinary, WalkedBack};
+use layerlock_resolve::{OnlyBinary, Unread, WalkedBack};
 
 use crate::error::CompileError;
 use crate::notes::Note;
@@ -175,6 +175,51 @@ fn refusal(refused: &[&WalkedBack], target: &str) -> CompileError {
                 .map(|n| format!("\"{n}\""))
                 .collect::<Vec<_>>()
                 .join(", ")
+        ),
+    ];
+    CompileError::Hinted { message, hints }
+}
+
+/// Refused before a fall-back was found: two releases needed a build, and
+/// the older sdists were not downloaded, since falling back past two would
+/// be refused anyway. The same ways out, `--allow-walk-back` reading on.
+pub(crate) fn unread_refusal(unread: &[Unread], target: &str) -> CompileError {
+    let list: Vec<String> = unread.iter().map(|u| u.name.to_string()).collect();
+    let mut message = format!(
+        "{} for {target} cannot be locked at a release layerlock can read: the newest releases only say what they need by building, and layerlock never builds:",
+        list.join(", ")
+    );
+    for u in unread {
+        let Some(newest) = u.skipped.first() else {
+            continue;
+        };
+        let shown: Vec<String> = u.skipped.iter().map(|s| s.version.to_string()).collect();
+        message.push_str(&format!(
+            "\n  {}: {} need a build, the newest {} ({}): {}; {} older sdist-only release{} not downloaded, since a fall-back past {} releases is refused anyway",
+            u.name,
+            shown.join(" and "),
+            newest.version,
+            day(newest.uploaded),
+            newest.why,
+            u.not_read,
+            if u.not_read == 1 { " was" } else { "s were" },
+            u.skipped.len(),
+        ));
+    }
+    let quoted: Vec<String> = list.iter().map(|n| format!("\"{n}\"")).collect();
+    let hints = vec![
+        format!(
+            "pin a release of {} that has a wheel for this target, if an old one is meant",
+            list[0]
+        ),
+        format!(
+            "give a wheel of {} for this target with --find-links DIR",
+            list[0]
+        ),
+        format!(
+            "--allow-walk-back {} (or `allow-walk-back = [{}]` in the layer's config) reads the older releases and takes the newest one it can read, recorded in the lock",
+            list.join(","),
+            quoted.join(", ")
         ),
     ];
     CompileError::Hinted { message, hints }

@@ -47,7 +47,7 @@ pub use request::{
     BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
 };
 
-pub use walk_back::{Skipped, WalkedBack, released};
+pub use walk_back::{Skipped, Unread, WalkedBack, released};
 
 pub use targets::{
     Divergence, HeldTogether, TargetPins, divergences, held_together, shared_preferences,
@@ -63,6 +63,10 @@ pub enum ResolveError {
         report: String,
         hints: Vec<String>,
         causes: Vec<Cause>,
+        /// Packages whose older sdists were not downloaded once enough
+        /// newer releases needed a build ([`ResolveRequest::dynamic_reads`]):
+        /// the resolution failed on what was not read.
+        unread: Vec<Unread>,
     },
     #[error("while looking up {package}")]
     Source {
@@ -175,10 +179,12 @@ pub fn resolve_sharing(
             // The tree is not collapsed: its "no versions" leaves are where
             // base pins and platform exclusions get named.
             let (report, hints, causes) = explain::explain(&provider, &tree);
+            let unread = walk_back::unread(&provider.state.borrow());
             return Err(ResolveError::NoSolution {
                 report,
                 hints,
                 causes,
+                unread,
             });
         }
         Err(PubGrubError::ErrorChoosingVersion { package, source }) => {

@@ -83,3 +83,42 @@ pub(crate) fn walked_back(
         not_read: not_read.map_or(0, |v| v.iter().filter(|v| *v > chosen).count()),
     })
 }
+
+/// A package whose older sdists were not downloaded: the releases found
+/// to need a build (newest first) and how many older ones were left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    pub name: PackageName,
+    pub skipped: Vec<Skipped>,
+    pub not_read: usize,
+}
+
+/// Every package the resolution stopped reading, for a failure's words.
+pub(crate) fn unread(state: &crate::provider::State) -> Vec<Unread> {
+    state
+        .not_read
+        .iter()
+        .map(|(name, versions)| {
+            let candidates = state.candidates.get(name);
+            let skipped = state
+                .dynamic_versions
+                .get(name)
+                .into_iter()
+                .flatten()
+                .rev()
+                .map(|(version, why)| Skipped {
+                    version: version.clone(),
+                    uploaded: candidates
+                        .and_then(|c| c.get(version))
+                        .and_then(|c| released(&c.files)),
+                    why: why.clone(),
+                })
+                .collect();
+            Unread {
+                name: name.clone(),
+                skipped,
+                not_read: versions.len(),
+            }
+        })
+        .collect()
+}
