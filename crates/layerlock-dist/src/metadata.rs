@@ -111,14 +111,14 @@ impl CoreMetadata {
             message: e.to_string(),
         })?;
         let requires_python = match get("requires-python") {
-            Some(v) if !v.is_empty() => {
-                Some(
-                    VersionSpecifiers::from_str(v).map_err(|e| MetadataError::Invalid {
+            Some(v) if !v.is_empty() => Some(
+                VersionSpecifiers::from_str(v)
+                    .or_else(|e| VersionSpecifiers::from_str(&lenient(v)).map_err(|_| e))
+                    .map_err(|e| MetadataError::Invalid {
                         field: "Requires-Python",
                         message: e.to_string(),
                     })?,
-                )
-            }
+            ),
             _ => None,
         };
         let (mut eager, mut under_extras) = (Vec::new(), Vec::new());
@@ -223,13 +223,47 @@ fn read_requirements<'a>(
             unreadable.push(line.to_string());
             continue;
         }
-        match Requirement::<VerbatimUrl>::from_str(line) {
+        let parsed = Requirement::<VerbatimUrl>::from_str(line)
+            .or_else(|e| Requirement::<VerbatimUrl>::from_str(&lenient(line)).map_err(|_| e));
+        match parsed {
             Ok(req) if req.extras.len() > MAX_EXTRAS => unreadable.push(line.to_string()),
             Ok(req) => read.push(req),
             Err(_) => unreadable.push(line.to_string()),
         }
     }
     (read, unreadable)
+}
+
+/// Two mistakes old releases published that pip and uv read anyway, read
+/// the same way: a trailing comma (`>=3.6,`) and a wildcard on an
+/// ordering operator (`>=1.19.*`, meaning `>=1.19`). Only tried once the
+/// text failed to parse as written; nothing else is guessed.
+fn lenient(text: &str) -> String {
+    let (spec, marker) = match text.split_once(';') {
+        Some((spec, marker)) => (spec, Some(marker)),
+        None => (text, None),
+    };
+    let mut fixed = spec.trim_end().trim_end_matches(',').to_string();
+    for op in [">=", "<=", ">", "<", "~="] {
+        let mut out = String::new();
+        let mut rest = fixed.as_str();
+        while let Some(at) = rest.find(op) {
+            out.push_str(&rest[..at + op.len()]);
+            rest = &rest[at + op.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '*' || c == ' '))
+                .unwrap_or(rest.len());
+            let version = &rest[..end];
+            out.push_str(version.strip_suffix(".*").unwrap_or(version));
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        fixed = out;
+    }
+    match marker {
+        Some(marker) => format!("{fixed};{marker}"),
+        None => fixed,
+    }
 }
 
 /// Whether a `Requires-Dist` line can hold only when some extra is asked.
@@ -333,6 +367,29 @@ mod tests {
         let meta = CoreMetadata::parse(deep.as_bytes()).expect("parses");
         assert!(meta.requires_dist.is_empty());
         assert_eq!(meta.unreadable.len(), 1);
+    }
+
+    #[test]
+    fn two_old_mistakes_are_read_as_pip_and_uv_read_them() {
+        let meta = CoreMetadata::parse(
+            b"Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Python: >=3.6,\nRequires-Dist: numpy (>=1.19.*)\nRequires-Dist: b (>=2.*,<3) ; python_version >= '3.7'\n",
+        )
+        .expect("reads");
+        assert_eq!(
+            meta.requires_python.map(|r| r.to_string()).as_deref(),
+            Some(">=3.6")
+        );
+        let deps: Vec<String> = meta.requires_dist.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            deps,
+            ["numpy>=1.19", "b>=2,<3 ; python_full_version >= '3.7'"]
+        );
+        assert!(meta.unreadable.is_empty());
+        // What is not one of the two is still not guessed.
+        let bad = CoreMetadata::parse(
+            b"Metadata-Version: 2.1\nName: a\nVersion: 1\nRequires-Python: >=three\n",
+        );
+        assert!(bad.is_err());
     }
 
     #[test]
