@@ -80,10 +80,7 @@ pub fn prepare_with(
             only_binary: layer.only_binary.clone(),
             // One dynamic release more than a fall-back may skip settles
             // the refusal: older sdists are not downloaded.
-            dynamic_reads: Some((
-                crate::walk_back::MAX_SKIPPED + 1,
-                layer.allow_walk_back.clone(),
-            )),
+            dynamic_reads: Some(crate::walk_back::reads(layer)),
         },
         input_options: inputs.options,
     })

@@ -21,6 +21,21 @@ pub const MAX_SKIPPED: usize = 1;
 /// after the sdist.
 pub const FRESH_DAYS: i64 = 14;
 
+/// When the resolver may stop downloading a package's older sdists: a
+/// fall-back past [`MAX_SKIPPED`] releases, or past one older than
+/// [`FRESH_DAYS`] at the lock's moment, is refused anyway.
+pub(crate) fn reads(layer: &crate::plan::LayerPlan) -> layerlock_resolve::DynamicReads {
+    let at = layer
+        .exclude_newer
+        .or(layer.cooldown.as_ref().map(|c| c.policy.for_resolver().now))
+        .unwrap_or_else(Timestamp::now);
+    layerlock_resolve::DynamicReads {
+        limit: MAX_SKIPPED + 1,
+        stale_before: at.checked_sub(SignedDuration::from_hours(FRESH_DAYS * 24)).ok(),
+        allow: layer.allow_walk_back.clone(),
+    }
+}
+
 /// What `r`'s walk-backs say: the notes and the lock's header records,
 /// or the refusal of those past the threshold that `allow` does not name.
 pub(crate) fn judge(
@@ -195,15 +210,16 @@ pub(crate) fn unread_refusal(unread: &[Unread], target: &str) -> CompileError {
         };
         let shown: Vec<String> = u.skipped.iter().map(|s| s.version.to_string()).collect();
         message.push_str(&format!(
-            "\n  {}: {} need a build, the newest {} ({}): {}; {} older sdist-only release{} not downloaded, since a fall-back past {} releases is refused anyway",
+            "\n  {}: {} need{} a build, the newest {} ({}): {}; {} older sdist-only release{} not downloaded, since a fall-back past {} is refused anyway",
             u.name,
             shown.join(" and "),
+            if shown.len() == 1 { "s" } else { "" },
             newest.version,
             day(newest.uploaded),
             newest.why,
             u.not_read,
             if u.not_read == 1 { " was" } else { "s were" },
-            u.skipped.len(),
+            shown.join(" and "),
         ));
     }
     let quoted: Vec<String> = list.iter().map(|n| format!("\"{n}\"")).collect();

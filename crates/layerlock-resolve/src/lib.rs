@@ -44,6 +44,7 @@ pub use policy::{
     exempt_target, held_back, parse_age, parse_cutoff, parse_timestamp, young_kept,
 };
 pub use request::{
+    DynamicReads,
     BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
 };
 

@@ -527,13 +527,24 @@ impl<'a> Provider<'a> {
     /// releases of it already needed a build (`dynamic_reads`), so a
     /// fall-back to this one would be refused anyway. `None`: read it.
     fn not_read(&self, name: &PackageName, version: &Version, file: &IndexFile) -> Option<String> {
-        let (limit, allowed) = self.request.dynamic_reads.as_ref()?;
-        if file.filename.ends_with(".whl") || allowed.covers(name) {
+        let reads = self.request.dynamic_reads.as_ref()?;
+        if file.filename.ends_with(".whl") || reads.allow.covers(name) {
             return None;
         }
         let mut state = self.state.borrow_mut();
-        let seen = state.dynamic_versions.get(name).map_or(0, BTreeMap::len);
-        if seen < *limit {
+        let dynamic = state.dynamic_versions.get(name);
+        let seen = dynamic.map_or(0, BTreeMap::len);
+        // The newest release found dynamic, when it is stale, settles the
+        // refusal alone: one skipped may pass only when it is fresh.
+        let stale = reads.stale_before.is_some_and(|before| {
+            dynamic
+                .and_then(|d| d.keys().next_back())
+                .and_then(|v| state.candidates.get(name)?.get(v).cloned())
+                .is_some_and(|c| {
+                    crate::walk_back::released(&c.files).is_none_or(|t| t < before)
+                })
+        });
+        if seen < reads.limit && !stale {
             return None;
         }
         state
@@ -542,7 +553,7 @@ impl<'a> Provider<'a> {
             .or_default()
             .insert(version.clone());
         Some(format!(
-            "{name}=={version} was not read: {seen} newer releases already need a build to say what they need (--allow-walk-back {name} reads on)"
+            "{name}=={version} was not read: newer releases of it already need a build to say what they need, so a fall-back this far is refused anyway (--allow-walk-back {name} reads on)"
         ))
     }
 

@@ -70,12 +70,23 @@ pub struct ResolveRequest {
     /// `--only-binary`: packages that must come as wheels (`all`: every
     /// one), as images that may hold no compiler demand.
     pub only_binary: OnlyBinary,
-    /// How many releases of a package may be found to need a build (a
-    /// dynamic sdist) before no further sdist of it is downloaded: past
-    /// that a fall-back is refused anyway, so reading sixty more archives
-    /// would learn nothing. `None` reads on; the packages the set names
-    /// (`--allow-walk-back`) are always read on.
-    pub dynamic_reads: Option<(usize, OnlyBinary)>,
+    /// When to stop downloading a package's older sdists once newer
+    /// releases were found to need a build (dynamic sdists): past that a
+    /// fall-back is refused anyway, so reading sixty more archives would
+    /// learn nothing. `None` reads on.
+    pub dynamic_reads: Option<DynamicReads>,
+}
+
+/// What settles a walk-back refusal, so no older sdist need be read.
+#[derive(Debug, Clone, Default)]
+pub struct DynamicReads {
+    /// This many releases needing a build settle it.
+    pub limit: usize,
+    /// So does one uploaded before this moment (or with no upload time):
+    /// a stale release is not the usual gap before its wheels.
+    pub stale_before: Option<Timestamp>,
+    /// Packages read on whatever the count (`--allow-walk-back`).
+    pub allow: OnlyBinary,
 }
 
 /// Which packages must come as wheels.
