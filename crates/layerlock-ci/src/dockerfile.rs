@@ -86,6 +86,19 @@ pub fn scripts_for(text: &str, phase: Phase) -> Result<Vec<Script>, ModelError> 
         stages: Vec::new(),
         out: Vec::new(),
     };
+    each_instruction(&lines, escape, |instruction| {
+        reader.instruction(instruction, escape);
+    })?;
+    Ok(reader.out)
+}
+
+/// Every instruction of the file, in order (blank and comment lines
+/// between them skipped).
+fn each_instruction<'a>(
+    lines: &[&'a str],
+    escape: char,
+    mut each: impl FnMut(&Instruction<'a>),
+) -> Result<(), ModelError> {
     let mut i = 0;
     while i < lines.len() {
         let trimmed = lines[i].trim_start();
@@ -93,11 +106,11 @@ pub fn scripts_for(text: &str, phase: Phase) -> Result<Vec<Script>, ModelError> 
             i += 1;
             continue;
         }
-        let instruction = Instruction::read(&lines, i, escape)?;
+        let instruction = Instruction::read(lines, i, escape)?;
         i = instruction.next;
-        reader.instruction(&instruction, escape);
+        each(&instruction);
     }
-    Ok(reader.out)
+    Ok(())
 }
 
 /// `# escape=`` ` among the parser directives at the top of the file.

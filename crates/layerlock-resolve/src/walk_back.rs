@@ -51,6 +51,24 @@ pub fn released(files: &[IndexFile]) -> Option<Timestamp> {
     files.iter().filter_map(|f| f.upload_time).min()
 }
 
+/// The releases found dynamic, newest first, each with when it was
+/// uploaded and why.
+fn skipped<'a>(
+    dynamic: impl DoubleEndedIterator<Item = (&'a Version, &'a String)>,
+    candidates: Option<&Candidates>,
+) -> Vec<Skipped> {
+    dynamic
+        .rev()
+        .map(|(version, why)| Skipped {
+            version: version.clone(),
+            uploaded: candidates
+                .and_then(|c| c.get(version))
+                .and_then(|c| released(&c.files)),
+            why: why.clone(),
+        })
+        .collect()
+}
+
 /// `name` at `chosen`, against the versions tried and found dynamic
 /// (`dynamic`): `None` unless some newer one was skipped.
 pub(crate) fn walked_back(
@@ -61,20 +79,11 @@ pub(crate) fn walked_back(
     not_read: Option<&std::collections::BTreeSet<Version>>,
     candidates: Option<&Candidates>,
 ) -> Option<WalkedBack> {
-    let skipped: Vec<Skipped> = dynamic
-        .range((
-            std::ops::Bound::Excluded(chosen),
-            std::ops::Bound::Unbounded,
-        ))
-        .rev()
-        .map(|(version, why)| Skipped {
-            version: version.clone(),
-            uploaded: candidates
-                .and_then(|c| c.get(version))
-                .and_then(|c| released(&c.files)),
-            why: why.clone(),
-        })
-        .collect();
+    let newer = dynamic.range((
+        std::ops::Bound::Excluded(chosen),
+        std::ops::Bound::Unbounded,
+    ));
+    let skipped = skipped(newer, candidates);
     (!skipped.is_empty()).then(|| WalkedBack {
         name: name.clone(),
         chosen: chosen.clone(),
@@ -99,21 +108,8 @@ pub(crate) fn unread(state: &crate::provider::State) -> Vec<Unread> {
         .not_read
         .iter()
         .map(|(name, versions)| {
-            let candidates = state.candidates.get(name);
-            let skipped = state
-                .dynamic_versions
-                .get(name)
-                .into_iter()
-                .flatten()
-                .rev()
-                .map(|(version, why)| Skipped {
-                    version: version.clone(),
-                    uploaded: candidates
-                        .and_then(|c| c.get(version))
-                        .and_then(|c| released(&c.files)),
-                    why: why.clone(),
-                })
-                .collect();
+            let dynamic = state.dynamic_versions.get(name).into_iter().flatten();
+            let skipped = skipped(dynamic, state.candidates.get(name).map(|c| &**c));
             Unread {
                 name: name.clone(),
                 skipped,

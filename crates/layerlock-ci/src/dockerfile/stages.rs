@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Instruction, escape_char, expand, from_words, words};
+use super::{Instruction, each_instruction, escape_char, expand, from_words, words};
 use crate::script::ModelError;
 
 /// Every stage of one Dockerfile, in order.
@@ -82,18 +82,9 @@ pub fn stages(text: &str) -> Result<Stages, ModelError> {
         .collect();
     let escape = escape_char(&lines);
     let mut reader = StageReader::default();
-    let mut i = 0;
-    while i < lines.len() {
-        let trimmed = lines[i].trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            i += 1;
-            continue;
-        }
-        let instruction = Instruction::read(&lines, i, escape)?;
-        let last = last_line(&instruction);
-        i = instruction.next;
-        reader.instruction(&instruction, last);
-    }
+    each_instruction(&lines, escape, |instruction| {
+        reader.instruction(instruction, last_line(instruction));
+    })?;
     Ok(reader.out)
 }
 
