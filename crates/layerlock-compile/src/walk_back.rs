@@ -31,7 +31,9 @@ pub(crate) fn reads(layer: &crate::plan::LayerPlan) -> layerlock_resolve::Dynami
         .unwrap_or_else(Timestamp::now);
     layerlock_resolve::DynamicReads {
         limit: MAX_SKIPPED + 1,
-        stale_before: at.checked_sub(SignedDuration::from_hours(FRESH_DAYS * 24)).ok(),
+        stale_before: at
+            .checked_sub(SignedDuration::from_hours(FRESH_DAYS * 24))
+            .ok(),
         allow: layer.allow_walk_back.clone(),
     }
 }

@@ -44,8 +44,8 @@ pub use policy::{
     exempt_target, held_back, parse_age, parse_cutoff, parse_timestamp, young_kept,
 };
 pub use request::{
-    DynamicReads,
-    BasePin, Cooldown, Direct, Fixed, OnlyBinary, Prerelease, Resolution, ResolveRequest, Resolved,
+    BasePin, Cooldown, Direct, DynamicReads, Fixed, OnlyBinary, Prerelease, Resolution,
+    ResolveRequest, Resolved,
 };
 
 pub use walk_back::{Skipped, Unread, WalkedBack, released};

@@ -540,9 +540,7 @@ impl<'a> Provider<'a> {
             dynamic
                 .and_then(|d| d.keys().next_back())
                 .and_then(|v| state.candidates.get(name)?.get(v).cloned())
-                .is_some_and(|c| {
-                    crate::walk_back::released(&c.files).is_none_or(|t| t < before)
-                })
+                .is_some_and(|c| crate::walk_back::released(&c.files).is_none_or(|t| t < before))
         });
         if seen < reads.limit && !stale {
             return None;
