@@ -776,34 +776,36 @@ impl<'t, 'a> Eval<'t, 'a> {
     /// The items between `open` and `close`, or `None` when they are not
     /// a comma-separated list.
     fn items(&mut self, open: usize, close: usize, depth: usize) -> Option<Vec<Value>> {
-        let mut out = Vec::new();
-        let mut pos = open + 1;
-        while pos < close {
-            let (value, end) = self.expr(pos, depth + 1);
-            out.push(value);
-            if end == close {
-                break;
-            }
-            if !self.t.op(end, ",") {
-                return None;
-            }
-            pos = end + 1;
-        }
-        Some(out)
+        self.separated(open, close, |me, pos| Some(me.expr(pos, depth + 1)))
     }
 
     /// `key: value` pairs between `open` and `close`, or `None` when they
     /// are not (a set, or `**` unpacking).
     fn dict(&mut self, open: usize, close: usize, depth: usize) -> Option<Vec<(Value, Value)>> {
+        self.separated(open, close, |me, pos| {
+            let (key, colon) = me.expr(pos, depth + 1);
+            if !me.t.op(colon, ":") {
+                return None;
+            }
+            let (value, end) = me.expr(colon + 1, depth + 1);
+            Some(((key, value), end))
+        })
+    }
+
+    /// The comma-separated entries between `open` and `close`, each read
+    /// by `one` from its first token to the token after it; `None` when an
+    /// entry cannot be read or is not followed by a comma or `close`.
+    fn separated<T>(
+        &mut self,
+        open: usize,
+        close: usize,
+        mut one: impl FnMut(&mut Self, usize) -> Option<(T, usize)>,
+    ) -> Option<Vec<T>> {
         let mut out = Vec::new();
         let mut pos = open + 1;
         while pos < close {
-            let (key, colon) = self.expr(pos, depth + 1);
-            if !self.t.op(colon, ":") {
-                return None;
-            }
-            let (value, end) = self.expr(colon + 1, depth + 1);
-            out.push((key, value));
+            let (entry, end) = one(self, pos)?;
+            out.push(entry);
             if end == close {
                 break;
             }

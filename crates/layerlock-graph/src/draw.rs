@@ -227,21 +227,35 @@ fn build_file(
 /// Is the file at `path` what would be drawn now? `Ok(None)` when it is;
 /// else the reason it is stale.
 pub fn stale(path: &Path, drawn: &str) -> Result<Option<String>, GraphError> {
-    match fs_err_read(path) {
-        Ok(on_disk) if on_disk == drawn => Ok(None),
-        Ok(_) => Ok(Some("differs from what would be drawn now".to_string())),
+    let fail = |why: String| GraphError::Read {
+        path: path.display().to_string(),
+        why,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(Some("does not exist yet".to_string()))
+            return Ok(Some("does not exist yet".to_string()));
         }
-        Err(e) => Err(GraphError::Read {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        }),
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    // A picture is a regular file: a FIFO or device is never opened, and
+    // one larger than anything drawn cannot be current.
+    if !meta.is_file() {
+        return Err(fail("not a regular file".to_string()));
     }
-}
-
-fn fs_err_read(path: &Path) -> std::io::Result<String> {
-    std::fs::read_to_string(path)
+    if meta.len() != drawn.len() as u64 {
+        return Ok(Some("differs from what would be drawn now".to_string()));
+    }
+    let mut on_disk = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open(path).map_err(|e| fail(e.to_string()))?,
+            meta.len(),
+        ),
+        &mut on_disk,
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    Ok((on_disk != drawn.as_bytes()).then(|| "differs from what would be drawn now".to_string()))
 }
 
 /// Write `text` to `path` whole: a temp file beside it, then a rename.

@@ -832,6 +832,26 @@ impl Inner {
         })
     }
 
+    /// The permits a request to `url` holds while it runs: a guess's own
+    /// (see [`Self::guess_permit`]) and one of the client's.
+    async fn permits_for(
+        &self,
+        url: &Url,
+    ) -> Result<
+        (
+            Option<tokio::sync::SemaphorePermit<'_>>,
+            tokio::sync::SemaphorePermit<'_>,
+        ),
+        SourceError,
+    > {
+        let shutting_down = |_| SourceError::Other {
+            message: "the client is shutting down".to_string(),
+        };
+        let guess = self.guess_permit(url).await.map_err(shutting_down)?;
+        let permit = self.permits.acquire().await.map_err(shutting_down)?;
+        Ok((guess, permit))
+    }
+
     /// A guess waits for one of the permits guesses may hold, so a request
     /// the resolver waits for always finds a permit free; a guess the
     /// resolver comes to wait for stops queueing as one. `None`: no guess.
@@ -868,11 +888,7 @@ impl Inner {
         headers: HeaderMap,
         limit: u64,
     ) -> Result<Response, SourceError> {
-        let shutting_down = |_| SourceError::Other {
-            message: "the client is shutting down".to_string(),
-        };
-        let _guess = self.guess_permit(url).await.map_err(shutting_down)?;
-        let _permit = self.permits.acquire().await.map_err(shutting_down)?;
+        let _permits = self.permits_for(url).await?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -927,10 +943,7 @@ impl Inner {
             match outcome {
                 Ok(response) => return Ok(response),
                 Err((_, asked)) if retry => {
-                    // The server's Retry-After wins over our own backoff, up
-                    // to a bound: a server asking for an hour is an error.
-                    let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
-                    tokio::time::sleep(asked.map_or(backoff, |a| a.max(backoff))).await;
+                    wait_to_retry(attempt, asked).await;
                 }
                 Err((message, _)) => {
                     return Err(SourceError::Network {
@@ -1308,11 +1321,7 @@ impl Inner {
         url: &Url,
         file: &IndexFile,
     ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, SourceError> {
-        let shutting_down = |_| SourceError::Other {
-            message: "the client is shutting down".to_string(),
-        };
-        let _guess = self.guess_permit(url).await.map_err(shutting_down)?;
-        let _permit = self.permits.acquire().await.map_err(shutting_down)?;
+        let _permits = self.permits_for(url).await?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -1320,8 +1329,7 @@ impl Inner {
                 Ok(read) => return Ok(read),
                 Err(Streamed::Failed(e)) => return Err(e),
                 Err(Streamed::Passing(_, asked)) if attempt <= self.retries => {
-                    let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
-                    tokio::time::sleep(asked.map_or(backoff, |a| a.max(backoff))).await;
+                    wait_to_retry(attempt, asked).await;
                 }
                 Err(Streamed::Passing(message, _)) => {
                     return Err(SourceError::Network {
@@ -2146,6 +2154,14 @@ fn local_file(url: &Url, limit: u64, what: &str) -> Result<Vec<u8>, SourceError>
 
 /// The largest local source distribution read whole for its metadata.
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The wait before retry `attempt + 1`: exponential backoff, unless the
+/// server's Retry-After (already bounded: a server asking for an hour is
+/// an error) asks for longer.
+async fn wait_to_retry(attempt: u32, asked: Option<Duration>) {
+    let backoff = Duration::from_millis(200 * (1 << (attempt - 1).min(5)));
+    tokio::time::sleep(asked.map_or(backoff, |a| a.max(backoff))).await;
+}
 
 /// The most of an sdist's archive (compressed) downloaded for its metadata
 /// files. Nearly every sdist is smaller, so it is read as far as it must

@@ -539,7 +539,7 @@ impl<'a> Provider<'a> {
         let stale = reads.stale_before.is_some_and(|before| {
             dynamic
                 .and_then(|d| d.keys().next_back())
-                .and_then(|v| state.candidates.get(name)?.get(v).cloned())
+                .and_then(|v| state.candidates.get(name)?.get(v))
                 .is_some_and(|c| crate::walk_back::released(&c.files).is_none_or(|t| t < before))
         });
         if seen < reads.limit && !stale {
