@@ -347,14 +347,19 @@ fn image_build(step: &Node) -> Option<Script> {
     ) {
         return None;
     }
-    let file = field(&["file", "dockerfiles", "containerfiles"])?;
+    // A file given by an expression stays a variable, so the walker says
+    // the image it builds was not read (as for bake files).
+    let written = |names: &[&str]| names.iter().find_map(|n| with?.get(n)?.as_str());
+    let file = match field(&["file", "dockerfiles", "containerfiles"]) {
+        Some(file) => crate::script::quote(file),
+        None if written(&["file", "dockerfiles", "containerfiles"]).is_some() => {
+            "$COMPUTED".to_string()
+        }
+        None => return None,
+    };
     let context = field(&["context"]).unwrap_or(".");
     Some(Script::job_time(
-        format!(
-            "docker build -f {} {}",
-            crate::script::quote(file),
-            crate::script::quote(context)
-        ),
+        format!("docker build -f {file} {}", crate::script::quote(context)),
         Layout::Folded { start: uses.pos() },
     ))
 }

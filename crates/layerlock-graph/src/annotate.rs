@@ -32,6 +32,9 @@ pub struct Marks {
     pub installs: BTreeMap<String, BTreeSet<Mark>>,
     /// (Dockerfile, stage as written); `None` is the last stage.
     pub builds: BTreeSet<(String, Option<String>)>,
+    /// (where, the Dockerfile as written) of builds whose Dockerfile is
+    /// known only at run time: any of the files drawn may be one.
+    pub unknown_builds: BTreeSet<(String, String)>,
 }
 
 /// Walk the repository and mark what its Dockerfiles install.
@@ -41,6 +44,7 @@ pub fn marks(options: &ScanOptions) -> Marks {
     Marks {
         installs: visitor.marks,
         builds: walked.builds,
+        unknown_builds: walked.unknown_builds,
     }
 }
 

@@ -71,6 +71,11 @@ impl Builder {
         let none = BTreeSet::new();
         let installs = marks.installs.get(file).unwrap_or(&none);
         let last = stages.stages.len().saturating_sub(1);
+        for (at, raw) in &marks.unknown_builds {
+            self.unknown.insert(format!(
+                "CI builds a Dockerfile known only at run time ({at}: `{raw}`); it may be {file}"
+            ));
+        }
         for (_, target) in marks.builds.iter().filter(|(f, _)| f == file) {
             let Some(target) = target else { continue };
             let named = stages.stages.iter().any(|s| {

@@ -682,3 +682,34 @@ fn make_targets_from_functions_matrix_values_and_unknown_make_variables() {
     );
     assert_eq!(report["summary"]["not_followed"], 0, "{report:#}");
 }
+
+#[test]
+fn a_build_whose_dockerfile_is_known_only_at_run_time_is_said() {
+    let work = repo(&[
+        (
+            ".github/workflows/ci.yml",
+            &format!(
+                "{WORKFLOW_HEAD}    steps:\n      - run: docker build -f \"$DOCKERFILE\" .\n      - uses: docker/build-push-action@v6\n        with:\n          context: .\n          file: ${{{{ env.DOCKERFILE }}}}\n"
+            ),
+        ),
+        ("Dockerfile", "FROM python:3.12\nRUN pip install x\n"),
+    ]);
+    let (found, report) = audit(&work);
+    let w = ".github/workflows/ci.yml";
+    assert_eq!(
+        found,
+        vec![
+            f(w, 6, NOTE, ""),
+            f(w, 7, NOTE, ""),
+            f("Dockerfile", 2, IMAGE, "unpinned"),
+        ],
+        "{report:#}"
+    );
+    let text = format!("{report:#}");
+    assert_eq!(
+        text.matches("this build reads is known only at run time, so its image was not read")
+            .count(),
+        2,
+        "{text}"
+    );
+}

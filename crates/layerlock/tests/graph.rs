@@ -117,3 +117,18 @@ fn a_build_whose_stage_is_known_only_at_run_time_is_said() {
     let (_, dot, _) = run(work.layerlock(&["graph", "Dockerfile", "--format", "dot"]));
     assert!(dot.contains("\\lnot known: CI builds Dockerfile"), "{dot}");
 }
+
+#[test]
+fn a_build_of_a_dockerfile_known_only_at_run_time_is_said() {
+    let work = repo();
+    work.write(
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: docker/build-push-action@v6\n        with:\n          file: ${{ env.DOCKERFILE }}\n",
+    );
+    let (code, _, err) = run(work.layerlock(&["graph", "Dockerfile", "--format", "json"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: not known: CI builds a Dockerfile known only at run time (.github/workflows/ci.yml:6: `$COMPUTED`); it may be Dockerfile"),
+        "{err}"
+    );
+}

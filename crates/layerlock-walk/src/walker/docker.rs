@@ -61,7 +61,8 @@ impl<V: Visitor> Scanner<'_, V> {
 
     /// `docker build -f Dockerfile.ci .` of a Dockerfile this script wrote
     /// with a heredoc, or `docker build -f - . <<EOF`: its RUN lines run
-    /// now, at job time.
+    /// now, at job time. A Dockerfile known only at run time is why the
+    /// image was not read, returned to be said.
     pub(super) fn generated_dockerfile(
         &mut self,
         run: &Run<'_>,
@@ -69,10 +70,31 @@ impl<V: Visitor> Scanner<'_, V> {
         inner: &[Arg],
         place: &Place,
         written: &BTreeMap<PathBuf, (String, usize)>,
+    ) -> Option<String> {
+        let build = docker_build(inner)?;
+        if let Some(raw) = &build.computed {
+            let at = format!(
+                "{}:{}",
+                run.file,
+                run.pos(command.line, command.column).line
+            );
+            self.result.unknown_builds.insert((at, raw.clone()));
+            return Some(format!(
+                "the Dockerfile `{raw}` this build reads is known only at run time, so its image was not read"
+            ));
+        }
+        self.read_generated(run, command, &build, place, written);
+        None
+    }
+
+    fn read_generated(
+        &mut self,
+        run: &Run<'_>,
+        command: &layerlock_shell::Command,
+        build: &DockerBuild,
+        place: &Place,
+        written: &BTreeMap<PathBuf, (String, usize)>,
     ) {
-        let Some(build) = docker_build(inner) else {
-            return;
-        };
         let (body, line) = match build.file.as_deref() {
             Some("-") => match (&command.stdin, command.stdin_line) {
                 (Some(body), Some(line)) => (body.clone(), line),
@@ -81,7 +103,7 @@ impl<V: Visitor> Scanner<'_, V> {
             Some(file) => match written.get(&self.place_path(place, file)) {
                 Some(found) => found.clone(),
                 None => {
-                    self.built_dockerfile(&build, file, place);
+                    self.built_dockerfile(build, file, place);
                     return;
                 }
             },
@@ -93,7 +115,7 @@ impl<V: Visitor> Scanner<'_, V> {
                         Some(found) => found.clone(),
                         None => {
                             let file = format!("{}/Dockerfile", c.trim_end_matches('/'));
-                            self.built_dockerfile(&build, &file, place);
+                            self.built_dockerfile(build, &file, place);
                             return;
                         }
                     }
@@ -175,6 +197,8 @@ pub(super) struct DockerBuild {
     context: Option<String>,
     /// `--target STAGE`: the stage built (else the last).
     target: Option<String>,
+    /// `-f` given a value known only at run time, as written.
+    computed: Option<String>,
 }
 
 /// `docker build`, `docker buildx build`, `docker image build`, `podman
@@ -225,6 +249,7 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
         file: None,
         context: None,
         target: None,
+        computed: None,
     };
     let mut i = start;
     while let Some(w) = words.get(i) {
@@ -232,6 +257,10 @@ pub(super) fn docker_build(args: &[Arg]) -> Option<DockerBuild> {
             build.file = Some(f.to_string());
         } else if *w == "-f" || *w == "--file" {
             build.file = words.get(i + 1).map(|s| s.to_string());
+            build.computed = args
+                .get(i + 1)
+                .filter(|a| a.value.is_none())
+                .map(|a| a.raw.clone());
             i += 1;
         } else if let Some(f) = w
             .strip_prefix("-f")

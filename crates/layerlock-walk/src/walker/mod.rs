@@ -141,6 +141,9 @@ pub struct Walked {
     /// stage it builds as written (`--target`, a bake or Compose
     /// `target`); `None` is the last stage.
     pub builds: BTreeSet<(String, Option<String>)>,
+    /// Builds whose Dockerfile is known only at run time, each as
+    /// `path:line` of the command and the file as written.
+    pub unknown_builds: BTreeSet<(String, String)>,
 }
 
 /// What the walker reports to whoever drives it: every command (with where
@@ -869,7 +872,13 @@ impl<V: Visitor> Scanner<'_, V> {
             via,
         } = *at;
         self.nested_string(run, args, location, state);
-        self.generated_dockerfile(run, command, inner, site_place, &state.written);
+        if let Some(why) =
+            self.generated_dockerfile(run, command, inner, site_place, &state.written)
+        {
+            let mut items = Vec::new();
+            self.visitor.not_followed(&why, site, &mut items);
+            self.keep(items, via);
+        }
         if let Some(build) = docker::build_files(inner) {
             for why in self.build_file_images(&build, site_place) {
                 let mut items = Vec::new();
