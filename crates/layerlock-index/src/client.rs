@@ -1250,10 +1250,10 @@ impl Inner {
     /// [`layerlock_dist::sdist_metadata`]); when none does, [`DYNAMIC`]
     /// and why, which the cache keeps like any answer. A `.tar.gz` is read
     /// as it arrives and only until its files settle the answer (gzip
-    /// cannot be read by range); a zip is read whole. Either stops at
-    /// [`MAX_SDIST_READ`], which is a refusal with why. An archive read to
-    /// its end is checked against its sha256; one read in part cannot be,
-    /// as with the ranges read of a wheel.
+    /// cannot be read by range) and stops at its cap ([`sdist_read_cap`]),
+    /// which is a refusal with why; a zip is read by range. An archive read
+    /// to its end is checked against its sha256; one read in part cannot
+    /// be, as with the ranges read of a wheel.
     async fn sdist_metadata(
         &self,
         name: &PackageName,
@@ -1269,7 +1269,7 @@ impl Inner {
         } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
             self.stream_sdist(&url, file).await?
         } else {
-            self.whole_sdist(&url, file).await?
+            self.ranged_sdist(&url, file).await?
         };
         let files = match read {
             Ok(files) => files,
@@ -1286,32 +1286,34 @@ impl Inner {
         )
     }
 
-    /// A zip sdist, read whole (its central directory is at its end), when
-    /// it is no larger than [`MAX_SDIST_READ`].
-    async fn whole_sdist(
+    /// A zip sdist's wanted files, read by range as a wheel's METADATA is:
+    /// its central directory from the end, then only the members wanted,
+    /// however large the archive. A server that ignores ranges sends it
+    /// whole, which is read up to [`MAX_SDIST_READ`] and checked against
+    /// its sha256.
+    async fn ranged_sdist(
         &self,
         url: &Url,
         file: &IndexFile,
     ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, SourceError> {
-        let past_cap = |total| sdist::SdistError::PastCap {
-            missing: "central directory".to_string(),
-            cap: MAX_SDIST_READ,
-            total,
+        let held = self.zip_directory(url, file, MAX_SDIST_READ).await?;
+        let directory = match held.directory() {
+            Ok(directory) => directory,
+            Err(e) => return Ok(Err(e.into())),
         };
-        if file.size.is_some_and(|size| size > MAX_SDIST_READ) {
-            return Ok(Err(past_cap(file.size)));
+        let wanted = match sdist::zip_wanted(directory) {
+            Ok(wanted) => wanted,
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut files = layerlock_dist::SourceFiles::default();
+        let mut inflated = 0;
+        for (which, name, member) in wanted {
+            let data = self.member_bytes(url, &held, &member).await?;
+            if let Err(e) = sdist::keep_member(&mut files, which, &name, data, &mut inflated) {
+                return Ok(Err(e));
+            }
         }
-        let response = self
-            .get(Fetch::Sdist, url, HeaderMap::new(), MAX_SDIST_READ)
-            .await?;
-        if !response.status.is_success() {
-            return Err(SourceError::Status {
-                url: redact(url.as_str()),
-                status: response.status.as_u16(),
-            });
-        }
-        self.check_hash(url, file, &response.body)?;
-        Ok(sdist::source_files(&file.filename, &response.body))
+        Ok(Ok(files))
     }
 
     /// A `.tar.gz` sdist's wanted files, read as the body arrives, with
@@ -1344,7 +1346,7 @@ impl Inner {
 
     /// One GET of a `.tar.gz` sdist, its body handed piece by piece to the
     /// archive reader on a blocking thread; the download stops when the
-    /// reader has its answer or at [`MAX_SDIST_READ`].
+    /// reader has its answer or at its cap ([`sdist_read_cap`]).
     async fn stream_once(
         &self,
         url: &Url,
@@ -1680,20 +1682,26 @@ impl Inner {
     async fn wheel_members(&self, file: &IndexFile) -> Result<Vec<String>, SourceError> {
         let (url, invalid) = parsed_url(file)?;
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
-        let directory = self.wheel_directory(&url, file).await?;
+        let directory = self.zip_directory(&url, file, MAX_WHEEL_BYTES).await?;
         zip::member_names(directory.directory().map_err(zip_err)?).map_err(zip_err)
     }
 
-    /// The bytes of a wheel's zip directory: the whole wheel when it is a
-    /// local file or the server sent it whole, else the range from the
+    /// The bytes of a zip's directory (a wheel's or a zip sdist's): the
+    /// whole archive when it is a local file or the server sent it whole
+    /// (either no larger than `whole_cap`), else the range from the
     /// directory's start to the end.
-    async fn wheel_directory(&self, url: &Url, file: &IndexFile) -> Result<Held, SourceError> {
+    async fn zip_directory(
+        &self,
+        url: &Url,
+        file: &IndexFile,
+        whole_cap: u64,
+    ) -> Result<Held, SourceError> {
         let invalid = |e: zip::ZipError| SourceError::Invalid {
             url: redact(url.as_str()),
             message: e.to_string(),
         };
         if url.scheme() == "file" {
-            let bytes = local_file(url, MAX_WHEEL_BYTES, "a wheel")?;
+            let bytes = local_file(url, whole_cap, "a zip archive")?;
             self.check_hash(url, file, &bytes)?;
             let dir = zip::find_directory(&bytes, 0).map_err(invalid)?;
             return Ok(Held {
@@ -1707,7 +1715,7 @@ impl Inner {
                 Fetch::Range,
                 url,
                 range_header(&format!("bytes=-{}", tail_len(file.size))),
-                MAX_WHEEL_BYTES,
+                whole_cap,
             )
             .await?;
         let (mut held, mut start, dir) = match self.wheel_tail(url, file, tail)? {
@@ -1813,7 +1821,7 @@ impl Inner {
         }
         let (url, invalid) = parsed_url(file)?;
         let zip_err = |e: zip::ZipError| invalid(e.to_string());
-        let held = self.wheel_directory(&url, file).await?;
+        let held = self.zip_directory(&url, file, MAX_WHEEL_BYTES).await?;
         let members = zip::members(held.directory().map_err(zip_err)?).map_err(zip_err)?;
         let mut listing = WheelListing::default();
         let mut entry_points = None;
@@ -2164,12 +2172,26 @@ async fn wait_to_retry(attempt: u32, asked: Option<Duration>) {
 }
 
 /// The most of an sdist's archive (compressed) downloaded for its metadata
-/// files. Nearly every sdist is smaller, so it is read as far as it must
-/// be; the few of hundreds of megabytes (pyspark's are over 300) keep
-/// setup.py behind their package tree and were downloaded whole to learn
-/// that their metadata is dynamic anyway. This bounds that to seconds on
-/// a fast link, and the refusal says why.
-const MAX_SDIST_READ: u64 = 64 << 20;
+/// files, and the largest archive read whole when they lie at its end.
+/// Nearly every sdist is smaller; a setup.py-only one of 19 MiB (jieba's,
+/// its dictionaries ahead of setup.py) is read to its end.
+const MAX_SDIST_READ: u64 = 32 << 20;
+
+/// How far into a `.tar.gz` larger than [`MAX_SDIST_READ`] layerlock
+/// reads: setuptools puts PKG-INFO (and the other top files whose names
+/// sort first) at the archive's head, so a static PKG-INFO is still read,
+/// but a setup.py behind a tree of hundreds of megabytes (pyspark's, 434
+/// MiB) is not fetched to learn what only it would say. The refusal says
+/// so, and the walk-back rule takes it from there.
+const LARGE_SDIST_HEAD: u64 = 4 << 20;
+
+/// The most of a `.tar.gz` sdist of `total` bytes (when known) read.
+fn sdist_read_cap(total: Option<u64>) -> u64 {
+    match total {
+        Some(total) if total > MAX_SDIST_READ => LARGE_SDIST_HEAD,
+        _ => MAX_SDIST_READ,
+    }
+}
 
 /// How many pieces of a body may wait for the archive reader: enough to
 /// keep the network busy while it inflates, few enough that little is
@@ -2193,7 +2215,8 @@ struct Fed {
 }
 
 /// Hand `response`'s body to the archive reader behind `tx` until it ends,
-/// the reader stops (it drops its end) or [`MAX_SDIST_READ`] is reached.
+/// the reader stops (it drops its end) or its cap ([`sdist_read_cap`]) is
+/// reached.
 /// Each wait for a piece is bounded by the client's read timeout.
 async fn feed(
     mut response: reqwest::Response,
@@ -2202,6 +2225,7 @@ async fn feed(
 ) -> Fed {
     use sha2::Digest;
     let total = response.content_length().or(size);
+    let cap = sdist_read_cap(total);
     let mut hasher = sha2::Sha256::new();
     let mut fed = Fed {
         bytes: 0,
@@ -2222,7 +2246,7 @@ async fn feed(
                 return fed;
             }
         };
-        let room = usize::try_from(MAX_SDIST_READ - fed.bytes).unwrap_or(usize::MAX);
+        let room = usize::try_from(cap - fed.bytes).unwrap_or(usize::MAX);
         let piece = &chunk[..chunk.len().min(room)];
         fed.bytes += piece.len() as u64;
         hasher.update(piece);
@@ -2231,11 +2255,8 @@ async fn feed(
             return fed;
         }
         if piece.len() < chunk.len() {
-            let cap = sdist::CapReached {
-                cap: MAX_SDIST_READ,
-                total,
-            };
-            let _ = tx.send(sdist::Piece::Cap(cap)).await;
+            let reached = sdist::CapReached { cap, total };
+            let _ = tx.send(sdist::Piece::Cap(reached)).await;
             return fed;
         }
     }
@@ -2296,6 +2317,17 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_RANGE, HeaderValue::from_str(value).unwrap());
         headers
+    }
+
+    #[test]
+    fn a_large_sdist_is_read_only_at_its_head() {
+        // Read whole up to the cap (jieba's 19 MiB, its setup.py last).
+        assert_eq!(sdist_read_cap(Some(19 << 20)), MAX_SDIST_READ);
+        assert_eq!(sdist_read_cap(Some(MAX_SDIST_READ)), MAX_SDIST_READ);
+        assert_eq!(sdist_read_cap(None), MAX_SDIST_READ);
+        // pyspark's 434 MiB: its head only, where PKG-INFO lies.
+        assert_eq!(sdist_read_cap(Some(434 << 20)), LARGE_SDIST_HEAD);
+        assert_eq!(sdist_read_cap(Some(MAX_SDIST_READ + 1)), LARGE_SDIST_HEAD);
     }
 
     #[test]

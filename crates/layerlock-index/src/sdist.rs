@@ -43,9 +43,10 @@ pub enum SdistError {
     Format(String),
     /// The download stopped at its cap before the answer was settled.
     #[error(
-        "its {missing}, if any, lies past the first {cap} MiB of {size}; layerlock does not download more to read it",
-        cap = cap >> 20,
-        size = total.map_or_else(|| "the archive".to_string(), |t| format!("a {} MiB archive", t.div_ceil(1 << 20)))
+        "its {missing}, if any, lies past the first {mib} MiB of {size}; layerlock does not download more of {which} to read it",
+        mib = cap >> 20,
+        size = total.map_or_else(|| "the archive".to_string(), |t| format!("a {} MiB archive", t.div_ceil(1 << 20))),
+        which = if total.is_some_and(|t| t > *cap) { "an archive that large" } else { "an sdist" }
     )]
     PastCap {
         /// The wanted files not seen before the cap, as words.
@@ -452,17 +453,12 @@ impl From<crate::zip::ZipError> for SdistError {
     }
 }
 
-/// The wanted files of a zip sdist.
-fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
-    let mut files = SourceFiles::default();
-    let dir = crate::zip::find_directory(bytes, 0)?;
-    let start = usize::try_from(dir.offset).map_err(|_| crate::zip::ZipError::Truncated)?;
-    let end = start
-        .checked_add(usize::try_from(dir.size).map_err(|_| crate::zip::ZipError::Truncated)?)
-        .ok_or(crate::zip::ZipError::Truncated)?;
-    let directory = bytes
-        .get(start..end)
-        .ok_or(crate::zip::ZipError::Truncated)?;
+/// The wanted members a zip sdist's central `directory` lists (which
+/// file each is, its name, where its data lies), once every member passed
+/// the archive's checks: not too many, one top folder, none outside it.
+pub(crate) fn zip_wanted(
+    directory: &[u8],
+) -> Result<Vec<(usize, String, crate::zip::Member)>, SdistError> {
     let members = crate::zip::members(directory)?;
     if members.len() > MAX_ZIP_MEMBERS {
         return Err(SdistError::Zip(format!(
@@ -470,26 +466,50 @@ fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
         )));
     }
     let mut seen = Seen::default();
-    let mut inflated = 0u64;
+    let mut out = Vec::new();
     for (name, member) in members {
         let parts = seen.member(&name)?;
-        let Some(which) = wanted(&parts) else {
-            continue;
-        };
-        let at = usize::try_from(member.local_header_offset)
-            .map_err(|_| crate::zip::ZipError::Truncated)?;
-        let data = crate::zip::read_member(
-            bytes.get(at..).ok_or(crate::zip::ZipError::Truncated)?,
-            &member,
-        )?;
-        if data.len() as u64 > MAX_MEMBER_BYTES {
-            return Err(SdistError::TooLarge(name));
+        if let Some(which) = wanted(&parts) {
+            out.push((which, name, member));
         }
-        inflated += data.len() as u64;
-        if inflated > MAX_UNPACKED_BYTES {
-            return Err(SdistError::Bomb);
-        }
-        fill(&mut files, which, data)?;
+    }
+    Ok(out)
+}
+
+/// Keep one wanted member's inflated `data` as file `which`, counting it
+/// towards what the archive has `inflated` so far.
+pub(crate) fn keep_member(
+    files: &mut SourceFiles,
+    which: usize,
+    name: &str,
+    data: Vec<u8>,
+    inflated: &mut u64,
+) -> Result<(), SdistError> {
+    if data.len() as u64 > MAX_MEMBER_BYTES {
+        return Err(SdistError::TooLarge(name.to_string()));
+    }
+    *inflated += data.len() as u64;
+    if *inflated > MAX_UNPACKED_BYTES {
+        return Err(SdistError::Bomb);
+    }
+    fill(files, which, data)
+}
+
+/// The wanted files of a zip sdist held whole in `bytes`.
+fn zip_files(bytes: &[u8]) -> Result<SourceFiles, SdistError> {
+    let truncated = || SdistError::from(crate::zip::ZipError::Truncated);
+    let dir = crate::zip::find_directory(bytes, 0)?;
+    let start = usize::try_from(dir.offset).map_err(|_| truncated())?;
+    let end = start
+        .checked_add(usize::try_from(dir.size).map_err(|_| truncated())?)
+        .ok_or_else(truncated)?;
+    let directory = bytes.get(start..end).ok_or_else(truncated)?;
+    let mut files = SourceFiles::default();
+    let mut inflated = 0u64;
+    for (which, name, member) in zip_wanted(directory)? {
+        let at = usize::try_from(member.local_header_offset).map_err(|_| truncated())?;
+        let data = crate::zip::read_member(bytes.get(at..).ok_or_else(truncated)?, &member)?;
+        keep_member(&mut files, which, &name, data, &mut inflated)?;
     }
     Ok(files)
 }
@@ -645,7 +665,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "its setup.cfg or setup.py, if any, lies past the first 64 MiB of a 200 MiB \
-             archive; layerlock does not download more to read it"
+             archive; layerlock does not download more of an archive that large to read it"
         );
     }
 

@@ -465,3 +465,71 @@ fn a_package_of_dynamic_sdists_only_is_refused_after_one_stale_read() {
     assert!(got("1.3.0") > 0, "{log}");
     assert_eq!(got("1.2.0") + got("1.1.0") + got("1.0.0"), 0, "{log}");
 }
+
+/// `NAME-1.0.zip` in `dir`: `mib` MiB of random bytes (stored, so they
+/// stay that large) ahead of a PKG-INFO of an old metadata version and a
+/// setup.py that names its dependencies as a literal.
+fn large_zip_sdist(dir: &std::path::Path, name: &str, mib: u32) {
+    let script = r#"
+import os, sys, zipfile
+folder, name, mib = sys.argv[1:]
+top = f"{name}-1.0"
+with zipfile.ZipFile(os.path.join(folder, f"{top}.zip"), "w") as z:
+    z.writestr(f"{top}/{name}/data.bin", os.urandom(int(mib) << 20), zipfile.ZIP_STORED)
+    z.writestr(f"{top}/PKG-INFO", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", zipfile.ZIP_DEFLATED)
+    z.writestr(f"{top}/setup.py", f"from setuptools import setup\nsetup(name='{name}', version='1.0', install_requires=['s-dep'])\n", zipfile.ZIP_DEFLATED)
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap(), name])
+        .arg(mib.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A zip sdist is read like a wheel: its directory from the end, then
+/// only the members wanted, however large the archive.
+#[test]
+fn a_large_zip_sdist_is_read_by_range() {
+    let files = tempfile::tempdir().unwrap();
+    large_zip_sdist(files.path(), "bigzip", 80);
+    let extra = ["--extra-dir", files.path().to_str().unwrap()];
+    let (index, work) = (Index::start(&["sdists.toml"], &extra), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "bigzip\n", &["--stats", "stats.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        pins(&work.read("lock.txt")),
+        ["bigzip==1.0", "s-dep==1.0.0"]
+    );
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let ranges = stats["requests"]["range"]["bytes"].as_u64().unwrap_or(0);
+    let whole = stats["requests"]["sdist"]["bytes"].as_u64().unwrap_or(0)
+        + stats["requests"]["wheel"]["bytes"].as_u64().unwrap_or(0);
+    assert!(ranges < 1 << 20, "{stats}");
+    assert_eq!(whole, 0, "{stats}");
+}
+
+/// pyspark's shape: a PKG-INFO that says its dependencies are dynamic,
+/// then a tree of many MiB, then the setup.py that would say them. Only
+/// the archive's head is read; the refusal says why.
+#[test]
+fn a_setup_py_behind_a_large_tree_is_not_downloaded() {
+    let files = tempfile::tempdir().unwrap();
+    let pkg_info = "Metadata-Version: 2.4\nName: bigdyn\nVersion: 1.0\nDynamic: requires-dist\n";
+    large_sdist(files.path(), "bigdyn", pkg_info, 40);
+    let extra = ["--extra-dir", files.path().to_str().unwrap()];
+    let (index, work) = (Index::start(&["sdists.toml"], &extra), Work::new());
+    let (code, _, stderr) = compile(&work, &index, "bigdyn\n", &["--stats", "stats.json"]);
+    assert_eq!(code, 2, "{stderr}");
+    let stderr = stderr.replace("\n  ", " ");
+    assert!(
+        stderr.contains(
+            "its pyproject.toml, setup.cfg or setup.py, if any, lies past the first 4 MiB of a 41 MiB archive; \
+             layerlock does not download more of an archive that large to read it"
+        ),
+        "{stderr}"
+    );
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
+    assert!(received <= 4 << 20, "{stats}");
+}
