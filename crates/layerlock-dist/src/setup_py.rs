@@ -169,8 +169,10 @@ fn judge(keyword: &str, value: Value, declared: &mut Declared) -> Result<(), Str
 }
 
 /// `extras_require`'s entries, each judged on its own: a computed one
-/// makes that extra unknown. A computed key, or a key with a marker
-/// (which may add to the base requirements), leaves nothing known.
+/// makes that extra unknown. A computed key leaves nothing known. A key
+/// may carry a condition (`"x:python_version<'3'"`, or `":sys_platform ==
+/// 'win32'"` for base requirements), which the METADATA writer joins to
+/// each requirement's marker as setuptools does.
 fn extras(entries: Vec<(Value, Value)>, declared: &mut Declared) -> Result<(), String> {
     for (key, value) in entries {
         let extra = match key {
@@ -182,11 +184,6 @@ fn extras(entries: Vec<(Value, Value)>, declared: &mut Declared) -> Result<(), S
             }
             _ => return Err("its setup.py names an extra with a non-string".to_string()),
         };
-        if extra.contains(':') {
-            // `"x:python_version<'3'"`: a marker in the key, a setuptools
-            // form that needs its own reading.
-            return Err(format!("its setup.py extra `{extra}` carries a marker"));
-        }
         // A key given twice: the last one holds, as in Python.
         declared.extras.retain(|(e, _)| *e != extra);
         declared.computed_extras.retain(|(e, _)| *e != extra);

@@ -107,8 +107,30 @@ pub fn from_pyproject(text: &str, known_version: Option<&str>) -> Result<String,
 fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result<(), String> {
     check_extra_name(extra)?;
     out.push_str(&format!("Provides-Extra: {extra}\n"));
-    let under = uv_pep508::MarkerTree::from_str(&format!("extra == '{extra}'"))
-        .map_err(|e| format!("`{extra}` is not an extra name: {e}"))?;
+    write_under(out, Some(extra), "", requirements)
+}
+
+/// Each requirement with its own marker joined to `condition` (a marker,
+/// or empty) and, under an extra, to `extra == 'EXTRA'`: how setuptools
+/// writes an `extras_require` key `EXTRA:CONDITION` (an empty EXTRA makes
+/// base requirements under the condition).
+fn write_under(
+    out: &mut String,
+    extra: Option<&str>,
+    condition: &str,
+    requirements: &[String],
+) -> Result<(), String> {
+    let mut under = uv_pep508::MarkerTree::TRUE;
+    if !condition.is_empty() {
+        let marker = uv_pep508::MarkerTree::from_str(one_line(condition)?)
+            .map_err(|e| format!("`{condition}` is not a marker: {e}"))?;
+        under = under.and(marker);
+    }
+    if let Some(extra) = extra {
+        let marker = uv_pep508::MarkerTree::from_str(&format!("extra == '{extra}'"))
+            .map_err(|e| format!("`{extra}` is not an extra name: {e}"))?;
+        under = under.and(marker);
+    }
     for r in requirements {
         // The requirement is parsed and its marker joined to the extra's
         // as a tree: text spliced around it could close the parenthesis.
@@ -120,6 +142,14 @@ fn write_extra(out: &mut String, extra: &str, requirements: &[String]) -> Result
         out.push_str(&format!("Requires-Dist: {requirement}\n"));
     }
     Ok(())
+}
+
+/// A setuptools `extras_require` key, `EXTRA` or `EXTRA:CONDITION`, as
+/// its extra (empty for base requirements under a condition) and its
+/// condition (empty for none).
+fn augmented(key: &str) -> (&str, &str) {
+    let (extra, condition) = key.split_once(':').unwrap_or((key, ""));
+    (extra.trim(), condition.trim())
 }
 
 /// An extra's name as METADATA may carry it in a header.
@@ -316,12 +346,42 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
     for r in &declared.install_requires {
         out.push_str(&format!("Requires-Dist: {}\n", one_line(r)?));
     }
-    for (extra, requirements) in &declared.extras {
-        write_extra(&mut out, extra, requirements)?;
-    }
-    for (extra, _) in &declared.computed_extras {
+    // Every extra once, though several keys (`test`, `test:CONDITION`)
+    // may name it; one computed key makes its whole extra unknown.
+    let mut provided: Vec<&str> = Vec::new();
+    let computed: Vec<&str> = declared
+        .computed_extras
+        .iter()
+        .map(|(key, _)| augmented(key).0)
+        .collect();
+    for (key, requirements) in &declared.extras {
+        let (extra, condition) = augmented(key);
+        if extra.is_empty() {
+            write_under(&mut out, None, condition, requirements)?;
+            continue;
+        }
         check_extra_name(extra)?;
-        out.push_str(&format!("{COMPUTED_EXTRA_FIELD}: {extra}\n"));
+        if computed.contains(&extra) {
+            continue;
+        }
+        if !provided.contains(&extra) {
+            out.push_str(&format!("Provides-Extra: {extra}\n"));
+            provided.push(extra);
+        }
+        write_under(&mut out, Some(extra), condition, requirements)?;
+    }
+    for (key, code) in &declared.computed_extras {
+        let extra = augmented(key).0;
+        if extra.is_empty() {
+            return Err(format!(
+                "its setup.py computes requirements under the condition `{key}` (`{code}`)"
+            ));
+        }
+        check_extra_name(extra)?;
+        let line = format!("{COMPUTED_EXTRA_FIELD}: {extra}\n");
+        if !out.contains(&line) {
+            out.push_str(&line);
+        }
     }
     if out.lines().any(|l| l.len() > 4096) {
         return Err("its setup.py has a requirement too long to read".to_string());
@@ -335,7 +395,7 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
 /// bump it with every change that can turn an answer around (a file newly
 /// read, a refusal lifted or added, a cap moved): a fixed reader must never
 /// trust an old "dynamic" verdict, nor an old reader's acceptance.
-pub const SOURCE_READER_VERSION: u32 = 6;
+pub const SOURCE_READER_VERSION: u32 = 7;
 
 /// Whether the files seen so far, in an archive read from its start, settle
 /// what [`sdist_metadata`] answers, whatever of the wanted files that was
@@ -502,6 +562,29 @@ mod tests {
     }
 
     #[test]
+    fn extras_require_keys_with_conditions_are_read_as_setuptools_writes_them() {
+        let old = "Metadata-Version: 2.1\nName: a\nVersion: 1\n";
+        let py = "from setuptools import setup\nsetup(\n  install_requires=['b'],\n  extras_require={\n    ':sys_platform == \"win32\"': ['c'],\n    'x': ['d'],\n    'x:python_version < \"3.10\"': [\"e; os_name == 'nt'\"],\n    'y:python_version >= \"3\"': ['f'],\n    'z': make(),\n    'z:os_name == \"nt\"': ['g'],\n  },\n)\n";
+        let meta = sdist_metadata(&files(old, "", "", py), "a", "1").unwrap();
+        let text = String::from_utf8_lossy(&meta);
+        let lines: Vec<&str> = text.lines().skip(3).collect();
+        assert_eq!(
+            lines,
+            [
+                "Requires-Dist: b",
+                "Requires-Dist: c ; sys_platform == 'win32'",
+                "Provides-Extra: x",
+                "Requires-Dist: d ; extra == 'x'",
+                "Requires-Dist: e ; python_full_version < '3.10' and os_name == 'nt' and extra == 'x'",
+                "Provides-Extra: y",
+                "Requires-Dist: f ; python_full_version >= '3' and extra == 'y'",
+                "Layerlock-Computed-Extra: z",
+            ],
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_setup_py_of_literals_says_what_it_needs() {
         let old = "Metadata-Version: 1.1\nName: a\nVersion: 1\n";
         let none =
@@ -551,8 +634,12 @@ mod tests {
             ),
             ("setup(install_requires=[x for x in y])", "computes"),
             (
-                "setup(extras_require={'x:python_version<\"3\"': ['y']})",
-                "carries a marker",
+                "setup(extras_require={':sys_platform == \"win32\"': get()})",
+                "computes requirements under the condition",
+            ),
+            (
+                "setup(extras_require={'x:python_version <': ['y']})",
+                "is not a marker",
             ),
             ("if x:\n setup()\nelse:\n setup()", "more than once"),
         ] {
