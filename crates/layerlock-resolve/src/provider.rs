@@ -810,9 +810,10 @@ impl Provider<'_> {
 impl Provider<'_> {
     /// With no wheel for the target and a dynamic sdist, the dependencies
     /// of `name==version` as its wheels for other platforms say them: the
-    /// same release, built by its authors. The first and the last wheel by
-    /// name are read and must agree on Requires-Dist and Requires-Python
-    /// (a release whose platforms need different things cannot be told
+    /// same release, built by its authors. Every wheel of the version is
+    /// read, and all must agree on Requires-Dist and Requires-Python (a
+    /// release whose wheels were built to need different things, as a
+    /// setup.py that looks at `sys.platform` builds them, cannot be told
     /// from another platform's). `None` when the version has no wheel.
     fn sibling(
         &self,
@@ -826,23 +827,30 @@ impl Provider<'_> {
             .filter(|f| matches!(f.kind(name), layerlock_dist::DistKind::Wheel(_)))
             .collect();
         wheels.sort_by(|a, b| a.filename.cmp(&b.filename));
-        let (Some(first), Some(last)) = (wheels.first(), wheels.last()) else {
+        let Some((first, others)) = wheels.split_first() else {
             return Ok(None);
         };
+        for other in others {
+            self.source.prefetch_metadata(name, other);
+        }
         let one = self.source.metadata(name, first)?;
-        if first.filename != last.filename {
-            let other = self.source.metadata(name, last)?;
-            if one.requires_dist != other.requires_dist
-                || one.requires_python != other.requires_python
+        for other in others {
+            let theirs = self.source.metadata(name, other)?;
+            if one.requires_dist != theirs.requires_dist
+                || one.requires_python != theirs.requires_python
             {
                 return Ok(Some(Err(format!(
                     "{name}=={version}: no wheel for the target, its sdist's dependencies are dynamic, and its wheels for other platforms disagree on them ({} and {}), so none can stand for the target",
-                    first.filename, last.filename
+                    first.filename, other.filename
                 ))));
             }
         }
+        let agreeing = match others.len() {
+            0 => String::new(),
+            n => format!(", which its {n} other wheels agree with"),
+        };
         self.state.borrow_mut().warnings.insert(format!(
-            "{name}=={version}: dependencies read from its wheel {}'s metadata (no wheel for this target; the sdist's are dynamic); the installer builds the sdist",
+            "{name}=={version}: dependencies read from its wheel {}'s metadata{agreeing} (no wheel for this target; the sdist's are dynamic); the installer builds the sdist",
             first.filename
         ));
         Ok(Some(Ok(one)))

@@ -533,3 +533,88 @@ fn a_setup_py_behind_a_large_tree_is_not_downloaded() {
     let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
     assert!(received <= 4 << 20, "{stats}");
 }
+
+/// `sibdis-1.0` in `dir`: a dynamic sdist and two wheels for other
+/// platforms whose METADATA disagree (a setup.py that looked at
+/// `sys.platform` when each was built), each `(platform tag, requires)`.
+fn disagreeing_siblings(dir: &std::path::Path, wheels: &[(&str, &str)]) {
+    let script = r#"
+import io, os, sys, tarfile, zipfile
+folder = sys.argv[1]
+for arg in sys.argv[2:]:
+    tag, requires = arg.split("=", 1)
+    meta = "Metadata-Version: 2.1\nName: sibdis\nVersion: 1.0\n"
+    meta += "".join(f"Requires-Dist: {r}\n" for r in requires.split(",") if r)
+    with zipfile.ZipFile(os.path.join(folder, f"sibdis-1.0-py3-none-{tag}.whl"), "w") as z:
+        z.writestr("sibdis/__init__.py", "")
+        z.writestr("sibdis-1.0.dist-info/METADATA", meta)
+        z.writestr("sibdis-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr("sibdis-1.0.dist-info/RECORD", "")
+def add(tar, member, data):
+    info = tarfile.TarInfo(f"sibdis-1.0/{member}")
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+with tarfile.open(os.path.join(folder, "sibdis-1.0.tar.gz"), "w:gz") as tar:
+    add(tar, "PKG-INFO", b"Metadata-Version: 2.4\nName: sibdis\nVersion: 1.0\nDynamic: requires-dist\n")
+    add(tar, "setup.py", b"import sys\nfrom setuptools import setup\nsetup(install_requires=deps(sys.platform))\n")
+"#;
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args(["-c", script, dir.to_str().unwrap()]);
+    for (tag, requires) in wheels {
+        cmd.arg(format!("{tag}={requires}"));
+    }
+    assert!(cmd.status().unwrap().success());
+}
+
+fn compile_sibdis(wheels: &[(&str, &str)]) -> (i32, String, String) {
+    let files = tempfile::tempdir().unwrap();
+    disagreeing_siblings(files.path(), wheels);
+    let extra = ["--extra-dir", files.path().to_str().unwrap()];
+    let (index, work) = (Index::start(&["sdists.toml"], &extra), Work::new());
+    work.write("in.txt", "sibdis\n");
+    let mut cmd = work.layerlock(&["compile", "in.txt", "-o", "lock.txt"]);
+    cmd.args(["--python-version", "3.12"])
+        .args(["--platform", "x86_64-pc-windows-msvc"])
+        .args(["--index-url", &index.json()]);
+    let (code, _, stderr) = run(cmd);
+    let lock = if code == 0 {
+        work.read("lock.txt")
+    } else {
+        String::new()
+    };
+    (code, lock, stderr.replace("\n  ", " "))
+}
+
+/// Every wheel of the version is read: one platform's wheel that needs
+/// something the others do not makes none of them stand for the target.
+#[test]
+fn sibling_wheels_that_disagree_are_refused_and_ones_that_agree_are_used() {
+    let (code, _, stderr) = compile_sibdis(&[
+        ("macosx_11_0_arm64", "s-dep"),
+        ("manylinux_2_17_aarch64", "s-dep"),
+        ("manylinux_2_17_x86_64", "s-dep,s-static"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "sibdis==1.0: no wheel for the target, its sdist's dependencies are dynamic, and its \
+             wheels for other platforms disagree on them (sibdis-1.0-py3-none-macosx_11_0_arm64.whl \
+             and sibdis-1.0-py3-none-manylinux_2_17_x86_64.whl)"
+        ),
+        "{stderr}"
+    );
+    let (code, lock, stderr) = compile_sibdis(&[
+        ("macosx_11_0_arm64", "s-dep"),
+        ("manylinux_2_17_aarch64", "s-dep"),
+        ("manylinux_2_17_x86_64", "s-dep"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pins(&lock), ["s-dep==1.0.0", "sibdis==1.0"], "{lock}");
+    assert!(
+        stderr.contains(
+            "sibdis==1.0: dependencies read from its wheel \
+             sibdis-1.0-py3-none-macosx_11_0_arm64.whl's metadata, which its 2 other wheels agree with"
+        ),
+        "{stderr}"
+    );
+}
