@@ -461,7 +461,7 @@ fn landing(listing: &WheelListing, fold: bool) -> Landing {
 /// directory is one small range read, or none when cached; the client
 /// bounds what runs at once). Those `quick` says need nothing read are
 /// answered on this thread.
-fn list_all<T: Send>(
+pub(crate) fn list_all<T: Send>(
     count: usize,
     quick: impl Fn(usize) -> bool,
     one: impl Fn(usize) -> Result<T, String> + Sync,
@@ -598,7 +598,7 @@ fn image_listing(
             _ => {}
         }
     }
-    let wheel = match chosen_wheel(job, version, target, source) {
+    let wheel = match installed_wheel(&job.name, version, target, source) {
         Ok(wheel) => wheel,
         Err(why) => {
             // Only answers that hold for good: not a failed read.
@@ -632,17 +632,17 @@ fn image_listing(
 
 /// The wheel of the image's `name==version` an installer takes on
 /// `target`, or why there is none.
-fn chosen_wheel(
-    job: &Job,
+pub(crate) fn installed_wheel(
+    name: &PackageName,
     version: &uv_pep440::Version,
     target: &Target,
     source: &dyn LayerSource,
 ) -> Result<IndexFile, String> {
-    let files = match source.version_files(&job.name, version) {
+    let files = match source.version_files(name, version) {
         Some(Ok(files)) => files,
         _ => {
             let answer = source
-                .project(&job.name)
+                .project(name)
                 .map_err(|e| format!("its index page cannot be read: {e}"))?;
             match answer.as_ref() {
                 ProjectAnswer::Found(project) => project
@@ -650,7 +650,7 @@ fn chosen_wheel(
                     .map_err(|_| "its index page cannot be read".to_string())?
                     .into_iter()
                     .filter(|f| {
-                        layerlock_dist::version_in_filename(&job.name, &f.filename).as_ref()
+                        layerlock_dist::version_in_filename(name, &f.filename).as_ref()
                             == Some(version)
                     })
                     .collect(),

@@ -147,6 +147,8 @@ fn compile_with(
             let (notes, files) = files_of(view, r, &mut part, views.len() > 1)?;
             together.notes.extend(notes);
             seen.push(files);
+            // After the file check, which has found each pin's wheel.
+            together.notes.extend(closure_of(r, views.len() > 1));
         }
         parts.push(part);
     }
@@ -263,6 +265,21 @@ fn files_of(
         });
     }
     Ok((notes, seen))
+}
+
+/// The base pins `r` uses that do not hold what they need, as a note (see
+/// [`crate::closure`]); none when every one was read and holds.
+fn closure_of(r: &Resolved, several: bool) -> Option<Note> {
+    let request = &r.prepared.request;
+    let report =
+        crate::closure::check_closure(&r.resolution, &request.base, &request.target, &**r.source);
+    if report.open.is_empty() && report.unchecked.is_empty() {
+        return None;
+    }
+    Some(Note::OpenBase {
+        target: several.then(|| request.target.describe()),
+        report,
+    })
 }
 
 /// What `view`'s target keeps of `old`: its pins less what `freed` frees,

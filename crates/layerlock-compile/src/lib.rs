@@ -11,6 +11,7 @@
 mod cfg;
 mod checks;
 mod clash;
+mod closure;
 mod command;
 mod cooldown;
 mod error;
@@ -32,6 +33,7 @@ pub use cfg::{
 };
 pub use checks::{check_outputs, check_split, check_targets};
 pub use clash::{Clash, FileReport, check_files, clash_hints, clash_lines};
+pub use closure::{ClosureReport, OpenPin, check_closure};
 pub use command::{Recorded, layer_command, recorded_flags, regenerate_command};
 pub use cooldown::{
     AlreadyThere, CooldownError, CooldownInput, CooldownOutcome, CooldownReport, CooldownRow,

@@ -34,6 +34,13 @@ pub enum Note {
     },
     /// The image's distributions the layer replaces on purpose.
     Replaces(Vec<String>),
+    /// Base pins the layer uses whose dependencies the base does not pin,
+    /// and those whose dependencies could not be read; `target` named when
+    /// the layer has several.
+    OpenBase {
+        target: Option<String>,
+        report: crate::closure::ClosureReport,
+    },
     /// Packages taken older than newer releases whose dependencies are
     /// dynamic, one line each; `target` named when the layer has several.
     WalkedBack {
@@ -53,6 +60,7 @@ impl Note {
             Self::HeldTogether(held) => held_together(held),
             Self::Unchecked { target, items } => unchecked(target.as_deref(), items),
             Self::WalkedBack { target, lines } => walked_back(target.as_deref(), lines),
+            Self::OpenBase { target, report } => open_base(target.as_deref(), report),
             Self::Replaces(replaced) => vec![format!(
                 "the layer replaces the image's {} on purpose (recorded in the lock; install removes {} first)",
                 replaced.join(", "),
@@ -60,6 +68,32 @@ impl Note {
             )],
         }
     }
+}
+
+fn open_base(target: Option<&str>, report: &crate::closure::ClosureReport) -> Vec<String> {
+    let on = target.map(|t| format!(" on {t}")).unwrap_or_default();
+    let mut lines: Vec<String> = report
+        .open
+        .iter()
+        .map(|open| {
+            let names: Vec<&str> = open.missing.iter().map(AsRef::as_ref).collect();
+            let them = if names.len() == 1 { "it" } else { "them" };
+            format!(
+                "warning: the base pins {} but not what it needs{on}: {}; layerlock takes {them} to be in the image at a version nobody wrote down (pin {them} in the base, or give --base-env to read the image itself)",
+                open.pin,
+                names.join(", ")
+            )
+        })
+        .collect();
+    if !report.unchecked.is_empty() {
+        lines.push(format!(
+            "not checked for dependencies the base does not pin{on} ({} base pin{} the layer uses):",
+            report.unchecked.len(),
+            plural(report.unchecked.len())
+        ));
+        lines.extend(report.unchecked.iter().map(|item| format!("  {item}")));
+    }
+    lines
 }
 
 fn plural(n: usize) -> &'static str {

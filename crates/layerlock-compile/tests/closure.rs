@@ -1,0 +1,105 @@
+//! A base pin the layer uses is read for what it needs: a base written by
+//! hand that pins a package but not its dependencies is said, in-process.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use layerlock_compile::{CompileOptions, Note};
+use layerlock_resolve::memory::Memory;
+use support::{Work, compile, pins, told};
+
+fn checked(work: &Work) -> CompileOptions {
+    CompileOptions {
+        check_files: true,
+        ..work.options()
+    }
+}
+
+fn index() -> Memory {
+    Memory::new(&[
+        (
+            "httpx",
+            "0.27.2",
+            &["anyio", "certifi", "colorama; sys_platform == 'win32'"],
+        ),
+        ("anyio", "4.0.0", &[]),
+        ("certifi", "2024.1.1", &[]),
+        ("colorama", "0.4.6", &[]),
+        ("lmx", "1.0.0", &["httpx"]),
+        ("lmy", "1.0.0", &["httpx", "anyio"]),
+    ])
+}
+
+fn open_base(notes: &[Note]) -> Vec<String> {
+    told(notes)
+        .into_iter()
+        .filter(|l| l.contains("the base pins") || l.contains("dependencies the base"))
+        .collect()
+}
+
+#[test]
+fn a_base_pin_whose_dependencies_the_base_lacks_is_named() {
+    let work = Work::new();
+    work.write("in.txt", "lmx\n");
+    work.write("image.txt", "httpx==0.27.2\ncertifi==2024.1.1\n");
+    let layer = work.layer(&["in.txt"], &["image.txt"]);
+    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    // The lock is what it was: the check names, it does not add.
+    assert_eq!(pins(&compiled), ["lmx==1.0.0"]);
+    let said = open_base(&compiled.notes);
+    assert_eq!(said.len(), 1, "{said:?}");
+    // colorama is for Windows only: not needed on this target.
+    assert!(
+        said[0].starts_with("warning: the base pins httpx==0.27.2 (")
+            && said[0].contains(
+                "image.txt:1) but not what it needs: anyio; layerlock takes it to be in the image at a version nobody wrote down"
+            ),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn a_closed_base_or_a_dependency_the_layer_brings_is_not_named() {
+    let work = Work::new();
+    work.write("in.txt", "lmx\n");
+    work.write(
+        "closed.txt",
+        "httpx==0.27.2\ncertifi==2024.1.1\nanyio==4.0.0\n",
+    );
+    let layer = work.layer(&["in.txt"], &["closed.txt"]);
+    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    assert_eq!(open_base(&compiled.notes), Vec::<String>::new());
+
+    // The layer locks anyio itself, so the image's httpx has it.
+    work.write("in.txt", "lmy\n");
+    work.write("image.txt", "httpx==0.27.2\ncertifi==2024.1.1\n");
+    let layer = work.layer(&["in.txt"], &["image.txt"]);
+    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    assert_eq!(pins(&compiled), ["anyio==4.0.0", "lmy==1.0.0"]);
+    assert_eq!(open_base(&compiled.notes), Vec::<String>::new());
+}
+
+#[test]
+fn a_base_pin_that_cannot_be_read_is_said_not_passed() {
+    let work = Work::new();
+    work.write("in.txt", "lmx\n");
+    work.write(
+        "image.txt",
+        "httpx==0.26.0\nanyio==4.0.0\ncertifi==2024.1.1\n",
+    );
+    let layer = work.layer(&["in.txt"], &["image.txt"]);
+    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    let said = open_base(&compiled.notes);
+    assert_eq!(
+        said,
+        ["not checked for dependencies the base does not pin (1 base pin the layer uses):",],
+        "{:?}",
+        told(&compiled.notes)
+    );
+    let all = told(&compiled.notes);
+    assert!(
+        all.iter().any(|l| l.starts_with("  httpx==0.26.0 (")),
+        "{all:?}"
+    );
+}
