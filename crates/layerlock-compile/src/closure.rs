@@ -19,6 +19,8 @@ use crate::source::LayerSource;
 /// does not pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenPin {
+    /// Its name.
+    pub name: PackageName,
     /// `name==version (origin)`.
     pub pin: String,
     /// What it needs that neither the base nor the layer holds, sorted.
@@ -85,10 +87,35 @@ pub fn check_closure(
         missing.dedup();
         if !missing.is_empty() {
             report.open.push(OpenPin {
+                name: (*name).clone(),
                 pin: format!("{name}=={version} ({})", pin.origin),
                 missing,
             });
         }
     }
     report
+}
+
+/// What the open pins of `report` need, as base pins at no version (the
+/// lock's trailer: `anyio (not pinned by the base) via httpx`): the layer
+/// relies on them being in the image.
+pub fn assumed(report: &ClosureReport) -> Vec<layerlock_lock::BaseUse> {
+    let mut by_name: BTreeMap<&PackageName, Vec<String>> = BTreeMap::new();
+    for open in &report.open {
+        for needed in &open.missing {
+            by_name
+                .entry(needed)
+                .or_default()
+                .push(open.name.to_string());
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, via)| layerlock_lock::BaseUse {
+            name: name.clone(),
+            version: None,
+            origin: "not pinned by the base".to_string(),
+            via,
+        })
+        .collect()
 }

@@ -148,7 +148,9 @@ fn compile_with(
             together.notes.extend(notes);
             seen.push(files);
             // After the file check, which has found each pin's wheel.
-            together.notes.extend(closure_of(r, views.len() > 1));
+            together
+                .notes
+                .extend(closure_of(r, &mut part, views.len() > 1));
         }
         parts.push(part);
     }
@@ -268,14 +270,18 @@ fn files_of(
 }
 
 /// The base pins `r` uses that do not hold what they need, as a note (see
-/// [`crate::closure`]); none when every one was read and holds.
-fn closure_of(r: &Resolved, several: bool) -> Option<Note> {
+/// [`crate::closure`]); none when every one was read and holds. What they
+/// need is added to `part`'s base pins at no version, so that `install`
+/// and `verify` find it there (at any version) before they pass.
+fn closure_of(r: &Resolved, part: &mut Lock, several: bool) -> Option<Note> {
     let request = &r.prepared.request;
     let report =
         crate::closure::check_closure(&r.resolution, &request.base, &request.target, &**r.source);
     if report.open.is_empty() && report.unchecked.is_empty() {
         return None;
     }
+    part.base_used.extend(crate::closure::assumed(&report));
+    part.base_used.sort_by(|a, b| a.name.cmp(&b.name));
     Some(Note::OpenBase {
         target: several.then(|| request.target.describe()),
         report,

@@ -57,6 +57,29 @@ fn a_base_pin_whose_dependencies_the_base_lacks_is_named() {
             ),
         "{said:?}"
     );
+    // The lock says the layer relies on it, so install and verify look
+    // for it (at any version).
+    let used: Vec<String> = compiled.written[0]
+        .lock
+        .base_used
+        .iter()
+        .map(|u| {
+            let version = u
+                .version
+                .as_ref()
+                .map(|v| format!("=={v}"))
+                .unwrap_or_default();
+            format!(
+                "{}{version} ({}) via {}",
+                u.name,
+                u.origin,
+                u.via.join(", ")
+            )
+        })
+        .collect();
+    assert_eq!(used.len(), 2, "{used:?}");
+    assert_eq!(used[0], "anyio (not pinned by the base) via httpx");
+    assert!(used[1].starts_with("httpx==0.27.2 ("), "{used:?}");
 }
 
 #[test]

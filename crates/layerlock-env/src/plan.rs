@@ -193,12 +193,20 @@ pub fn missing_base(used: &[layerlock_lock::BaseUse], snapshot: &Snapshot) -> Ve
     // A lock of several targets names each target's pin: one of them is
     // the one this environment needs.
     let mut by_name: BTreeMap<String, Vec<(&Version, &str)>> = BTreeMap::new();
+    // Those at no version written down (`--owned NAME`, or what a base
+    // pin needs that the base does not pin): any version will do, but
+    // not none.
+    let mut any: BTreeMap<String, &str> = BTreeMap::new();
     for pin in used {
-        if let Some(version) = &pin.version {
-            by_name
+        match &pin.version {
+            Some(version) => by_name
                 .entry(normalise(pin.name.as_ref()))
                 .or_default()
-                .push((version, &pin.origin));
+                .push((version, &pin.origin)),
+            None => {
+                any.entry(normalise(pin.name.as_ref()))
+                    .or_insert(&pin.origin);
+            }
         }
     }
     let mut out = Vec::new();
@@ -216,6 +224,12 @@ pub fn missing_base(used: &[layerlock_lock::BaseUse], snapshot: &Snapshot) -> Ve
             Some(have) => format!("{} is installed at {}", wanted.join(" or "), have.version),
         });
     }
+    for (name, origin) in any {
+        if !snapshot.dists.contains_key(&name) {
+            out.push(format!("{name} ({origin}) is not installed"));
+        }
+    }
+    out.sort();
     out
 }
 
@@ -328,6 +342,32 @@ mod tests {
         let with_records: Vec<(&str, &str, &str)> =
             dists.iter().map(|(n, v)| (*n, *v, "r")).collect();
         crate::testing::snapshot(&with_records)
+    }
+
+    #[test]
+    fn base_pins_the_layer_relies_on_must_be_there() {
+        let used = |name: &str, version: Option<&str>, origin: &str| layerlock_lock::BaseUse {
+            name: name.parse().unwrap(),
+            version: version.map(|v| v.parse().unwrap()),
+            origin: origin.to_string(),
+            via: vec!["layer-pkg".to_string()],
+        };
+        let lock = [
+            used("httpx", Some("0.28.1"), "base.txt:13"),
+            used("anyio", None, "not pinned by the base"),
+            used("idna", None, "not pinned by the base"),
+        ];
+        // At any version, what the base does not pin will do.
+        let image = snapshot(&[("httpx", "0.28.1"), ("anyio", "3.0"), ("idna", "2.0")]);
+        assert_eq!(missing_base(&lock, &image), Vec::<String>::new());
+        let image = snapshot(&[("httpx", "0.27.0"), ("anyio", "3.0")]);
+        assert_eq!(
+            missing_base(&lock, &image),
+            [
+                "httpx==0.28.1 (base.txt:13) is installed at 0.27.0",
+                "idna (not pinned by the base) is not installed",
+            ]
+        );
     }
 
     #[test]
