@@ -67,24 +67,38 @@ pub(crate) fn read(py: &str) -> Result<Declared, String> {
     let call = Call::locate(py)?;
     call.refuse_indirect()?;
     call.refuse_set_elsewhere()?;
-    let args = call.keywords()?;
     let bindings = Bindings::of(&call);
     let mut eval = Eval::new(&call.tokens, &bindings);
+    let mut given: Vec<(String, Value)> = Vec::new();
+    for (keyword, at) in call.keywords()? {
+        if NEEDED.contains(&keyword) {
+            let (value, end) = eval.expr(at, 0);
+            let value = match end == call.close || call.tokens.op(end, ",") {
+                true => value,
+                false => Value::Computed(call.snippet(at, end)),
+            };
+            given.push((keyword.to_string(), value));
+        }
+    }
+    for (_, entries) in call.splatted()? {
+        for (key, value) in entries {
+            if let Value::Str(key) = key
+                && NEEDED.contains(&key.as_str())
+            {
+                given.push((key, value));
+            }
+        }
+    }
     let mut declared = Declared::default();
     for keyword in NEEDED {
-        let mut given = args.iter().filter(|(k, _)| *k == keyword);
-        let (Some((_, at)), None) = (given.next(), given.next()) else {
-            if args.iter().any(|(k, _)| *k == keyword) {
+        let mut named = given.iter().filter(|(k, _)| k == keyword);
+        let (Some((_, value)), None) = (named.next(), named.next()) else {
+            if given.iter().any(|(k, _)| k == keyword) {
                 return Err(format!("its setup.py names `{keyword}` more than once"));
             }
             continue;
         };
-        let (value, end) = eval.expr(*at, 0);
-        let value = match end == call.close || call.tokens.op(end, ",") {
-            true => value,
-            false => Value::Computed(call.snippet(*at, end)),
-        };
-        judge(keyword, value, &mut declared)?;
+        judge(keyword, value.clone(), &mut declared)?;
     }
     Ok(declared)
 }
@@ -128,14 +142,17 @@ fn requirements(value: Value) -> Result<Vec<String>, NotRequirements> {
         Value::Computed(code) => return Err(NotRequirements::Computed(code)),
         Value::Dict(_) | Value::Other => return Err(NotRequirements::Wrong),
     };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Value::Str(s) => Ok(s.trim().to_string()),
-            Value::Computed(code) => Err(NotRequirements::Computed(code)),
-            _ => Err(NotRequirements::Wrong),
-        })
-        .collect()
+    // Each item is lines too: setuptools drops blank ones and comments
+    // (`install_requires=['']` declares nothing).
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            Value::Str(s) => out.extend(requirement_lines(&s)),
+            Value::Computed(code) => return Err(NotRequirements::Computed(code)),
+            _ => return Err(NotRequirements::Wrong),
+        }
+    }
+    Ok(out)
 }
 
 /// The requirements of a string of lines: blank lines and `#` comments
@@ -219,7 +236,8 @@ struct Call<'a> {
 enum Arg<'a> {
     Keyword(&'a str, usize),
     Star,
-    DoubleStar,
+    /// `**` and where its operand starts.
+    DoubleStar(usize),
     Positional,
 }
 
@@ -263,15 +281,17 @@ impl<'a> Call<'a> {
     /// version is common.)
     fn refuse_indirect(&self) -> Result<(), String> {
         let args = self.arguments()?;
-        if args.iter().any(|a| matches!(a, Arg::DoubleStar)) {
-            return Err("its setup.py passes setup() `**` arguments".to_string());
-        }
+        let splats = self.splatted()?;
         if args.iter().any(|a| matches!(a, Arg::Star)) {
             return Err("its setup.py passes setup() `*` arguments".to_string());
         }
         let spelled = args
             .iter()
-            .any(|a| matches!(a, Arg::Keyword(k, _) if NEEDED.contains(k)));
+            .any(|a| matches!(a, Arg::Keyword(k, _) if NEEDED.contains(k)))
+            || splats
+                .iter()
+                .flat_map(|(_, entries)| entries)
+                .any(|(k, _)| matches!(k, Value::Str(k) if NEEDED.contains(&k.as_str())));
         if spelled {
             return Ok(());
         }
@@ -288,13 +308,61 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// The dicts the call's `**` arguments hand it: each a name bound once
+    /// to a dict literal (see [`Bindings`]), as (where its literal lies,
+    /// its entries). Any other `**` argument is refused: only running the
+    /// file says what it holds.
+    fn splatted(
+        &self,
+    ) -> Result<Vec<(std::ops::RangeInclusive<usize>, Vec<(Value, Value)>)>, String> {
+        let refuse = || "its setup.py passes setup() `**` arguments".to_string();
+        let stars: Vec<usize> = self
+            .arguments()?
+            .into_iter()
+            .filter_map(|a| match a {
+                Arg::DoubleStar(at) => Some(at),
+                _ => None,
+            })
+            .collect();
+        if stars.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = &self.tokens;
+        let bindings = Bindings::of(self);
+        let mut out = Vec::new();
+        for at in stars {
+            let name = t.name(at).ok_or_else(refuse)?;
+            let ends = at + 1 == self.close || t.op(at + 1, ",");
+            let rhs = bindings.get(name, at).filter(|_| ends).ok_or_else(refuse)?;
+            let close = t
+                .toks
+                .get(rhs)
+                .filter(|_| t.op(rhs, "{"))
+                .and_then(|tok| tok.pair)
+                .ok_or_else(refuse)?;
+            let (value, end) = Eval::new(t, &bindings).expr(rhs, 0);
+            match value {
+                Value::Dict(entries)
+                    if end == close + 1
+                        && entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) =>
+                {
+                    out.push((rhs..=close, entries));
+                }
+                _ => return Err(refuse()),
+            }
+        }
+        Ok(out)
+    }
+
     /// A needed keyword set anywhere but in the call (`kw["install_requires"]
     /// = …`, `dist.install_requires = …`, `dict(install_requires=…)`)
-    /// reaches `setup()` in ways only running the file shows.
+    /// reaches `setup()` in ways only running the file shows. The dict
+    /// literal a `**` argument hands the call is read as the call.
     fn refuse_set_elsewhere(&self) -> Result<(), String> {
         let t = &self.tokens;
+        let literals: Vec<_> = self.splatted()?.into_iter().map(|(at, _)| at).collect();
         for (i, token) in t.toks.iter().enumerate() {
-            if (self.open..=self.close).contains(&i) {
+            if (self.open..=self.close).contains(&i) || literals.iter().any(|r| r.contains(&i)) {
                 continue;
             }
             let word = match &token.kind {
@@ -323,7 +391,7 @@ impl<'a> Call<'a> {
         let mut pos = self.open + 1;
         while pos < self.close {
             let (arg, from) = if t.op(pos, "**") {
-                (Arg::DoubleStar, pos + 1)
+                (Arg::DoubleStar(pos + 1), pos + 1)
             } else if t.op(pos, "*") {
                 (Arg::Star, pos + 1)
             } else if let Some(name) = t.name(pos).filter(|_| t.op(pos + 1, "=")) {
@@ -346,11 +414,13 @@ impl<'a> Call<'a> {
         Ok(out)
     }
 
-    /// The keyword arguments (name, where the value starts); any other
-    /// argument cannot be read.
+    /// The keyword arguments (name, where the value starts); `**`
+    /// arguments are read by [`Call::splatted`]; any other argument cannot
+    /// be read.
     fn keywords(&self) -> Result<Vec<(&'a str, usize)>, String> {
         self.arguments()?
             .into_iter()
+            .filter(|a| !matches!(a, Arg::DoubleStar(_)))
             .map(|a| match a {
                 Arg::Keyword(name, at) => Ok((name, at)),
                 _ => Err("its setup.py passes setup() an argument it cannot read".to_string()),
@@ -514,7 +584,8 @@ impl<'a> Bindings<'a> {
         let t = &call.tokens;
         let none = Self { at: HashMap::new() };
         let writes_scope = (0..t.toks.len()).any(|i| {
-            t.name(i).is_some_and(|n| SCOPE_WRITERS.contains(&n))
+            t.name(i)
+                .is_some_and(|n| SCOPE_WRITERS.contains(&n) && !own_namespace(t, i))
                 || (t.is_name(i, "import") && t.op(i + 1, "*"))
         });
         if writes_scope {
@@ -546,6 +617,25 @@ impl<'a> Bindings<'a> {
             .filter(|(i, _)| *i < before)
             .map(|(_, rhs)| *rhs)
     }
+}
+
+/// Whether the name at `i` is `exec(…)` or `eval(…)` called with a
+/// namespace of its own (`exec(line, context)`): the code it runs then
+/// binds names in that dict, not in the module. (Called with `globals()`
+/// as that dict, the word `globals` still marks the file.)
+fn own_namespace(t: &Tokens, i: usize) -> bool {
+    let builtin = matches!(t.name(i), Some("exec" | "eval")) && !(i > 0 && t.op(i - 1, "."));
+    let Some(close) = t
+        .toks
+        .get(i + 1)
+        .filter(|_| builtin && t.op(i + 1, "("))
+        .and_then(|open| open.pair)
+    else {
+        return false;
+    };
+    (i + 2..close).any(|k| {
+        t.op(k, ",") && k + 1 < close && t.toks.get(k).and_then(|tok| tok.parent) == Some(i + 1)
+    })
 }
 
 /// Of the names `found` bound at module level, those whose every other
@@ -833,6 +923,64 @@ mod tests {
 
     fn extras(declared: &Declared) -> Vec<&str> {
         declared.extras.iter().map(|(e, _)| e.as_str()).collect()
+    }
+
+    #[test]
+    fn blank_requirements_are_dropped_as_setuptools_drops_them() {
+        // bnnumerizer 0.0.2.
+        let declared = read_ok("setup(install_requires=[''])");
+        assert!(declared.install_requires.is_empty());
+        let declared = read_ok(
+            "setup(install_requires=['a', ' ', '# c\\nb'], extras_require={'x': ['', 'c']})",
+        );
+        assert_eq!(declared.install_requires, ["a", "b"]);
+        assert_eq!(declared.extras, [("x".to_string(), vec!["c".to_string()])]);
+    }
+
+    #[test]
+    fn exec_in_a_namespace_of_its_own_leaves_the_modules_names_known() {
+        // encodec 0.1.1: the version is exec'd into a dict of its own.
+        let body = "REQUIRES_PYTHON = '>=3.8.0'\nfor line in open('e/__init__.py'):\n    if '__version__' in line:\n        context = {}\n        exec(line, context)\n        VERSION = context['__version__']\nsetup(version=VERSION, python_requires=REQUIRES_PYTHON, install_requires=['numpy'])\n";
+        let declared = read_ok(body);
+        assert_eq!(declared.python_requires.as_deref(), Some(">=3.8.0"));
+        assert_eq!(declared.install_requires, ["numpy"]);
+        // Without a namespace, or with the module's own, nothing is known.
+        for exec in ["exec(line)", "exec(line,)", "exec(line, globals())"] {
+            let body = format!("R = '>=3'\n{exec}\nsetup(python_requires=R)\n");
+            assert!(
+                read_err(&body).contains("computes `python_requires`"),
+                "{exec}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_dict_literal_handed_over_by_double_star_is_read_as_the_call() {
+        // umap-learn 0.5.2.
+        let body = "configuration = {\n    'name': 'umap-learn',\n    'long_description': readme(),\n    'install_requires': ['numpy >= 1.17', 'pynndescent>=0.5'],\n    'extras_require': {'plot': ['pandas'], 'parametric_umap': ['tensorflow >= 2.1']},\n}\nsetup(**configuration)\n";
+        let declared = read_ok(body);
+        assert_eq!(
+            declared.install_requires,
+            ["numpy >= 1.17", "pynndescent>=0.5"]
+        );
+        assert_eq!(extras(&declared), ["plot", "parametric_umap"]);
+        for (body, why) in [
+            // Changed after it is bound, or not a literal, or not a name.
+            (
+                "c = {'install_requires': ['a']}\nc['install_requires'].append('b')\nsetup(**c)\n",
+                "`**`",
+            ),
+            ("c = dict(install_requires=['a'])\nsetup(**c)\n", ""),
+            (
+                "c = {'install_requires': ['a']}\nsetup(**c, install_requires=['b'])\n",
+                "more than once",
+            ),
+            ("setup(**{'install_requires': ['a']})\n", "`**`"),
+            ("c = {k: ['a'] for k in ks}\nsetup(**c)\n", "`**`"),
+            ("c = {K: ['a']}\nsetup(**c)\n", "`**`"),
+        ] {
+            assert!(read_err(body).contains(why), "{body}: {}", read_err(body));
+        }
     }
 
     fn computed(declared: &Declared) -> Vec<(&str, &str)> {
