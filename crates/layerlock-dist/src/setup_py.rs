@@ -232,6 +232,10 @@ struct Call<'a> {
     close: usize,
 }
 
+/// A dict a `**` argument hands the call: the tokens of its literal and
+/// its entries.
+type Splat = (std::ops::RangeInclusive<usize>, Vec<(Value, Value)>);
+
 /// An argument of the call.
 enum Arg<'a> {
     Keyword(&'a str, usize),
@@ -312,9 +316,7 @@ impl<'a> Call<'a> {
     /// to a dict literal (see [`Bindings`]), as (where its literal lies,
     /// its entries). Any other `**` argument is refused: only running the
     /// file says what it holds.
-    fn splatted(
-        &self,
-    ) -> Result<Vec<(std::ops::RangeInclusive<usize>, Vec<(Value, Value)>)>, String> {
+    fn splatted(&self) -> Result<Vec<Splat>, String> {
         let refuse = || "its setup.py passes setup() `**` arguments".to_string();
         let stars: Vec<usize> = self
             .arguments()?
