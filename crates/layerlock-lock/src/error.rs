@@ -47,7 +47,10 @@ pub enum LockError {
     },
     #[error("{} is not a regular file of a sensible size (at most 64 MiB)", path.display())]
     NotRegular { path: PathBuf },
-    #[error("{} is not UTF-8 text (binary data, or a NUL byte)", path.display())]
+    #[error(
+        "{} is not text layerlock reads (UTF-8, or UTF-16 with a byte-order mark): binary data, a NUL byte or another encoding; save it as UTF-8",
+        path.display()
+    )]
     NotUtf8 { path: PathBuf },
     #[error("{} includes itself (through -r/-c); remove one of the includes", path.display())]
     IncludeCycle { path: PathBuf },

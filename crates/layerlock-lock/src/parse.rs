@@ -157,15 +157,42 @@ pub fn read_text(path: &Path) -> Result<String, LockError> {
     let bytes = fs_err::read(path).map_err(io)?;
     // A NUL byte means binary data (or `/proc/self/environ`): refused, and
     // never quoted in an error.
-    if bytes.contains(&0) {
-        return Err(LockError::NotUtf8 {
+    match decode(&bytes) {
+        Some(text) if !text.contains('\0') => Ok(text),
+        _ => Err(LockError::NotUtf8 {
             path: path.to_path_buf(),
-        });
+        }),
     }
-    let text = String::from_utf8(bytes).map_err(|_| LockError::NotUtf8 {
-        path: path.to_path_buf(),
-    })?;
-    Ok(text)
+}
+
+/// A file's text: UTF-8, or what its byte-order mark says, as pip reads a
+/// requirements file (Windows editors save `requirements.txt` as UTF-16
+/// with a BOM, and pip and uv install from it). A UTF-8 BOM is dropped.
+fn decode(bytes: &[u8]) -> Option<String> {
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| {
+        if rest.len() % 2 != 0 {
+            return None;
+        }
+        let units = rest.chunks_exact(2).map(|c| unit([c[0], c[1]]));
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .ok()
+    };
+    if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        return String::from_utf8(rest.to_vec()).ok();
+    }
+    // UTF-32 marks begin as UTF-16's do: none is read (pip reads them,
+    // but no editor writes them), and their NUL bytes refuse them below.
+    if bytes.starts_with(b"\xFF\xFE\0\0") || bytes.starts_with(b"\0\0\xFE\xFF") {
+        return None;
+    }
+    if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+        return utf16(rest, u16::from_le_bytes);
+    }
+    if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+        return utf16(rest, u16::from_be_bytes);
+    }
+    String::from_utf8(bytes.to_vec()).ok()
 }
 
 fn read_into(
@@ -624,6 +651,43 @@ pub fn names(entries: &[Entry]) -> BTreeSet<PackageName> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_is_read_as_utf8_or_by_its_byte_order_mark() {
+        let utf16le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(
+                "numpy==1.26.4\r\nr\u{e9}n\n"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            )
+            .collect();
+        assert_eq!(decode(&utf16le).unwrap(), "numpy==1.26.4\r\nr\u{e9}n\n");
+        let utf16be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("a==1\n".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode(&utf16be).unwrap(), "a==1\n");
+        assert_eq!(decode(b"\xEF\xBB\xBFa==1\n").unwrap(), "a==1\n");
+        assert_eq!(decode(b"a==1\n").unwrap(), "a==1\n");
+        // An odd length, a lone surrogate, UTF-32, Latin-1: not read.
+        assert!(decode(&utf16le[..utf16le.len() - 1]).is_none());
+        assert!(decode(&[0xFF, 0xFE, 0x00, 0xD8]).is_none());
+        assert!(decode(&[0xFF, 0xFE, 0, 0, b'a', 0, 0, 0]).is_none());
+        assert!(decode(b"r\xe9n\n").is_none());
+        // Read from a file, as every input is.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requirements.txt");
+        std::fs::write(&path, &utf16le).unwrap();
+        assert_eq!(read_text(&path).unwrap(), "numpy==1.26.4\r\nr\u{e9}n\n");
+        std::fs::write(&path, [0xFF, 0xFE, b'a', 0, 0, 0]).unwrap();
+        assert!(
+            read_text(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("save it as UTF-8")
+        );
+    }
+
     #[test]
     fn a_dash_before_a_multibyte_character_is_an_unknown_option() {
         let err = super::RequirementsFile::parse(std::path::Path::new("r.txt"), "-\u{e9}x\n")
