@@ -170,7 +170,7 @@ pub fn read_text(path: &Path) -> Result<String, LockError> {
 /// with a BOM, and pip and uv install from it). A UTF-8 BOM is dropped.
 fn decode(bytes: &[u8]) -> Option<String> {
     let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return None;
         }
         let units = rest.chunks_exact(2).map(|c| unit([c[0], c[1]]));
