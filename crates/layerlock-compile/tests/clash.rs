@@ -9,13 +9,6 @@ use layerlock_compile::{CompileError, CompileOptions, Note};
 use layerlock_resolve::memory::Memory;
 use support::{Work, compile, pins, told};
 
-fn checked(work: &Work) -> CompileOptions {
-    CompileOptions {
-        check_files: true,
-        ..work.options()
-    }
-}
-
 /// The image's cupy built for CUDA 12, and the layer's for CUDA 13: both
 /// write `cupy/`, with other bytes, beside a shared namespace file.
 fn cupy() -> Memory {
@@ -49,7 +42,7 @@ fn a_variant_that_writes_over_the_images_package_is_refused_with_the_ways_out() 
     work.write("in.txt", "lmcache\n");
     work.write("image.txt", "cupy-cuda12x==13.6.0\n");
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let failed = compile(&layer, &checked(&work), &cupy()).err().unwrap();
+    let failed = compile(&layer, &work.checked(), &cupy()).err().unwrap();
     let CompileError::Clashes { clashes, .. } = &failed.error else {
         panic!("{:?}", failed.error);
     };
@@ -84,7 +77,7 @@ fn the_images_package_replaced_on_purpose_is_recorded_in_the_lock() {
     work.write("image.txt", "cupy-cuda12x==13.6.0\n");
     let mut layer = work.layer(&["in.txt"], &["image.txt"]);
     layer.replace = vec!["cupy-cuda12x".parse().unwrap()];
-    let compiled = compile(&layer, &checked(&work), &cupy()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &cupy()).unwrap();
     let lock = &compiled.written[0].lock;
     assert_eq!(lock.header.replaces, ["cupy-cuda12x==13.6.0"]);
     assert!(
@@ -116,7 +109,7 @@ fn nixl() -> Memory {
 fn two_of_the_layers_own_packages_that_write_one_file_are_refused() {
     let work = Work::new();
     work.write("in.txt", "nixl\n");
-    let failed = compile(&work.layer(&["in.txt"], &[]), &checked(&work), &nixl())
+    let failed = compile(&work.layer(&["in.txt"], &[]), &work.checked(), &nixl())
         .err()
         .unwrap();
     let CompileError::Clashes { clashes, .. } = &failed.error else {
@@ -149,7 +142,7 @@ fn an_override_whose_marker_never_holds_keeps_the_variant_out() {
     work.write("o.txt", "nixl-cu12 ; sys_platform == \"never\"\n");
     let mut layer = work.layer(&["in.txt"], &[]);
     layer.overrides = vec![work.user_path("o.txt")];
-    let compiled = compile(&layer, &checked(&work), &nixl()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &nixl()).unwrap();
     assert_eq!(pins(&compiled), ["nixl==1.5.1", "nixl-cu13==1.5.1"]);
 }
 
@@ -166,14 +159,14 @@ fn two_console_scripts_of_one_name_clash_unless_they_run_the_same() {
     let work = Work::new();
     work.write("in.txt", "a\nb\n");
     let layer = work.layer(&["in.txt"], &[]);
-    let failed = compile(&layer, &checked(&work), &tools("a.cli:main", "b.cli:main"))
+    let failed = compile(&layer, &work.checked(), &tools("a.cli:main", "b.cli:main"))
         .err()
         .unwrap();
     let CompileError::Clashes { clashes, .. } = &failed.error else {
         panic!("{:?}", failed.error);
     };
     assert_eq!(clashes[0].example, "bin/tool");
-    assert!(compile(&layer, &checked(&work), &tools("x:main", "x:main")).is_ok());
+    assert!(compile(&layer, &work.checked(), &tools("x:main", "x:main")).is_ok());
 }
 
 #[test]
@@ -184,7 +177,7 @@ fn a_script_shipped_as_data_clashes_with_a_generated_one() {
         .files("a==1", &[("a-1.data/scripts/tool", 5, 50)])
         .files("b==1", &[("b/__init__.py", 2, 1)])
         .script("b==1", "tool", "b:main");
-    let failed = compile(&work.layer(&["in.txt"], &[]), &checked(&work), &index)
+    let failed = compile(&work.layer(&["in.txt"], &[]), &work.checked(), &index)
         .err()
         .unwrap();
     assert!(
@@ -206,12 +199,12 @@ fn paths_compare_without_case_on_macos_and_windows_only() {
     work.write("in.txt", "jwt\n");
     work.write("image.txt", "pyjwt==2.0\n");
     let linux = work.layer(&["in.txt"], &["image.txt"]);
-    assert!(compile(&linux, &checked(&work), &cased()).is_ok());
+    assert!(compile(&linux, &work.checked(), &cased()).is_ok());
     for platform in ["aarch64-apple-darwin", "x86_64-pc-windows-msvc"] {
         let mut layer = work.layer(&["in.txt"], &["image.txt"]);
         layer.platform = platform.to_string();
         layer.targets[0].platform = platform.to_string();
-        let failed = compile(&layer, &checked(&work), &cased()).err().unwrap();
+        let failed = compile(&layer, &work.checked(), &cased()).err().unwrap();
         assert!(
             matches!(failed.error, CompileError::Clashes { .. }),
             "{platform}: {:?}",
@@ -232,7 +225,7 @@ fn what_cannot_be_listed_is_named_on_stderr_and_in_the_lock() {
     work.write("in.txt", "app\n");
     work.write("image.txt", "docopt==0.6.2\ntorch==2.11.0+cu130\n");
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let compiled = compile(&layer, &checked(&work), &partly_known()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &partly_known()).unwrap();
     let unchecked = &compiled.written[0].lock.header.unchecked;
     assert_eq!(
         unchecked,
@@ -249,7 +242,7 @@ fn what_cannot_be_listed_is_named_on_stderr_and_in_the_lock() {
     // Asked to, it is an error instead.
     let mut strict = layer.clone();
     strict.require_checked = true;
-    let failed = compile(&strict, &checked(&work), &partly_known())
+    let failed = compile(&strict, &work.checked(), &partly_known())
         .err()
         .unwrap();
     assert!(
@@ -271,7 +264,7 @@ fn a_layer_built_from_an_sdist_is_named_too() {
     work.write("in.txt", "docopt\n");
     let compiled = compile(
         &work.layer(&["in.txt"], &[]),
-        &checked(&work),
+        &work.checked(),
         &partly_known(),
     )
     .unwrap();
@@ -288,7 +281,7 @@ fn a_layer_with_nothing_of_its_own_reads_no_image_file() {
     work.write("image.txt", "app==1\ntorch==2.11.0+cu130\n");
     let compiled = compile(
         &work.layer(&["in.txt"], &["image.txt"]),
-        &checked(&work),
+        &work.checked(),
         &partly_known(),
     )
     .unwrap();
@@ -305,7 +298,7 @@ fn another_version_that_writes_over_nothing_is_named_as_a_way_out() {
     let mut index = cupy().files("cupy-cuda13x==13.0.0", &[("cupy13/__init__.py", 5, 10)]);
     index.add("cupy-cuda13x", "13.0.0", &[]);
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let failed = compile(&layer, &checked(&work), &index).err().unwrap();
+    let failed = compile(&layer, &work.checked(), &index).err().unwrap();
     let CompileError::Clashes { clashes, .. } = &failed.error else {
         panic!("{:?}", failed.error);
     };
@@ -320,7 +313,7 @@ fn another_version_that_writes_over_nothing_is_named_as_a_way_out() {
         "{ways:?}"
     );
     // Without it, the refusal says none of the others avoids it.
-    let failed = compile(&layer, &checked(&work), &cupy()).err().unwrap();
+    let failed = compile(&layer, &work.checked(), &cupy()).err().unwrap();
     assert!(
         failed
             .error
@@ -342,14 +335,14 @@ fn the_summary_of_changes_is_told_with_the_files() {
     layer.replace = vec!["cupy-cuda12x".parse().unwrap()];
     let mut index = cupy().files("other==1", &[("other/__init__.py", 3, 1)]);
     index.add("other", "1", &[]);
-    let first = compile(&layer, &checked(&work), &index).unwrap();
+    let first = compile(&layer, &work.checked(), &index).unwrap();
     work.write(
         "out.txt",
         &first.written[0].lock.render(layer.format, "out.txt"),
     );
     let options = CompileOptions {
         changes: true,
-        ..checked(&work)
+        ..work.checked()
     };
     let again = compile(&layer, &options, &index).unwrap();
     let summary = again.written[0].changes.as_ref().unwrap().summary();
@@ -456,7 +449,7 @@ fn an_image_given_as_an_environment_is_compared_by_its_records_and_files() {
         ],
     )
     .files("lmcache==0.3.9", &[("lmcache/__init__.py", 1, 10)]);
-    let failed = compile(&layer, &checked(&work), &index).err().unwrap();
+    let failed = compile(&layer, &work.checked(), &index).err().unwrap();
     let CompileError::Clashes { clashes, .. } = &failed.error else {
         panic!("{:?}", failed.error);
     };
@@ -473,6 +466,6 @@ fn an_image_given_as_an_environment_is_compared_by_its_records_and_files() {
             ("shared/__init__.py", crc32fast::hash(b""), 0),
         ],
     );
-    let compiled = compile(&layer, &checked(&work), &same).unwrap();
+    let compiled = compile(&layer, &work.checked(), &same).unwrap();
     assert_eq!(pins(&compiled), ["cupy-cuda13x==14.0.1", "lmcache==0.3.9"]);
 }

@@ -5,16 +5,9 @@
 
 mod support;
 
-use layerlock_compile::{CompileOptions, Note};
+use layerlock_compile::Note;
 use layerlock_resolve::memory::Memory;
 use support::{Work, compile, pins, told};
-
-fn checked(work: &Work) -> CompileOptions {
-    CompileOptions {
-        check_files: true,
-        ..work.options()
-    }
-}
 
 fn index() -> Memory {
     Memory::new(&[
@@ -44,7 +37,7 @@ fn a_base_pin_whose_dependencies_the_base_lacks_is_named() {
     work.write("in.txt", "lmx\n");
     work.write("image.txt", "httpx==0.27.2\ncertifi==2024.1.1\n");
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &index()).unwrap();
     // The lock is what it was: the check names, it does not add.
     assert_eq!(pins(&compiled), ["lmx==1.0.0"]);
     let said = open_base(&compiled.notes);
@@ -91,14 +84,14 @@ fn a_closed_base_or_a_dependency_the_layer_brings_is_not_named() {
         "httpx==0.27.2\ncertifi==2024.1.1\nanyio==4.0.0\n",
     );
     let layer = work.layer(&["in.txt"], &["closed.txt"]);
-    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &index()).unwrap();
     assert_eq!(open_base(&compiled.notes), Vec::<String>::new());
 
     // The layer locks anyio itself, so the image's httpx has it.
     work.write("in.txt", "lmy\n");
     work.write("image.txt", "httpx==0.27.2\ncertifi==2024.1.1\n");
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &index()).unwrap();
     assert_eq!(pins(&compiled), ["anyio==4.0.0", "lmy==1.0.0"]);
     assert_eq!(open_base(&compiled.notes), Vec::<String>::new());
 }
@@ -112,7 +105,7 @@ fn a_base_pin_that_cannot_be_read_is_said_not_passed() {
         "httpx==0.26.0\nanyio==4.0.0\ncertifi==2024.1.1\n",
     );
     let layer = work.layer(&["in.txt"], &["image.txt"]);
-    let compiled = compile(&layer, &checked(&work), &index()).unwrap();
+    let compiled = compile(&layer, &work.checked(), &index()).unwrap();
     let said = open_base(&compiled.notes);
     assert_eq!(
         said,

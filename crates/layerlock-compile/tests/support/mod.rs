@@ -94,6 +94,16 @@ impl Work {
             ..Default::default()
         }
     }
+
+    /// [`Work::options`] with the checks after resolving (files, the
+    /// base's closure) on, as the binary runs them.
+    #[allow(dead_code)] // not every test file checks files
+    pub fn checked(&self) -> CompileOptions {
+        CompileOptions {
+            check_files: true,
+            ..self.options()
+        }
+    }
 }
 
 /// `layer` compiled over `index`.
