@@ -327,6 +327,14 @@ CASES: dict[str, Case] = {
         platform="x86_64-manylinux_2_28",
         note="versions with wheels for other Pythons only: the sdist serves on 3.12",
     ),
+    "setup-py-shapes": Case(
+        cwd=_local("setup-py-shapes"),
+        inputs=["requirements.in"],
+        bases=["base.txt"],
+        python="3.11",
+        platform="x86_64-pc-windows-msvc",
+        note="setup.py shapes found on real inputs: comments, escapes, blank entries, ** of a dict, exec into a dict",
+    ),
     "python-minor": Case(
         cwd=_local("python-minor"),
         inputs=["requirements.in"],
