@@ -1205,6 +1205,7 @@ mod mutated {
         "from setuptools import setup\nR = ['a', \"b; python_version<'3'\"]\nT = ['c']\nif X:\n    T += ['d']\nsetup(\n    name='x',  # :(\n    description='it\\'s (fine)',\n    install_requires=R + ['e'],\n    extras_require={'t': T, 'f': ['g'], 'h': 'i\\nj'},\n    python_requires='>=3.8',\n)\n",
         "try:\n    from setuptools import setup\nexcept ImportError:\n    from distutils.core import setup\nsetup(version=f'{v!r:>{w}}', long_description='''a ( [ {\n''', install_requires=(r'\\'', rb'x', u'y'))\n",
         "import setuptools\nA = {'k': [f\"{', '.join(x)}\"]}\nsetuptools.setup(extras_require=A, install_requires=[x for x in y], **kw)\n",
+        "from setuptools import setup\nP = '>=3.8'\nfor line in open('v.py'):\n    ctx = {}\n    exec(line, ctx)\nconf = {\n    'install_requires': ['', 'a'],\n    'extras_require': {':os_name == \"nt\"': ['b'], 'x:python_version<\"3.9\"': ['c']},\n}\nsetup(python_requires=P, **conf)\n",
     ];
 
     /// splitmix64.
@@ -1257,6 +1258,11 @@ mod mutated {
         ":=",
         "for",
         "lambda",
+        "exec(",
+        ", ctx)",
+        "**conf",
+        "':",
+        "conf = {",
     ];
 
     fn mutate(seed: &str, state: &mut u64) -> String {
