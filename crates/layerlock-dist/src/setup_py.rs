@@ -579,12 +579,28 @@ impl SetupUses {
 struct Bindings<'a> {
     /// Each name: its token and where its value starts.
     at: HashMap<&'a str, (usize, usize)>,
+    /// Keys a dict bound so is given after its binding, each by a module
+    /// level `NAME["key"] = …` before the call (nltk's
+    /// `extras_require["all"] = set(…)`): the key, where its value starts
+    /// and where the statement ends.
+    keyed: HashMap<&'a str, Vec<Keyed>>,
+}
+
+/// One `NAME["key"] = value` statement (see [`Bindings::keyed`]).
+#[derive(Clone)]
+struct Keyed {
+    key: String,
+    value: usize,
+    end: usize,
 }
 
 impl<'a> Bindings<'a> {
     fn of(call: &Call<'a>) -> Self {
         let t = &call.tokens;
-        let none = Self { at: HashMap::new() };
+        let none = Self {
+            at: HashMap::new(),
+            keyed: HashMap::new(),
+        };
         let writes_scope = (0..t.toks.len()).any(|i| {
             t.name(i)
                 .is_some_and(|n| SCOPE_WRITERS.contains(&n) && !own_namespace(t, i))
@@ -603,13 +619,27 @@ impl<'a> Bindings<'a> {
                 found.entry(name).or_default().push(i);
             }
         }
-        let clean = clean_names(call, &found);
-        let at = found
+        let keyed = keyed_statements(call, &found);
+        let clean = clean_names(call, &found, &keyed);
+        let at: HashMap<&str, (usize, usize)> = found
             .into_iter()
             .filter(|(name, _)| clean.contains(name))
             .filter_map(|(name, places)| places.first().map(|i| (name, (*i, *i + 2))))
             .collect();
-        Self { at }
+        let keyed = keyed
+            .into_iter()
+            .filter(|(name, _)| at.contains_key(name))
+            .map(|(name, list)| (name, list.into_iter().map(|(_, k)| k).collect()))
+            .collect();
+        Self { at, keyed }
+    }
+
+    /// The `NAME["key"] = …` statements of `name` that end before `before`.
+    fn keyed(&self, name: &str, before: usize) -> Vec<Keyed> {
+        self.keyed
+            .get(name)
+            .map(|list| list.iter().filter(|k| k.end < before).cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Where the value of `name` starts, when it is bound before `before`.
@@ -640,9 +670,111 @@ fn own_namespace(t: &Tokens, i: usize) -> bool {
     })
 }
 
+/// Builtins a `NAME["key"] = …` value may call and still leave `NAME`
+/// as it reads (when the file never binds them to anything else).
+const PURE_CALLS: [&str; 5] = ["set", "list", "sorted", "tuple", "frozenset"];
+
+/// The module-level `NAME["key"] = …` statements before the call of the
+/// names `found`, each with the token of its `NAME`, for those whose
+/// value can only read `NAME` (see [`reads_only`]).
+fn keyed_statements<'a>(
+    call: &Call<'a>,
+    found: &HashMap<&'a str, Vec<usize>>,
+) -> HashMap<&'a str, Vec<(usize, Keyed)>> {
+    let t = &call.tokens;
+    let mut out: HashMap<&str, Vec<(usize, Keyed)>> = HashMap::new();
+    for i in 0..call.open {
+        let Some(name) = t.name(i).filter(|n| found.contains_key(n)) else {
+            continue;
+        };
+        let token = &t.toks[i];
+        let key = match t.toks.get(i + 2).map(|k| &k.kind) {
+            Some(Kind::Str(Some(key))) => key.clone(),
+            _ => continue,
+        };
+        if !token.line_start || token.indented || !t.op(i + 1, "[") || !t.op(i + 3, "]") {
+            continue;
+        }
+        if !t.op(i + 4, "=") {
+            continue;
+        }
+        let end = statement_end(t, i + 5);
+        if end > call.open || !reads_only(t, name, i + 5, end) {
+            continue;
+        }
+        out.entry(name).or_default().push((
+            i,
+            Keyed {
+                key,
+                value: i + 5,
+                end,
+            },
+        ));
+    }
+    out
+}
+
+/// Where the logical line that goes on at `from` ends.
+fn statement_end(t: &Tokens, mut from: usize) -> usize {
+    while let Some(token) = t.toks.get(from) {
+        if token.kind == Kind::Newline {
+            break;
+        }
+        from = token.pair.map_or(from + 1, |close| close + 1);
+    }
+    from
+}
+
+/// Whether the tokens from `from` to `end` can only read `name`'s dict:
+/// each call is of a [`PURE_CALLS`] builtin the file never rebinds, or of
+/// `name.values()`, `.keys()` or `.items()`; nothing else is called, no
+/// name is bound (`:=`, keyword arguments) and no function is made.
+fn reads_only(t: &Tokens, name: &str, from: usize, end: usize) -> bool {
+    (from..end).all(|k| {
+        if matches!(t.name(k), Some("lambda" | "yield" | "await")) || t.op(k, ":=") || t.op(k, "=")
+        {
+            return false;
+        }
+        if !t.op(k, "(") || k == 0 {
+            return true;
+        }
+        let callee = k - 1;
+        let attribute = callee > 0 && t.op(callee - 1, ".");
+        match t.name(callee) {
+            Some("values" | "keys" | "items") if attribute => {
+                callee >= 2
+                    && t.is_name(callee - 2, name)
+                    && !(callee >= 3 && t.op(callee - 3, "."))
+            }
+            Some(builtin) if !attribute && PURE_CALLS.contains(&builtin) => {
+                never_rebound(t, builtin)
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Whether every use of the builtin `word` in the file is a call of it
+/// (`def set(…)`, `set = …`, `import … set` and `for set in` all bind it).
+fn never_rebound(t: &Tokens, word: &str) -> bool {
+    (0..t.toks.len()).all(|i| {
+        !t.is_name(i, word)
+            || (t.op(i + 1, "(")
+                && !(i > 0
+                    && (t.op(i - 1, ".")
+                        || matches!(t.name(i - 1), Some("def" | "class" | "import" | "as")))))
+    })
+}
+
 /// Of the names `found` bound at module level, those whose every other
-/// use leaves their value as bound (see [`Bindings`]).
-fn clean_names<'a>(call: &Call<'a>, found: &HashMap<&'a str, Vec<usize>>) -> HashSet<&'a str> {
+/// use leaves their value as bound (see [`Bindings`]). A `NAME["key"] =`
+/// statement of `keyed` gives the dict a key (read with it) and does not
+/// spoil it, nor do its value's reads of the same dict.
+fn clean_names<'a>(
+    call: &Call<'a>,
+    found: &HashMap<&'a str, Vec<usize>>,
+    keyed: &HashMap<&'a str, Vec<(usize, Keyed)>>,
+) -> HashSet<&'a str> {
     let t = &call.tokens;
     let mut dirty: HashSet<&str> = found
         .iter()
@@ -662,6 +794,13 @@ fn clean_names<'a>(call: &Call<'a>, found: &HashMap<&'a str, Vec<usize>>) -> Has
             continue;
         };
         if (j > 0 && t.op(j - 1, ".")) || found.get(name).is_some_and(|p| p.contains(&j)) {
+            continue;
+        }
+        let own_key = keyed.get(name).is_some_and(|list| {
+            list.iter()
+                .any(|(at, k)| *at == j || (k.value..k.end).contains(&j))
+        });
+        if own_key {
             continue;
         }
         let in_call = call.open < j && j < call.close;
@@ -825,12 +964,30 @@ impl<'t, 'a> Eval<'t, 'a> {
         if matches!(name, "True" | "False" | "None") {
             return Value::Other;
         }
-        match self.bindings.get(name, pos) {
+        let value = match self.bindings.get(name, pos) {
             Some(rhs) => match self.expr(rhs, depth + 1) {
                 (value, end) if self.t.line_end(end) => value,
                 _ => Value::Computed(name.to_string()),
             },
-            None => Value::Computed(name.to_string()),
+            None => return Value::Computed(name.to_string()),
+        };
+        let keyed = self.bindings.keyed(name, pos);
+        match value {
+            Value::Dict(mut entries) if !keyed.is_empty() => {
+                for k in keyed {
+                    let value = match self.expr(k.value, depth + 1) {
+                        (value, end) if end == k.end => value,
+                        _ => Value::Computed(snippet(self.t, k.value, k.end)),
+                    };
+                    // A key given again holds its last value, as in Python.
+                    entries.retain(|(key, _)| *key != Value::Str(k.key.clone()));
+                    entries.push((Value::Str(k.key), value));
+                }
+                Value::Dict(entries)
+            }
+            // A key given to what is not a dict literal: only running says.
+            _ if !keyed.is_empty() => Value::Computed(name.to_string()),
+            value => value,
         }
     }
 
@@ -954,6 +1111,50 @@ mod tests {
                 "{exec}"
             );
         }
+    }
+
+    #[test]
+    fn a_key_given_to_a_dict_before_the_call_is_read_with_it() {
+        // nltk 3.5: an "all" extra made of the others.
+        let nltk = "extras_require = {\n    \"plot\": [\"matplotlib\"],\n    \"tgrep\": [\"pyparsing\"],\n}\n\nextras_require[\"all\"] = set(\n    package for group in extras_require.values() for package in group\n)\nsetup(install_requires=[\"click\", \"regex\"], extras_require=extras_require)\n";
+        let declared = read_ok(nltk);
+        assert_eq!(declared.install_requires, ["click", "regex"]);
+        assert_eq!(extras(&declared), ["plot", "tgrep"]);
+        assert_eq!(declared.computed_extras.len(), 1);
+        assert_eq!(declared.computed_extras[0].0, "all");
+        // A literal value is read; a key given again holds its last value.
+        let declared =
+            read_ok("E = {'a': ['x']}\nE['b'] = ['y']\nE['a'] = ['z']\nsetup(extras_require=E)\n");
+        assert_eq!(
+            declared.extras,
+            [
+                ("b".to_string(), vec!["y".to_string()]),
+                ("a".to_string(), vec!["z".to_string()])
+            ]
+        );
+        // What could change the dict or its lists leaves nothing known.
+        for body in [
+            "E = {'a': ['x']}\nE['all'] = [g.append('y') for g in E.values()]\nsetup(extras_require=E)\n",
+            "E = {'a': ['x']}\nE['all'] = merge(E.values())\nsetup(extras_require=E)\n",
+            "def set(v):\n    return v\nE = {'a': ['x']}\nE['all'] = set(E.values())\nsetup(extras_require=E)\n",
+            "E = {'a': ['x']}\nE['all'] = sorted(E, key=lambda k: k)\nsetup(extras_require=E)\n",
+            "E = {'a': ['x']}\nif X:\n    E['b'] = ['y']\nsetup(extras_require=E)\n",
+            "E = {'a': ['x']}\nE[K] = ['y']\nsetup(extras_require=E)\n",
+            "E = get()\nE['b'] = ['y']\nsetup(extras_require=E)\n",
+        ] {
+            assert!(
+                read_err(body).contains("computes `extras_require`"),
+                "{body}: {}",
+                read_err(body)
+            );
+        }
+        // A key given after the call is not what the call read.
+        let body = "E = {'a': ['x']}\nsetup(extras_require=E)\nE['b'] = ['y']\n";
+        assert!(
+            read_err(body).contains("computes `extras_require`"),
+            "{}",
+            read_err(body)
+        );
     }
 
     #[test]
@@ -1205,6 +1406,7 @@ mod mutated {
         "from setuptools import setup\nR = ['a', \"b; python_version<'3'\"]\nT = ['c']\nif X:\n    T += ['d']\nsetup(\n    name='x',  # :(\n    description='it\\'s (fine)',\n    install_requires=R + ['e'],\n    extras_require={'t': T, 'f': ['g'], 'h': 'i\\nj'},\n    python_requires='>=3.8',\n)\n",
         "try:\n    from setuptools import setup\nexcept ImportError:\n    from distutils.core import setup\nsetup(version=f'{v!r:>{w}}', long_description='''a ( [ {\n''', install_requires=(r'\\'', rb'x', u'y'))\n",
         "import setuptools\nA = {'k': [f\"{', '.join(x)}\"]}\nsetuptools.setup(extras_require=A, install_requires=[x for x in y], **kw)\n",
+        "from setuptools import setup\nE = {\"plot\": [\"m\"], 't': ['p']}\nE[\"all\"] = set(p for g in E.values() for p in g)\nE['t'] = ['q']\nsetup(install_requires=['c'], extras_require=E)\n",
         "from setuptools import setup\nP = '>=3.8'\nfor line in open('v.py'):\n    ctx = {}\n    exec(line, ctx)\nconf = {\n    'install_requires': ['', 'a'],\n    'extras_require': {':os_name == \"nt\"': ['b'], 'x:python_version<\"3.9\"': ['c']},\n}\nsetup(python_requires=P, **conf)\n",
     ];
 
@@ -1263,6 +1465,9 @@ mod mutated {
         "**conf",
         "':",
         "conf = {",
+        "E['all'] = ",
+        ".values()",
+        "set(",
     ];
 
     fn mutate(seed: &str, state: &mut u64) -> String {

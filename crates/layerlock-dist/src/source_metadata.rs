@@ -395,7 +395,7 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
 /// bump it with every change that can turn an answer around (a file newly
 /// read, a refusal lifted or added, a cap moved): a fixed reader must never
 /// trust an old "dynamic" verdict, nor an old reader's acceptance.
-pub const SOURCE_READER_VERSION: u32 = 8;
+pub const SOURCE_READER_VERSION: u32 = 9;
 
 /// Whether the files seen so far, in an archive read from its start, settle
 /// what [`sdist_metadata`] answers, whatever of the wanted files that was
