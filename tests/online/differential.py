@@ -333,7 +333,7 @@ CASES: dict[str, Case] = {
         bases=["base.txt"],
         python="3.11",
         platform="x86_64-pc-windows-msvc",
-        note="setup.py shapes found on real inputs: comments, escapes, blank entries, ** of a dict, exec into a dict",
+        note="setup.py shapes found on real inputs: comments, escapes, blank entries, ** of a dict, exec into a dict, a keyed extra; a zip sdist",
     ),
     "python-minor": Case(
         cwd=_local("python-minor"),
