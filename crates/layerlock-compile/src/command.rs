@@ -63,6 +63,7 @@ const WITH_VALUE: &[&str] = &[
     "--group",
     "--only-binary",
     "--allow-walk-back",
+    "--read-whole-sdist",
 ];
 
 /// The command line that regenerates the output, in one normal form: flags

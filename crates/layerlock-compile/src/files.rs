@@ -36,6 +36,7 @@ impl WheelLookup {
             netrc: self.netrc.clone(),
             timeout: Duration::from_secs(30),
             concurrency: 16,
+            read_whole_sdists: Vec::new(),
         };
         settings.client(self.index_urls.clone(), self.find_links.clone())
     }

@@ -46,6 +46,9 @@ pub struct IndexConfig {
     pub timeout: Duration,
     pub retries: u32,
     pub concurrency: usize,
+    /// Packages whose sdists are read to their end however large (up to
+    /// [`MAX_SDIST_BYTES`]), not only their head (see [`sdist_read_cap`]).
+    pub read_whole_sdists: Vec<PackageName>,
 }
 
 /// How every command makes its index clients: the cache, offline, the
@@ -60,6 +63,8 @@ pub struct ClientSettings {
     /// How long an index may stay silent.
     pub timeout: Duration,
     pub concurrency: usize,
+    /// See [`IndexConfig::read_whole_sdists`].
+    pub read_whole_sdists: Vec<PackageName>,
 }
 
 impl ClientSettings {
@@ -84,6 +89,7 @@ impl ClientSettings {
             timeout: self.timeout,
             retries: Self::RETRIES,
             concurrency: self.concurrency,
+            read_whole_sdists: self.read_whole_sdists.clone(),
         })
     }
 }
@@ -236,6 +242,8 @@ struct Inner {
     cache: Cache,
     offline: bool,
     retries: u32,
+    /// See [`IndexConfig::read_whole_sdists`].
+    read_whole: Vec<PackageName>,
     permits: tokio::sync::Semaphore,
     /// What guesses (fetches nobody waits for yet) may hold of `permits`:
     /// the rest stay free for what the resolver waits for.
@@ -320,6 +328,7 @@ impl IndexClient {
                 cache: Cache::new(config.cache_dir.clone()),
                 offline: config.offline,
                 retries: config.retries,
+                read_whole: config.read_whole_sdists.clone(),
                 permits: tokio::sync::Semaphore::new(config.concurrency.max(1)),
                 guesses: tokio::sync::Semaphore::new((config.concurrency * 3 / 4).max(1)),
                 wanted: Mutex::default(),
@@ -1177,7 +1186,10 @@ impl Inner {
             layerlock_dist::DistKind::Sdist(version) => Some(version),
             _ => None,
         };
+        // Read whole (`--read-whole-sdist`), an sdist may say what its
+        // head did not: that answer is kept apart from the head's.
         let key = match &sdist {
+            Some(_) if self.read_whole.contains(&name) => format!("{}-whole", sdist_key(&key)),
             Some(_) => sdist_key(&key),
             None => key,
         };
@@ -1262,19 +1274,25 @@ impl Inner {
     ) -> Result<Vec<u8>, SourceError> {
         let (url, invalid) = parsed_url(file)?;
         let lower = file.filename.to_ascii_lowercase();
+        let whole = self.read_whole.contains(name);
         let read = if url.scheme() == "file" {
             let bytes = local_file(&url, MAX_SDIST_BYTES, "an sdist")?;
             self.check_hash(&url, file, &bytes)?;
             sdist::source_files(&file.filename, &bytes)
         } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-            self.stream_sdist(&url, file).await?
+            self.stream_sdist(&url, file, whole).await?
         } else {
             self.ranged_sdist(&url, file).await?
         };
         let files = match read {
             Ok(files) => files,
-            Err(why @ sdist::SdistError::PastCap { .. }) => {
-                return Ok([DYNAMIC, why.to_string().as_bytes()].concat());
+            Err(why @ sdist::SdistError::PastCap { cap, .. }) => {
+                let more = if cap < MAX_SDIST_BYTES {
+                    format!("; --read-whole-sdist {name} reads it to its end")
+                } else {
+                    String::new()
+                };
+                return Ok([DYNAMIC, why.to_string().as_bytes(), more.as_bytes()].concat());
             }
             Err(e) => return Err(invalid(e.to_string())),
         };
@@ -1322,12 +1340,13 @@ impl Inner {
         &self,
         url: &Url,
         file: &IndexFile,
+        whole: bool,
     ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, SourceError> {
         let _permits = self.permits_for(url).await?;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.stream_once(url, file).await {
+            match self.stream_once(url, file, whole).await {
                 Ok(read) => return Ok(read),
                 Err(Streamed::Failed(e)) => return Err(e),
                 Err(Streamed::Passing(_, asked)) if attempt <= self.retries => {
@@ -1351,6 +1370,7 @@ impl Inner {
         &self,
         url: &Url,
         file: &IndexFile,
+        whole: bool,
     ) -> Result<Result<layerlock_dist::SourceFiles, sdist::SdistError>, Streamed> {
         let sent = Instant::now();
         let mut request = self.http().map_err(Streamed::Failed)?.get(url.clone());
@@ -1380,7 +1400,7 @@ impl Inner {
         let (tx, rx) = tokio::sync::mpsc::channel(PIECES_AHEAD);
         let reader =
             tokio::task::spawn_blocking(move || sdist::tar_gz_files(sdist::Pieces::new(rx)));
-        let fed = feed(response, tx, file.size).await;
+        let fed = feed(response, tx, file.size, whole).await;
         self.stats
             .request(Fetch::Sdist, fed.bytes as usize, sent.elapsed());
         let read = reader.await.map_err(|e| {
@@ -2160,7 +2180,8 @@ fn local_file(url: &Url, limit: u64, what: &str) -> Result<Vec<u8>, SourceError>
     })
 }
 
-/// The largest local source distribution read whole for its metadata.
+/// The largest source distribution read whole for its metadata: a local
+/// one, or one named by `--read-whole-sdist`.
 const MAX_SDIST_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The wait before retry `attempt + 1`: exponential backoff, unless the
@@ -2215,17 +2236,21 @@ struct Fed {
 }
 
 /// Hand `response`'s body to the archive reader behind `tx` until it ends,
-/// the reader stops (it drops its end) or its cap ([`sdist_read_cap`]) is
-/// reached.
+/// the reader stops (it drops its end) or its cap ([`sdist_read_cap`], or
+/// [`MAX_SDIST_BYTES`] read `whole`) is reached.
 /// Each wait for a piece is bounded by the client's read timeout.
 async fn feed(
     mut response: reqwest::Response,
     tx: tokio::sync::mpsc::Sender<sdist::Piece>,
     size: Option<u64>,
+    whole: bool,
 ) -> Fed {
     use sha2::Digest;
     let total = response.content_length().or(size);
-    let cap = sdist_read_cap(total);
+    let cap = match whole {
+        true => MAX_SDIST_BYTES,
+        false => sdist_read_cap(total),
+    };
     let mut hasher = sha2::Sha256::new();
     let mut fed = Fed {
         bytes: 0,

@@ -459,6 +459,16 @@ pub struct LayerArgs {
         value_delimiter = ','
     )]
     pub allow_walk_back: Vec<String>,
+    /// Packages whose sdists are read to their end however large they are
+    /// (up to 512 MiB), when the files that say what they need lie past
+    /// the first 4 MiB of an archive over 32 MiB (pyspark's setup.py
+    /// follows 434 MiB of jars): comma-separated or repeated.
+    #[arg(
+        long = "read-whole-sdist",
+        value_name = "PKG[,PKG]",
+        value_delimiter = ','
+    )]
+    pub read_whole_sdist: Vec<String>,
     /// When to choose pre-releases (default: only when no stable version fits).
     #[arg(long, value_enum)]
     pub prerelease: Option<PrereleaseArg>,

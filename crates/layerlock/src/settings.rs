@@ -82,6 +82,8 @@ pub struct RunSettings {
     pub netrc: Option<PathBuf>,
     /// The working directory the command runs in.
     pub cwd: PathBuf,
+    /// `--read-whole-sdist`: packages whose large sdists are read whole.
+    pub read_whole_sdists: Vec<uv_normalize::PackageName>,
 }
 
 impl RunSettings {
@@ -94,6 +96,7 @@ impl RunSettings {
             netrc: self.netrc.clone(),
             timeout: self.timeout,
             concurrency: layerlock_index::ClientSettings::RESOLVING,
+            read_whole_sdists: self.read_whole_sdists.clone(),
         }
     }
 }
@@ -208,7 +211,7 @@ fn cache_dir(flag: Option<&PathBuf>, env: &Environment) -> Option<PathBuf> {
         })
 }
 
-fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
+fn run_settings(layer: &LayerArgs, env: &Environment) -> Result<RunSettings> {
     let cache_dir = if layer.index.no_cache {
         None
     } else {
@@ -218,14 +221,21 @@ fn run_settings(layer: &LayerArgs, env: &Environment) -> RunSettings {
         .var("NETRC")
         .map(PathBuf::from)
         .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".netrc")));
-    RunSettings {
+    let whole = package_set("--read-whole-sdist", &layer.read_whole_sdist)?;
+    if whole.all {
+        anyhow::bail!(
+            "--read-whole-sdist :all: would download any sdist whole, up to 512 MiB each: name the packages"
+        );
+    }
+    Ok(RunSettings {
         cache_dir,
         offline: layer.index.offline,
         timeout: std::time::Duration::from_secs(layer.index.timeout),
         quiet: layer.quiet,
         netrc,
         cwd: env.cwd.clone(),
-    }
+        read_whole_sdists: whole.packages,
+    })
 }
 
 /// The layers to handle: from the command line when inputs are given, else
@@ -803,7 +813,7 @@ fn compile(
     }
     Ok(CompileSettings {
         layers,
-        run: run_settings(&args.layer, env),
+        run: run_settings(&args.layer, env)?,
         check: args.check,
         stats,
         freed: layerlock_resolve::Freed {
@@ -917,7 +927,7 @@ impl CoversSettings {
     ) -> Result<Self> {
         Ok(Self {
             layers: layers(&args.layer, config, None, None, env)?,
-            run: run_settings(&args.layer, env),
+            run: run_settings(&args.layer, env)?,
         })
     }
 }
@@ -1094,6 +1104,6 @@ fn cooldown_check(
         cooldown,
         format: args.format,
         index,
-        run: run_settings(&layer_args, env),
+        run: run_settings(&layer_args, env)?,
     })
 }

@@ -529,9 +529,32 @@ fn a_setup_py_behind_a_large_tree_is_not_downloaded() {
         ),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("--read-whole-sdist bigdyn reads it to its end"),
+        "{stderr}"
+    );
     let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
     let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
     assert!(received <= 4 << 20, "{stats}");
+    // Asked for, the whole archive is read (and its verdict kept apart
+    // from the head's): its setup.py names nothing, so it locks; the lock
+    // records the flag, so its command makes it again.
+    let (code, _, stderr) = compile(
+        &work,
+        &index,
+        "bigdyn\n",
+        &["--read-whole-sdist", "bigdyn", "--stats", "stats.json"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lock = work.read("lock.txt");
+    assert_eq!(pins(&lock), ["bigdyn==1.0"]);
+    assert!(lock.contains("--read-whole-sdist bigdyn"), "{lock}");
+    let stats: serde_json::Value = serde_json::from_str(&work.read("stats.json")).unwrap();
+    let received = stats["requests"]["sdist"]["bytes"].as_u64().unwrap();
+    assert!(received > 40 << 20, "{stats}");
+    // Without the flag, the head's verdict stands.
+    let (code, _, stderr) = compile(&work, &index, "bigdyn\n", &[]);
+    assert_eq!(code, 2, "{stderr}");
 }
 
 /// `sibdis-1.0` in `dir`: a dynamic sdist and two wheels for other
