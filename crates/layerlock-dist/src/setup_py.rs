@@ -31,7 +31,12 @@ const BUILTINS: [&str; 4] = ["exec", "eval", "compile", "__import__"];
 
 /// Names through which code can rebind a module's globals without naming
 /// them: with any of them in the file, no name is taken for its binding.
-const SCOPE_WRITERS: [&str; 11] = [
+const SCOPE_WRITERS: [&str; 16] = [
+    "__globals__",
+    "f_globals",
+    "f_locals",
+    "f_back",
+    "_getframe",
     "exec",
     "eval",
     "globals",
@@ -156,13 +161,27 @@ fn requirements(value: Value) -> Result<Vec<String>, NotRequirements> {
 }
 
 /// The requirements of a string of lines: blank lines and `#` comments
-/// left out, as setuptools' parser leaves them.
+/// left out, as setuptools' parser leaves them. Lines break where
+/// Python's `str.splitlines` breaks them (a form feed or `\x85` too).
 fn requirement_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .map(|l| l.split(" #").next().unwrap_or_default().trim())
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
-        .collect()
+    text.split(|c| {
+        matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+    })
+    .map(|l| l.split(" #").next().unwrap_or_default().trim())
+    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    .map(str::to_string)
+    .collect()
 }
 
 /// Records `keyword`'s value in `declared`, or says why it cannot be.
@@ -653,8 +672,11 @@ impl<'a> Bindings<'a> {
 
 /// Whether the name at `i` is `exec(…)` or `eval(…)` called with a
 /// namespace of its own (`exec(line, context)`): the code it runs then
-/// binds names in that dict, not in the module. (Called with `globals()`
-/// as that dict, the word `globals` still marks the file.)
+/// binds names in that dict, not in the module. Only two positional
+/// arguments, the second a dict literal or a name every binding of which
+/// in the file is one (`context = {}`); `None`, `*`/`**`, keywords
+/// (`closure=`) or anything else may leave the module's own names in
+/// reach. (Called with `globals()`, the word still marks the file.)
 fn own_namespace(t: &Tokens, i: usize) -> bool {
     let builtin = matches!(t.name(i), Some("exec" | "eval")) && !(i > 0 && t.op(i - 1, "."));
     let Some(close) = t
@@ -665,9 +687,66 @@ fn own_namespace(t: &Tokens, i: usize) -> bool {
     else {
         return false;
     };
-    (i + 2..close).any(|k| {
-        t.op(k, ",") && k + 1 < close && t.toks.get(k).and_then(|tok| tok.parent) == Some(i + 1)
-    })
+    let open = i + 1;
+    let top = |k: usize| t.toks.get(k).and_then(|tok| tok.parent) == Some(open);
+    let commas: Vec<usize> = (open + 1..close)
+        .filter(|&k| top(k) && t.op(k, ","))
+        .collect();
+    let loose =
+        (open + 1..close).any(|k| top(k) && (t.op(k, "*") || t.op(k, "**") || t.op(k, "=")));
+    let second = match commas.as_slice() {
+        [comma] => comma + 1,
+        [comma, last] if *last + 1 == close => comma + 1,
+        _ => return false,
+    };
+    if loose || second >= close {
+        return false;
+    }
+    let ends = |k: usize| k == close || t.op(k, ",");
+    if t.op(second, "{") {
+        return t.toks[second].pair.is_some_and(|c| ends(c + 1));
+    }
+    match t.name(second).filter(|_| ends(second + 1)) {
+        Some(name) => bound_only_to_dicts(t, name),
+        None => false,
+    }
+}
+
+/// Whether `name` is bound somewhere in the file, and each time (`name =
+/// …` at a line's start, at any indent) to a dict literal or `dict(…)`.
+fn bound_only_to_dicts(t: &Tokens, name: &str) -> bool {
+    if matches!(name, "None" | "True" | "False") {
+        return false;
+    }
+    let mut bound = false;
+    for k in 0..t.toks.len() {
+        if !t.is_name(k, name) || (k > 0 && t.op(k - 1, ".")) {
+            continue;
+        }
+        let assigned = t.toks[k].line_start && t.op(k + 1, "=");
+        if !assigned {
+            // Read, or bound some other way (`for name in`, `as name`,
+            // `name += …`): only plain reads are let through.
+            let binds_otherwise = k > 0
+                && matches!(
+                    t.name(k - 1),
+                    Some("for" | "as" | "import" | "def" | "class" | "global")
+                )
+                || t.toks.get(k + 1).is_some_and(|n| {
+                    n.kind == Kind::Op && t.text(k + 1).ends_with('=') && t.text(k + 1) != "=="
+                });
+            if binds_otherwise {
+                return false;
+            }
+            continue;
+        }
+        let dict = t.op(k + 2, "{") || (t.is_name(k + 2, "dict") && t.op(k + 3, "("));
+        if !dict {
+            return false;
+        }
+        bound = true;
+    }
+    bound
 }
 
 /// Builtins a `NAME["key"] = …` value may call and still leave `NAME`
@@ -682,11 +761,19 @@ fn keyed_statements<'a>(
     found: &HashMap<&'a str, Vec<usize>>,
 ) -> HashMap<&'a str, Vec<(usize, Keyed)>> {
     let t = &call.tokens;
+    let pure: Vec<&str> = PURE_CALLS
+        .into_iter()
+        .filter(|b| never_rebound(t, b))
+        .collect();
     let mut out: HashMap<&str, Vec<(usize, Keyed)>> = HashMap::new();
     for i in 0..call.open {
         let Some(name) = t.name(i).filter(|n| found.contains_key(n)) else {
             continue;
         };
+        // Only after the dict is bound: a key given before it is lost.
+        if found[name].iter().any(|bound| *bound > i) {
+            continue;
+        }
         let token = &t.toks[i];
         let key = match t.toks.get(i + 2).map(|k| &k.kind) {
             Some(Kind::Str(Some(key))) => key.clone(),
@@ -698,8 +785,9 @@ fn keyed_statements<'a>(
         if !t.op(i + 4, "=") {
             continue;
         }
+        // One statement to its line's end: what follows a `;` is another.
         let end = statement_end(t, i + 5);
-        if end > call.open || !reads_only(t, name, i + 5, end) {
+        if end > call.open || !t.line_end(end) || !reads_only(t, name, i + 5, end, &pure) {
             continue;
         }
         out.entry(name).or_default().push((
@@ -714,10 +802,11 @@ fn keyed_statements<'a>(
     out
 }
 
-/// Where the logical line that goes on at `from` ends.
+/// Where the statement that goes on at `from` ends: its line's end, or
+/// a `;` outside brackets.
 fn statement_end(t: &Tokens, mut from: usize) -> usize {
     while let Some(token) = t.toks.get(from) {
-        if token.kind == Kind::Newline {
+        if token.kind == Kind::Newline || t.op(from, ";") {
             break;
         }
         from = token.pair.map_or(from + 1, |close| close + 1);
@@ -726,13 +815,24 @@ fn statement_end(t: &Tokens, mut from: usize) -> usize {
 }
 
 /// Whether the tokens from `from` to `end` can only read `name`'s dict:
-/// each call is of a [`PURE_CALLS`] builtin the file never rebinds, or of
-/// `name.values()`, `.keys()` or `.items()`; nothing else is called, no
-/// name is bound (`:=`, keyword arguments) and no function is made.
-fn reads_only(t: &Tokens, name: &str, from: usize, end: usize) -> bool {
+/// each call is of a `pure` builtin (of [`PURE_CALLS`], never rebound in
+/// the file), or of `name.values()`, `.keys()` or `.items()`; nothing else
+/// is called, nothing is bound or assigned (`:=`, keyword arguments,
+/// augmented assignment, a `for` target that is not plain names), no
+/// function is made and no f-string runs code unseen.
+fn reads_only(t: &Tokens, name: &str, from: usize, end: usize, pure: &[&str]) -> bool {
+    let binds = |k: usize| {
+        t.toks.get(k).is_some_and(|tok| tok.kind == Kind::Op)
+            && (t.text(k).ends_with('=') && !matches!(t.text(k), "==" | "!=" | "<=" | ">="))
+    };
     (from..end).all(|k| {
-        if matches!(t.name(k), Some("lambda" | "yield" | "await")) || t.op(k, ":=") || t.op(k, "=")
-        {
+        if matches!(t.name(k), Some("lambda" | "yield" | "await" | "del")) || binds(k) {
+            return false;
+        }
+        if matches!(t.toks.get(k).map(|tok| &tok.kind), Some(Kind::Str(None))) {
+            return false;
+        }
+        if t.is_name(k, "for") && !plain_targets(t, k + 1, end) {
             return false;
         }
         if !t.op(k, "(") || k == 0 {
@@ -746,12 +846,26 @@ fn reads_only(t: &Tokens, name: &str, from: usize, end: usize) -> bool {
                     && t.is_name(callee - 2, name)
                     && !(callee >= 3 && t.op(callee - 3, "."))
             }
-            Some(builtin) if !attribute && PURE_CALLS.contains(&builtin) => {
-                never_rebound(t, builtin)
-            }
+            Some(builtin) if !attribute => pure.contains(&builtin),
             _ => false,
         }
     })
+}
+
+/// Whether the targets of a `for` from `from` to its `in` are plain names
+/// (in commas and parentheses): `for E['a'] in …` or `for g[:] in …`
+/// would write into what they name.
+fn plain_targets(t: &Tokens, from: usize, end: usize) -> bool {
+    for k in from..end {
+        if t.is_name(k, "in") {
+            return true;
+        }
+        let plain = t.name(k).is_some() || t.op(k, ",") || t.op(k, "(") || t.op(k, ")");
+        if !plain {
+            return false;
+        }
+    }
+    false
 }
 
 /// Whether every use of the builtin `word` in the file is a call of it
@@ -781,6 +895,27 @@ fn clean_names<'a>(
         .filter(|(_, places)| places.len() > 1)
         .map(|(name, _)| *name)
         .collect();
+    // The tokens of each keyed statement of a name, where that name may
+    // stand (see [`keyed_statements`]).
+    let excused: HashSet<(&str, usize)> = keyed
+        .iter()
+        .flat_map(|(name, list)| {
+            list.iter()
+                .flat_map(move |(at, k)| std::iter::once(*at).chain(k.value..k.end))
+                .map(move |j| (*name, j))
+        })
+        .collect();
+    // A name an f-string's fields mention may be changed by them, unseen.
+    for token in &t.toks {
+        if token.kind == Kind::Str(None) {
+            let text = t.src.get(token.start..token.end).unwrap_or_default();
+            for word in text.split(|c: char| !(c == '_' || c.is_alphanumeric())) {
+                if let Some((name, _)) = found.get_key_value(word) {
+                    dirty.insert(name);
+                }
+            }
+        }
+    }
     // (binder, read): `binder = [read]` shares read's object.
     let mut reads: Vec<(&str, &str)> = Vec::new();
     let mut binder: Option<&str> = None;
@@ -796,11 +931,7 @@ fn clean_names<'a>(
         if (j > 0 && t.op(j - 1, ".")) || found.get(name).is_some_and(|p| p.contains(&j)) {
             continue;
         }
-        let own_key = keyed.get(name).is_some_and(|list| {
-            list.iter()
-                .any(|(at, k)| *at == j || (k.value..k.end).contains(&j))
-        });
-        if own_key {
+        if excused.contains(&(name, j)) {
             continue;
         }
         let in_call = call.open < j && j < call.close;
@@ -815,6 +946,15 @@ fn clean_names<'a>(
             _ => {
                 dirty.insert(name);
             }
+        }
+    }
+    // A dict given keys shares nothing: another name for it (`F = E`,
+    // `conf = {'x': E}`) could give it keys unseen, or be read without
+    // the keys it was given.
+    for (b, read) in &reads {
+        if keyed.contains_key(b) || keyed.contains_key(read) {
+            dirty.insert(b);
+            dirty.insert(read);
         }
     }
     for _ in 0..=found.len() {
@@ -974,14 +1114,26 @@ impl<'t, 'a> Eval<'t, 'a> {
         let keyed = self.bindings.keyed(name, pos);
         match value {
             Value::Dict(mut entries) if !keyed.is_empty() => {
+                // Where each string key stands: a key given again keeps its
+                // place and takes the last value, as a Python dict does.
+                let mut place: HashMap<String, usize> = HashMap::new();
+                for (i, (key, _)) in entries.iter().enumerate() {
+                    if let Value::Str(key) = key {
+                        place.insert(key.clone(), i);
+                    }
+                }
                 for k in keyed {
                     let value = match self.expr(k.value, depth + 1) {
                         (value, end) if end == k.end => value,
                         _ => Value::Computed(snippet(self.t, k.value, k.end)),
                     };
-                    // A key given again holds its last value, as in Python.
-                    entries.retain(|(key, _)| *key != Value::Str(k.key.clone()));
-                    entries.push((Value::Str(k.key), value));
+                    match place.get(&k.key) {
+                        Some(&i) => entries[i].1 = value,
+                        None => {
+                            place.insert(k.key.clone(), entries.len());
+                            entries.push((Value::Str(k.key), value));
+                        }
+                    }
                 }
                 Value::Dict(entries)
             }
@@ -1128,8 +1280,8 @@ mod tests {
         assert_eq!(
             declared.extras,
             [
-                ("b".to_string(), vec!["y".to_string()]),
-                ("a".to_string(), vec!["z".to_string()])
+                ("a".to_string(), vec!["z".to_string()]),
+                ("b".to_string(), vec!["y".to_string()])
             ]
         );
         // What could change the dict or its lists leaves nothing known.
@@ -1155,6 +1307,101 @@ mod tests {
             "{}",
             read_err(body)
         );
+    }
+
+    #[test]
+    fn thousands_of_keys_given_to_a_dict_are_read() {
+        let mut body = String::from("E = {'a': ['x']}\n");
+        for i in 0..2_000 {
+            body.push_str(&format!("E['k{i}'] = sorted(set(E.values()))\n"));
+        }
+        body.push_str("setup(extras_require=E)\n");
+        let declared = read_ok(&body);
+        assert_eq!(extras(&declared), ["a"]);
+        assert_eq!(declared.computed_extras.len(), 2_000);
+    }
+
+    #[test]
+    fn what_could_change_a_value_unseen_leaves_it_unknown() {
+        // Each was read as if nothing changed it; setuptools, running the
+        // file, gets `evil`. (Found by an adversarial review.)
+        for (body, field) in [
+            // Another name for a dict given keys.
+            (
+                "E = {'a': ['x']}\nF = E\nF['a'] = ['evil']\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            (
+                "E = {'a': ['x']}\nF = E\nE['b'] = ['y']\nsetup(extras_require=F)\n",
+                "extras_require",
+            ),
+            // A comprehension's target writing into the dict.
+            (
+                "E = {'a': ['x']}\nE['all'] = [0 for E['a'] in [['evil']]]\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            (
+                "E = {'a': ['x']}\nE['all'] = [0 for g in E.values() for g[:] in [['evil']]]\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            // A second statement after `;`.
+            (
+                "E = {'a': ['x']}\nE['b'] = []; E['a'] += ['evil']\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            (
+                "E = {'a': ['x']}\nE['b'] = []; del E['a']\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            // An f-string's field runs code.
+            (
+                "E = {'a': ['x']}\nE['b'] = f\"{E['a'].append('evil')}\"\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+            (
+                "R = ['a']\nV = f\"{R.append('evil')}\"\nsetup(install_requires=R)\n",
+                "install_requires",
+            ),
+            // A key given before the binding it would join.
+            (
+                "E['a'] = []\nE = {'a': ['real']}\nsetup(extras_require=E)\n",
+                "extras_require",
+            ),
+        ] {
+            let why = read_err(body);
+            assert!(
+                why.contains(&format!("computes `{field}`")),
+                "{body}: {why}"
+            );
+        }
+        // An exec whose namespace may be the module's own.
+        for exec in [
+            "exec(c, None)",
+            "exec(c, *[])",
+            "exec(c, **{})",
+            "exec(c, closure=None)",
+            "exec(c, f.__globals__)",
+            "exec(c, ns)\nns = make()",
+            "exec(c, {}, x, y)",
+        ] {
+            let body = format!("R = ['a']\n{exec}\nsetup(install_requires=R)\n");
+            let why = read_err(&body);
+            assert!(why.contains("computes `install_requires`"), "{exec}: {why}");
+        }
+        for exec in [
+            "exec(c, {})",
+            "exec(c, {'x': 1})",
+            "ns = {}\nexec(c, ns)",
+            "ns = dict()\nexec(c, ns,)",
+        ] {
+            let body = format!("R = ['a']\n{exec}\nsetup(install_requires=R)\n");
+            assert_eq!(read_ok(&body).install_requires, ["a"], "{exec}");
+        }
+        // Lines break where Python breaks them.
+        let declared = read_ok(
+            "setup(install_requires=['# pinned\\x0cevil', '# x\\x85six', 'ok # c\\x0bsix2'])",
+        );
+        assert_eq!(declared.install_requires, ["evil", "six", "ok", "six2"]);
     }
 
     #[test]

@@ -356,6 +356,12 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
         .collect();
     for (key, requirements) in &declared.extras {
         let (extra, condition) = augmented(key);
+        if extra.is_empty() && condition.is_empty() {
+            // setuptools fails to build it: no extra, and no condition.
+            return Err(format!(
+                "its setup.py has an extras_require key `{key}` with neither an extra nor a condition"
+            ));
+        }
         if extra.is_empty() {
             write_under(&mut out, None, condition, requirements)?;
             continue;
@@ -395,7 +401,7 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
 /// bump it with every change that can turn an answer around (a file newly
 /// read, a refusal lifted or added, a cap moved): a fixed reader must never
 /// trust an old "dynamic" verdict, nor an old reader's acceptance.
-pub const SOURCE_READER_VERSION: u32 = 9;
+pub const SOURCE_READER_VERSION: u32 = 10;
 
 /// Whether the files seen so far, in an archive read from its start, settle
 /// what [`sdist_metadata`] answers, whatever of the wanted files that was
@@ -640,6 +646,10 @@ mod tests {
             (
                 "setup(extras_require={'x:python_version <': ['y']})",
                 "is not a marker",
+            ),
+            (
+                "setup(extras_require={':': ['y']})",
+                "neither an extra nor a condition",
             ),
             ("if x:\n setup()\nelse:\n setup()", "more than once"),
         ] {
