@@ -70,9 +70,10 @@ pub(crate) struct Declared {
 /// What `setup.py` declares, or why it cannot be read without running it.
 pub(crate) fn read(py: &str) -> Result<Declared, String> {
     let call = Call::locate(py)?;
-    call.refuse_indirect()?;
-    call.refuse_set_elsewhere()?;
     let bindings = Bindings::of(&call);
+    let splats = call.splatted(&bindings)?;
+    call.refuse_indirect(&splats)?;
+    call.refuse_set_elsewhere(&splats)?;
     let mut eval = Eval::new(&call.tokens, &bindings);
     let mut given: Vec<(String, Value)> = Vec::new();
     for (keyword, at) in call.keywords()? {
@@ -85,7 +86,7 @@ pub(crate) fn read(py: &str) -> Result<Declared, String> {
             given.push((keyword.to_string(), value));
         }
     }
-    for (_, entries) in call.splatted()? {
+    for (_, entries) in splats {
         for (key, value) in entries {
             if let Value::Str(key) = key
                 && NEEDED.contains(&key.as_str())
@@ -116,7 +117,10 @@ pub(crate) fn indirect(py: &str) -> Option<String> {
         Ok(call) => call,
         Err(why) => return Some(why),
     };
-    call.refuse_indirect().err()
+    let bindings = Bindings::of(&call);
+    call.splatted(&bindings)
+        .and_then(|splats| call.refuse_indirect(&splats))
+        .err()
 }
 
 /// A value as far as it is known without running anything.
@@ -302,9 +306,8 @@ impl<'a> Call<'a> {
     /// leaves out. (A keyword spelled in the call is what it says,
     /// whatever else the file runs: `exec` of an `__about__.py` for the
     /// version is common.)
-    fn refuse_indirect(&self) -> Result<(), String> {
+    fn refuse_indirect(&self, splats: &[Splat]) -> Result<(), String> {
         let args = self.arguments()?;
-        let splats = self.splatted()?;
         if args.iter().any(|a| matches!(a, Arg::Star)) {
             return Err("its setup.py passes setup() `*` arguments".to_string());
         }
@@ -335,7 +338,7 @@ impl<'a> Call<'a> {
     /// to a dict literal (see [`Bindings`]), as (where its literal lies,
     /// its entries). Any other `**` argument is refused: only running the
     /// file says what it holds.
-    fn splatted(&self) -> Result<Vec<Splat>, String> {
+    fn splatted(&self, bindings: &Bindings<'a>) -> Result<Vec<Splat>, String> {
         let refuse = || "its setup.py passes setup() `**` arguments".to_string();
         let stars: Vec<usize> = self
             .arguments()?
@@ -349,7 +352,6 @@ impl<'a> Call<'a> {
             return Ok(Vec::new());
         }
         let t = &self.tokens;
-        let bindings = Bindings::of(self);
         let mut out = Vec::new();
         for at in stars {
             let name = t.name(at).ok_or_else(refuse)?;
@@ -361,7 +363,7 @@ impl<'a> Call<'a> {
                 .filter(|_| t.op(rhs, "{"))
                 .and_then(|tok| tok.pair)
                 .ok_or_else(refuse)?;
-            let (value, end) = Eval::new(t, &bindings).expr(rhs, 0);
+            let (value, end) = Eval::new(t, bindings).expr(rhs, 0);
             match value {
                 Value::Dict(entries)
                     if end == close + 1
@@ -379,11 +381,10 @@ impl<'a> Call<'a> {
     /// = …`, `dist.install_requires = …`, `dict(install_requires=…)`)
     /// reaches `setup()` in ways only running the file shows. The dict
     /// literal a `**` argument hands the call is read as the call.
-    fn refuse_set_elsewhere(&self) -> Result<(), String> {
+    fn refuse_set_elsewhere(&self, splats: &[Splat]) -> Result<(), String> {
         let t = &self.tokens;
-        let literals: Vec<_> = self.splatted()?.into_iter().map(|(at, _)| at).collect();
         for (i, token) in t.toks.iter().enumerate() {
-            if (self.open..=self.close).contains(&i) || literals.iter().any(|r| r.contains(&i)) {
+            if (self.open..=self.close).contains(&i) || splats.iter().any(|(r, _)| r.contains(&i)) {
                 continue;
             }
             let word = match &token.kind {

@@ -376,6 +376,7 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
         }
         write_under(&mut out, Some(extra), condition, requirements)?;
     }
+    let mut unknown: Vec<&str> = Vec::new();
     for (key, code) in &declared.computed_extras {
         let extra = augmented(key).0;
         if extra.is_empty() {
@@ -384,9 +385,9 @@ fn from_setup_py(py: &str, name: &str, version: &str) -> Result<String, String> 
             ));
         }
         check_extra_name(extra)?;
-        let line = format!("{COMPUTED_EXTRA_FIELD}: {extra}\n");
-        if !out.contains(&line) {
-            out.push_str(&line);
+        if !unknown.contains(&extra) {
+            out.push_str(&format!("{COMPUTED_EXTRA_FIELD}: {extra}\n"));
+            unknown.push(extra);
         }
     }
     if out.lines().any(|l| l.len() > 4096) {
